@@ -1,0 +1,136 @@
+"""The trial record: everything one trial did, JSON round-trippable.
+
+The flat summary fields (``summary()``) are the columns of the results table
+(``trials.jsonl`` / ``trials.parquet``); the event log and observations go to the transcript.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from etc_fast.protocol._types import TrialSpec, to_jsonable
+
+#: Columns of the results table, in order. ``summary()`` returns exactly these keys.
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "trial_id", "model", "configuration", "family", "acquisition", "interpreter", "task", "difficulty",
+    "law_version", "noise", "rollout", "measurements", "valid", "error", "rmsle", "complete",
+    "n_finite_target", "n_finite_pred", "sign_disagreements", "q_0_01", "q_0_1", "q_1", "credited",
+    "judge", "judge_reason", "status", "prompt_tokens", "completion_tokens", "llm_calls", "wall_s",
+)
+
+
+@dataclasses.dataclass
+class TrialRecord:
+    """One finished trial.
+
+    Attributes:
+        spec: The trial spec (its ``trial_id`` identifies the record).
+        status: ``completed`` (policy submitted), ``max_turns_reached`` (forced final call),
+            ``budget_exhausted`` or ``failed`` (the protocol itself could not finish; ``error`` says why).
+        measurements: Simulator evaluations, bootstrap included.
+        observations: ``{"X": [[...]], "y": [...], "source": ["bootstrap"|"planner"|"experiment", ...]}``.
+        events: Ordered log: one dict per decision (phase, turn, observation summary, raw and parsed
+            action, feedback, selection with scores, errors).
+        diagnostics: Every diagnostics block shown (dicts).
+        synthesis_input: The exact observation handed to synthesis (task, observations, draft).
+        draft: Draft law source, if any.
+        final_source: The submitted ``discovered_law`` source ("" when none).
+        submission_origin: ``synthesis``, ``draft``, ``baseline``, ``forced`` or ``none``.
+        evaluation: Metrics from :func:`etc_fast.evaluate.evaluate_submission` (as a dict).
+        judge: Judge verdict: ``{"judge": name, "credited": bool, "reason": str}``.
+        prompt_tokens / completion_tokens / llm_calls: Summed over the trial.
+        wall_s: Wall-clock seconds of the trial (excluded from reproducibility comparisons).
+        error: Protocol-level error message, if any.
+        versions: Package versions used.
+    """
+
+    spec: TrialSpec
+    status: str = "completed"
+    measurements: int = 0
+    observations: dict[str, Any] = dataclasses.field(default_factory=dict)
+    events: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    diagnostics: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    synthesis_input: dict[str, Any] | None = None
+    draft: str | None = None
+    final_source: str = ""
+    submission_origin: str = "none"
+    evaluation: dict[str, Any] = dataclasses.field(default_factory=dict)
+    judge: dict[str, Any] = dataclasses.field(default_factory=dict)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    llm_calls: int = 0
+    wall_s: float = 0.0
+    error: str | None = None
+    versions: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def trial_id(self) -> str:
+        return self.spec.trial_id
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["spec"] = self.spec.to_dict()
+        d["trial_id"] = self.trial_id
+        return to_jsonable(d)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, allow_nan=False)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TrialRecord:
+        d = dict(d)
+        d.pop("trial_id", None)
+        d["spec"] = TrialSpec.from_dict(d["spec"])
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+    @classmethod
+    def from_json(cls, s: str) -> TrialRecord:
+        return cls.from_dict(json.loads(s))
+
+    def summary(self) -> dict[str, Any]:
+        """The flat results-table row (keys = :data:`SUMMARY_COLUMNS`)."""
+        ev, cfg = self.evaluation, self.spec.config
+
+        def num(key: str) -> float | None:
+            v = ev.get(key)
+            if v is None:
+                return None
+            return float(v) if not isinstance(v, str) else float(v)
+
+        q = ev.get("q", {}) or {}
+        row = {
+            "trial_id": self.trial_id,
+            "model": self.spec.model,
+            "configuration": cfg.name,
+            "family": cfg.family,
+            "acquisition": cfg.acquisition,
+            "interpreter": cfg.interpreter,
+            "task": self.spec.task,
+            "difficulty": self.spec.difficulty,
+            "law_version": self.spec.law_version,
+            "noise": float(self.spec.noise),
+            "rollout": int(self.spec.rollout),
+            "measurements": int(self.measurements),
+            "valid": bool(ev.get("valid", False)),
+            "error": ev.get("error") or self.error,
+            "rmsle": num("rmsle"),
+            "complete": bool(ev.get("complete", False)),
+            "n_finite_target": int(ev.get("n_finite_target", 0) or 0),
+            "n_finite_pred": int(ev.get("n_finite_pred", 0) or 0),
+            "sign_disagreements": int(ev.get("sign_disagreements", 0) or 0),
+            "q_0_01": bool(q.get("0.01", False)),
+            "q_0_1": bool(q.get("0.1", False)),
+            "q_1": bool(q.get("1", False)),
+            "credited": bool(self.judge.get("credited", False)),
+            "judge": self.judge.get("judge", "none"),
+            "judge_reason": self.judge.get("reason", ""),
+            "status": self.status,
+            "prompt_tokens": int(self.prompt_tokens),
+            "completion_tokens": int(self.completion_tokens),
+            "llm_calls": int(self.llm_calls),
+            "wall_s": float(self.wall_s),
+        }
+        return row

@@ -1,0 +1,319 @@
+"""The contract between the protocol, the policies and the runner.
+
+The protocol enforces rules, counts measurements and records everything; a *policy* only decides.
+Each decision point hands the policy an :class:`Observation` and gets back one :class:`Action`.
+Everything here is plain data (JSON-serializable through :func:`to_jsonable`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+# ----------------------------------------------------------------------------------------
+# Configurations
+# ----------------------------------------------------------------------------------------
+Family = Literal["baseline", "planner"]
+Acquisition = Literal["none", "variance", "pairwise", "random"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ProtocolConfig:
+    """How one trial is played. The paper's eight configurations are presets of this.
+
+    Attributes:
+        name: Configuration name recorded in results (``variance_c``, ``baseline_n``, ...).
+        family: ``baseline`` (free-form agent) or ``planner`` (explore-then-commit).
+        acquisition: ``variance``/``pairwise``/``random`` for planners, ``none`` for baselines.
+        interpreter: Whether the policy may request Python analysis (the ``C`` variants).
+        diagnostics: Planner diagnostics shown (``True`` in the paper; ablation knob).
+        synthesis: ``fresh`` (paper) or ``none`` (the draft / last committee best is submitted).
+        batch_cap: Planner measurements per exploration turn (paper: 4).
+        measurement_budget: Total simulator evaluations allowed (``None`` = unlimited); a
+            cap-matched baseline sets this.
+        exploration_turns: Planner exploration turns (paper: 8).
+        pool_size: Candidate pool size (paper: 2048).
+        bootstrap_min: Configured bootstrap probes (raised to d + 1; paper: 3).
+        baseline_rounds: Free-form agent rounds before the forced final call (NewtonBench: 10).
+        synthesis_turns: Synthesis turns; ``None`` = 1 without interpreter, 3 with.
+    """
+
+    name: str
+    family: Family
+    acquisition: Acquisition = "none"
+    interpreter: bool = False
+    diagnostics: bool = True
+    synthesis: Literal["fresh", "none"] = "fresh"
+    batch_cap: int = 4
+    measurement_budget: int | None = None
+    exploration_turns: int = 8
+    pool_size: int = 2048
+    bootstrap_min: int = 3
+    baseline_rounds: int = 10
+    synthesis_turns: int | None = None
+
+    def __post_init__(self) -> None:
+        errors = []
+        if self.family not in ("baseline", "planner"):
+            errors.append(f"family must be 'baseline' or 'planner', got {self.family!r}")
+        if self.family == "planner" and self.acquisition not in ("variance", "pairwise", "random"):
+            errors.append(f"a planner's acquisition must be variance, pairwise or random, got {self.acquisition!r}")
+        if self.family == "baseline" and self.acquisition != "none":
+            errors.append(f"a baseline has acquisition 'none', got {self.acquisition!r}")
+        if self.synthesis not in ("fresh", "none"):
+            errors.append(f"synthesis must be 'fresh' or 'none', got {self.synthesis!r}")
+        for field, lo in (("batch_cap", 1), ("exploration_turns", 0), ("pool_size", 8), ("bootstrap_min", 1), ("baseline_rounds", 1)):
+            val = getattr(self, field)
+            if not isinstance(val, int) or isinstance(val, bool) or val < lo:
+                errors.append(f"{field} must be an integer >= {lo}, got {val!r}")
+        if self.measurement_budget is not None and (
+            not isinstance(self.measurement_budget, int) or isinstance(self.measurement_budget, bool) or self.measurement_budget < 1
+        ):
+            errors.append(f"measurement_budget must be a positive integer or null, got {self.measurement_budget!r}")
+        if self.synthesis_turns is not None and (not isinstance(self.synthesis_turns, int) or self.synthesis_turns < 1):
+            errors.append(f"synthesis_turns must be a positive integer or null, got {self.synthesis_turns!r}")
+        if not isinstance(self.interpreter, bool) or not isinstance(self.diagnostics, bool):
+            errors.append("interpreter and diagnostics must be booleans")
+        if errors:
+            raise ValueError(f"configuration {self.name!r}: " + "; ".join(errors))
+
+    @property
+    def n_synthesis_turns(self) -> int:
+        return self.synthesis_turns if self.synthesis_turns is not None else (3 if self.interpreter else 1)
+
+
+def _preset(name: str, family: Family, acquisition: Acquisition, interpreter: bool) -> ProtocolConfig:
+    return ProtocolConfig(name=name, family=family, acquisition=acquisition, interpreter=interpreter)
+
+
+#: The paper's eight configurations (N = no interpreter, C = interpreter).
+CONFIGURATIONS: dict[str, ProtocolConfig] = {
+    c.name: c
+    for c in (
+        _preset("baseline_n", "baseline", "none", False),
+        _preset("baseline_c", "baseline", "none", True),
+        _preset("variance_n", "planner", "variance", False),
+        _preset("pairwise_n", "planner", "pairwise", False),
+        _preset("random_n", "planner", "random", False),
+        _preset("variance_c", "planner", "variance", True),
+        _preset("pairwise_c", "planner", "pairwise", True),
+        _preset("random_c", "planner", "random", True),
+    )
+}
+
+
+def get_configuration(name: str, **overrides: Any) -> ProtocolConfig:
+    """A preset by name, optionally with knob overrides (then it needs a new ``name``)."""
+    if name not in CONFIGURATIONS:
+        raise KeyError(f"unknown configuration {name!r}; known: {', '.join(CONFIGURATIONS)}")
+    base = CONFIGURATIONS[name]
+    return dataclasses.replace(base, **overrides) if overrides else base
+
+
+# ----------------------------------------------------------------------------------------
+# Trial identity
+# ----------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class TrialSpec:
+    """Everything that identifies one trial.
+
+    Attributes:
+        model: Policy/model name (``symbolic``, ``scripted``, ``gpt41mini``, ...).
+        config: The protocol configuration.
+        task: Module name (``m0_gravity``) or path of a custom task YAML.
+        difficulty: easy/medium/hard (ignored for custom tasks).
+        law_version: v0/v1/v2 (ignored for custom tasks).
+        noise: Relative noise level (0 = noiseless).
+        rollout: Rollout index; also the pool seed.
+        noise_seed: Seed of the measurement-noise generator (default 0).
+    """
+
+    model: str
+    config: ProtocolConfig
+    task: str
+    difficulty: str = "easy"
+    law_version: str = "v0"
+    noise: float = 0.0
+    rollout: int = 0
+    noise_seed: int = 0
+
+    @property
+    def pool_seed(self) -> int:
+        return self.rollout
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_jsonable(dataclasses.asdict(self))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TrialSpec:
+        d = dict(d)
+        d["config"] = ProtocolConfig(**d["config"])
+        return cls(**d)
+
+    @property
+    def trial_id(self) -> str:
+        """Stable 16-hex-digit hash of the spec (same spec -> same id on every machine)."""
+        blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------------------
+# Observations and actions
+# ----------------------------------------------------------------------------------------
+Phase = Literal["explore", "synthesis", "baseline", "final"]
+ActionKind = Literal["committee", "analysis", "draft", "experiment", "final"]
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskView:
+    """What an agent may know of a task (never the law, the grid or the constants)."""
+
+    name: str
+    title: str
+    description: str
+    output_name: str
+    output_description: str
+    variables: tuple[dict[str, Any], ...]  # name, key, description, scale, low, high, default
+    signature: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Diagnostics:
+    """Automatic planner diagnostics (see :mod:`etc_fast.diagnostics`)."""
+
+    sensitivities: dict[str, float | None]  # variable -> log-ratio sensitivity (None: not computable)
+    exponents: dict[str, float] | None  # power-law fit exponents per variable (None: fit not possible)
+    intercept: float | None
+    r2: float | None
+    residual_rms: float | None
+    n_used: int
+    text: str  # advisory text shown to the agent
+
+
+@dataclasses.dataclass(frozen=True)
+class Observation:
+    """What the protocol hands a policy at one decision point.
+
+    Attributes:
+        phase: ``explore`` (planner exploration), ``synthesis`` (fresh synthesis), ``baseline``
+            (free-form round) or ``final`` (forced final submission).
+        task: The agent-facing task view.
+        X: float64[n, d] observed inputs so far (signature order).
+        y: float64[n] observed outputs (NaN where the simulator gave none).
+        diagnostics: Planner diagnostics, or ``None`` (baselines, diagnostics off).
+        turn: 0-based index of this decision within the phase.
+        turns_left: Decisions left in this phase after this one.
+        measurements_used: Simulator evaluations so far (bootstrap included).
+        measurements_left: Evaluations still allowed (``None`` = unlimited).
+        allowed: Action kinds allowed now.
+        interpreter: Whether analysis requests are allowed in this configuration.
+        draft: Draft law source carried into synthesis, if any.
+        feedback: The protocol's reply to the previous action (analysis output, experiment
+            results, a refusal, a repair request), or ``None`` at the start of a phase.
+        noise: Relative noise level the simulator uses (agents are told noise-free or noisy).
+        batch_cap: Planner batch size (informational).
+    """
+
+    phase: Phase
+    task: TaskView
+    X: np.ndarray
+    y: np.ndarray
+    diagnostics: Diagnostics | None
+    turn: int
+    turns_left: int
+    measurements_used: int
+    measurements_left: int | None
+    allowed: frozenset[str]
+    interpreter: bool
+    draft: str | None = None
+    feedback: str | None = None
+    noise: float = 0.0
+    batch_cap: int = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    """A policy's decision.
+
+    Attributes:
+        kind: ``committee`` (hypotheses), ``analysis`` (Python code), ``draft`` (law source,
+            ends exploration), ``experiment`` (input points), ``final`` (law source), or
+            ``invalid`` (unusable reply; ``error`` says why).
+        hypotheses: Committee hypotheses (expressions in the hypothesis language), <= 5 used.
+        code: Analysis code (runs only in the sandbox).
+        source: ``discovered_law`` source for ``draft``/``final``.
+        points: Experiment inputs as dicts keyed by variable *key* (missing keys take defaults).
+        raw: Raw model text the action was parsed from (LLM) or a short description.
+        error: Why the action is invalid, if it is.
+        usage: Token counts for the call that produced this action
+            (``prompt_tokens``, ``completion_tokens``, ``calls``, ``cached``).
+    """
+
+    kind: Literal["committee", "analysis", "draft", "experiment", "final", "invalid"]
+    hypotheses: tuple[str, ...] = ()
+    code: str | None = None
+    source: str | None = None
+    points: tuple[dict[str, Any], ...] = ()
+    raw: str = ""
+    error: str | None = None
+    usage: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A decision maker. ``begin`` starts a new context (a fresh conversation for LLMs)."""
+
+    name: str
+
+    def begin(self, phase: Phase, task: TaskView, config: ProtocolConfig, seed: int) -> None:
+        """Start a new context for ``phase`` (explore, synthesis, baseline)."""
+        ...
+
+    def act(self, obs: Observation) -> Action:
+        """Decide one action. May raise; the protocol records the error and carries on."""
+        ...
+
+
+# ----------------------------------------------------------------------------------------
+# Serialization helper
+# ----------------------------------------------------------------------------------------
+def to_jsonable(obj: Any) -> Any:
+    """Recursively convert dataclasses, numpy arrays/scalars, tuples, sets to JSON types.
+
+    Non-finite floats become the strings ``"nan"``, ``"inf"``, ``"-inf"`` so files stay strict JSON.
+    """
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, (set, frozenset)):
+        return sorted(to_jsonable(v) for v in obj)
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        if f != f:
+            return "nan"
+        if f in (float("inf"), float("-inf")):
+            return "inf" if f > 0 else "-inf"
+        return f
+    return obj
+
+
+def from_json_float(v: Any) -> float:
+    """Inverse of the float encoding of :func:`to_jsonable`."""
+    if v is None:
+        return float("nan")
+    if isinstance(v, str):
+        return float(v)
+    return float(v)

@@ -1,0 +1,109 @@
+"""Deterministic point sets: candidate pools, evaluation grids and bootstrap probes.
+
+* Candidate pool: ``n`` (default 2048 = 2**11) scrambled Sobol points, ``scipy.stats.qmc.Sobol``
+  seeded with the pool seed (= rollout index), in the unit cube ``u``, mapped per variable
+  (log: ``exp(ln a + u (ln b - ln a))``; linear: ``a + u (b - a)``).
+* Evaluation grid: 5000 points per module from NumPy PCG64 seeded with the first 8 bytes
+  (little-endian) of SHA-256 of ``"<grid_version>:<task name>"``; variables drawn in signature order,
+  log-uniform or uniform. Shared across models, configurations and difficulties; never shown to agents.
+* Bootstrap probes: ``max(n_min, d + 1)`` points: the centre (u = 0.5), then each variable alone at
+  u = 0.75, then each alone at u = 0.25 while more are needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+
+import numpy as np
+from scipy.stats import qmc
+
+from etc_fast.tasks._base import Task
+
+__all__ = [
+    "GRID_VERSION",
+    "POOL_SIZE",
+    "GRID_SIZE",
+    "grid_seed",
+    "evaluation_grid",
+    "candidate_pool",
+    "pool_unit",
+    "bootstrap_unit",
+    "bootstrap_probes",
+    "array_sha256",
+]
+
+GRID_VERSION = "etc-grid-v1"
+POOL_SIZE = 2048
+GRID_SIZE = 5000
+
+
+def array_sha256(a: np.ndarray) -> str:
+    """SHA-256 of a float64 C-contiguous array's bytes, prefixed by its shape."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    h = hashlib.sha256(repr(a.shape).encode())
+    h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def grid_seed(task_name: str, grid_version: str = GRID_VERSION) -> int:
+    """First 8 bytes (little-endian) of SHA-256 of ``"<grid_version>:<task name>"``."""
+    digest = hashlib.sha256(f"{grid_version}:{task_name}".encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def evaluation_grid(task: Task, n: int = GRID_SIZE, grid_version: str = GRID_VERSION) -> np.ndarray:
+    """The shared evaluation grid of a task's module: float64[n, d] in signature order."""
+    if n < 1:
+        raise ValueError(f"grid size must be >= 1, got {n}")
+    rng = np.random.Generator(np.random.PCG64(grid_seed(task.module, grid_version)))
+    cols = []
+    for v in task.variables:
+        if v.scale == "log":
+            cols.append(np.exp(rng.uniform(np.log(v.low), np.log(v.high), size=n)))
+        else:
+            cols.append(rng.uniform(v.low, v.high, size=n))
+    return np.column_stack(cols)
+
+
+def pool_unit(d: int, seed: int, n: int = POOL_SIZE) -> np.ndarray:
+    """Scrambled Sobol points in [0, 1)^d: float64[n, d]. ``n`` should be a power of two."""
+    if d < 1:
+        raise ValueError(f"pool dimension must be >= 1, got {d}")
+    if n < 1:
+        raise ValueError(f"pool size must be >= 1, got {n}")
+    sampler = qmc.Sobol(d=d, scramble=True, seed=int(seed))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # balance warning for non powers of two
+        return np.ascontiguousarray(sampler.random(n), dtype=np.float64)
+
+
+def candidate_pool(task: Task, seed: int, n: int = POOL_SIZE) -> np.ndarray:
+    """Candidate pool in task coordinates: float64[n, d] (see :func:`pool_unit`)."""
+    return task.unit_to_inputs(pool_unit(task.d, seed, n))
+
+
+def bootstrap_unit(d: int, n_min: int = 3) -> np.ndarray:
+    """Unit-cube bootstrap probes: float64[max(n_min, d + 1), d]."""
+    n = max(int(n_min), d + 1)
+    rows = [np.full(d, 0.5)]
+    for frac in (0.75, 0.25):
+        for k in range(d):
+            if len(rows) >= n:
+                break
+            r = np.full(d, 0.5)
+            r[k] = frac
+            rows.append(r)
+    while len(rows) < n:  # more than 2d + 1 requested: cycle through farther one-at-a-time moves
+        k = (len(rows) - 1) % d
+        frac = 0.9 if ((len(rows) - 1) // d) % 2 == 0 else 0.1
+        r = np.full(d, 0.5)
+        r[k] = frac
+        rows.append(r)
+    return np.array(rows[:n], dtype=np.float64)
+
+
+def bootstrap_probes(task: Task, n_min: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap probes of a task: ``(U, X)``, unit and task coordinates, each float64[n, d]."""
+    U = bootstrap_unit(task.d, n_min)
+    return U, task.unit_to_inputs(U)
