@@ -8,7 +8,7 @@ the noise model, and the texts shown to agents and judges.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -26,7 +26,8 @@ class Variable:
         name: Name in the ``discovered_law`` signature (e.g. ``"n1"``).
         key: JSON key an agent uses in an experiment request (NewtonBench's vanilla key,
             e.g. ``"refractive_index_1"``); equals ``name`` for most modules.
-        default: Value a missing key takes in an experiment request (NewtonBench semantics).
+        default: Value a missing key takes in an experiment request (NewtonBench semantics);
+            ``None`` when the key is required.
         description: Human-readable meaning shown to agents.
         scale: ``"log"`` (log-uniform domain) or ``"linear"`` (uniform domain).
         low: Lower end of the sampling/evaluation domain.
@@ -35,7 +36,7 @@ class Variable:
 
     name: str
     key: str
-    default: float
+    default: float | None
     description: str
     scale: Scale
     low: float
@@ -82,6 +83,9 @@ class Task:
         law_expression: The law in the hypothesis language when it can be written there
             (custom tasks always; built-ins where known), else ``None``. Never shown to agents.
         source: Where the task came from (``"newtonbench"`` or the custom file path).
+        request_transform: How the module's experiment runner rewrites requested inputs before the
+            law sees them (e.g. NewtonBench m2 takes ``abs`` of every input, m4 wraps the angle into
+            [0, 90]); ``None`` = unchanged. Pool and grid points are already in-domain.
     """
 
     name: str
@@ -99,6 +103,7 @@ class Task:
     truth_fn: TruthFn = dataclasses.field(repr=False)
     law_expression: str | None = None
     source: str = "newtonbench"
+    request_transform: Callable[[np.ndarray], np.ndarray] | None = dataclasses.field(default=None, repr=False)
 
     # -- derived views -------------------------------------------------------------------
     @property
@@ -169,3 +174,38 @@ class Task:
         """Map task inputs (n, d) to unit-cube coordinates (n, d)."""
         X = np.asarray(X, dtype=np.float64)
         return np.column_stack([v.to_unit(X[:, k]) for k, v in enumerate(self.variables)]) if X.size else np.empty((X.shape[0], self.d))
+
+    def inputs_from_request(self, points: "Sequence[Mapping[str, object]]") -> np.ndarray:
+        """Turn an agent's experiment request (dicts keyed by variable ``key``) into inputs.
+
+        Missing keys take the variable's default (a required key raises); unknown keys are ignored,
+        as in NewtonBench; a value that is not a real number raises. The module's request transform
+        is applied last.
+
+        Raises:
+            ValueError: naming the point index and key that is wrong.
+        """
+        rows = []
+        for i, point in enumerate(points):
+            if not isinstance(point, Mapping):
+                raise ValueError(f"experiment point {i}: expected an object of inputs, got {type(point).__name__}")
+            row = []
+            for v in self.variables:
+                if v.key in point:
+                    val = point[v.key]
+                elif v.name in point and v.name != v.key:
+                    val = v.default  # NewtonBench ignores signature names when keys differ
+                    if val is None:
+                        raise ValueError(f"experiment point {i}: missing required key {v.key!r}")
+                else:
+                    if v.default is None:
+                        raise ValueError(f"experiment point {i}: missing required key {v.key!r}")
+                    val = v.default
+                if isinstance(val, bool) or not isinstance(val, (int, float)):
+                    raise ValueError(f"experiment point {i}: {v.key!r} must be a real number, got {val!r}")
+                row.append(float(val))
+            rows.append(row)
+        X = np.array(rows, dtype=np.float64).reshape(len(rows), self.d)
+        if self.request_transform is not None and len(rows):
+            X = np.asarray(self.request_transform(X), dtype=np.float64)
+        return X
