@@ -1,6 +1,8 @@
 """Explore-then-commit planner and free-form baseline loops behind a policy interface."""
 
 from etc_fast.protocol._record import SUMMARY_COLUMNS, TrialRecord
+from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
+from etc_fast.protocol._trial import package_versions, run_trial
 from etc_fast.protocol._types import (
     CONFIGURATIONS,
     Action,
@@ -26,5 +28,9 @@ __all__ = [
     "TrialRecord",
     "TrialSpec",
     "get_configuration",
+    "is_trivial_submission",
+    "package_versions",
+    "precheck_submission",
+    "run_trial",
     "to_jsonable",
 ]

@@ -27,8 +27,12 @@ class TrialRecord:
 
     Attributes:
         spec: The trial spec (its ``trial_id`` identifies the record).
-        status: ``completed`` (policy submitted), ``max_turns_reached`` (forced final call),
-            ``budget_exhausted`` or ``failed`` (the protocol itself could not finish; ``error`` says why).
+        status: How the decision phase ended. Baselines: ``completed`` (the policy submitted) or
+            ``max_turns_reached`` (forced final call). Planners: ``completed`` (a draft ended
+            exploration), ``max_turns_reached`` (all exploration turns used), ``budget_exhausted``
+            (the measurement budget ended exploration) or ``pool_exhausted`` (no unused pool point
+            left); synthesis follows in every case. Any family: ``failed`` (the task could not be
+            loaded or the protocol itself could not finish; ``error`` says why).
         measurements: Simulator evaluations, bootstrap included.
         observations: ``{"X": [[...]], "y": [...], "source": ["bootstrap"|"planner"|"experiment", ...]}``.
         events: Ordered log: one dict per decision (phase, turn, observation summary, raw and parsed
@@ -37,7 +41,11 @@ class TrialRecord:
         synthesis_input: The exact observation handed to synthesis (task, observations, draft).
         draft: Draft law source, if any.
         final_source: The submitted ``discovered_law`` source ("" when none).
-        submission_origin: ``synthesis``, ``draft``, ``baseline``, ``forced`` or ``none``.
+        submission_origin: ``synthesis``, ``draft``, ``baseline``, ``forced`` (baseline forced final
+            call), ``committee`` / ``diagnostics`` (``synthesis: none`` without a valid draft: the
+            best-fitting calibrated committee hypothesis, or the diagnostics' power-law fit) or
+            ``none``. The origin says where the text came from, not that it is valid: the
+            evaluation decides that.
         evaluation: Metrics from :func:`etc_fast.evaluate.evaluate_submission` (as a dict).
         judge: Judge verdict: ``{"judge": name, "credited": bool, "reason": str}``.
         prompt_tokens / completion_tokens / llm_calls: Summed over the trial.

@@ -74,7 +74,11 @@ class ProtocolConfig:
             not isinstance(self.measurement_budget, int) or isinstance(self.measurement_budget, bool) or self.measurement_budget < 1
         ):
             errors.append(f"measurement_budget must be a positive integer or null, got {self.measurement_budget!r}")
-        if self.synthesis_turns is not None and (not isinstance(self.synthesis_turns, int) or self.synthesis_turns < 1):
+        if not isinstance(self.name, str) or not self.name.strip():
+            errors.append(f"name must be a non-empty string, got {self.name!r}")
+        if self.synthesis_turns is not None and (
+            not isinstance(self.synthesis_turns, int) or isinstance(self.synthesis_turns, bool) or self.synthesis_turns < 1
+        ):
             errors.append(f"synthesis_turns must be a positive integer or null, got {self.synthesis_turns!r}")
         if not isinstance(self.interpreter, bool) or not isinstance(self.diagnostics, bool):
             errors.append("interpreter and diagnostics must be booleans")
@@ -106,11 +110,14 @@ CONFIGURATIONS: dict[str, ProtocolConfig] = {
 }
 
 
-def get_configuration(name: str, **overrides: Any) -> ProtocolConfig:
-    """A preset by name, optionally with knob overrides (then it needs a new ``name``)."""
-    if name not in CONFIGURATIONS:
-        raise KeyError(f"unknown configuration {name!r}; known: {', '.join(CONFIGURATIONS)}")
-    base = CONFIGURATIONS[name]
+def get_configuration(preset: str, /, **overrides: Any) -> ProtocolConfig:
+    """A preset by name, optionally with knob overrides (give a new ``name=`` with them).
+
+    Example: ``get_configuration("variance_n", name="variance_n_cap2", batch_cap=2)``.
+    """
+    if preset not in CONFIGURATIONS:
+        raise KeyError(f"unknown configuration {preset!r}; known: {', '.join(CONFIGURATIONS)}")
+    base = CONFIGURATIONS[preset]
     return dataclasses.replace(base, **overrides) if overrides else base
 
 
@@ -140,6 +147,24 @@ class TrialSpec:
     noise: float = 0.0
     rollout: int = 0
     noise_seed: int = 0
+
+    def __post_init__(self) -> None:
+        errors = []
+        if not isinstance(self.config, ProtocolConfig):
+            errors.append(f"config must be a ProtocolConfig, got {type(self.config).__name__}")
+        for field in ("model", "task", "difficulty", "law_version"):
+            val = getattr(self, field)
+            if not isinstance(val, str) or not val.strip():
+                errors.append(f"{field} must be a non-empty string, got {val!r}")
+        noise = self.noise
+        if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not (noise >= 0 and noise < float("inf")):
+            errors.append(f"noise must be a finite number >= 0, got {noise!r}")
+        for field in ("rollout", "noise_seed"):
+            val = getattr(self, field)
+            if isinstance(val, bool) or not isinstance(val, int) or val < 0:
+                errors.append(f"{field} must be an integer >= 0, got {val!r}")
+        if errors:
+            raise ValueError("trial spec: " + "; ".join(errors))
 
     @property
     def pool_seed(self) -> int:
@@ -192,6 +217,8 @@ class Diagnostics:
     residual_rms: float | None
     n_used: int
     text: str  # advisory text shown to the agent
+    excluded: tuple[str, ...] = ()  # variables left out of the fit (non-positive or non-finite inputs)
+    n_observations: int = 0  # observations the diagnostics were computed on
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,6 +243,13 @@ class Observation:
             results, a refusal, a repair request), or ``None`` at the start of a phase.
         noise: Relative noise level the simulator uses (agents are told noise-free or noisy).
         batch_cap: Planner batch size (informational).
+        feedback_kind: What ``feedback`` answers: ``experiment`` (baseline measurement output,
+            already in NewtonBench's ``<experiment_output>`` format), ``selection`` (planner batch
+            measured), ``analysis`` (interpreter output), ``refusal`` (action not allowed now),
+            ``repair`` (unusable action, say what to fix); ``None`` without feedback. At the
+            forced final call (phase ``final``) the feedback is the reply to the last round's
+            action; the phase itself is the instruction to submit now.
+        new_rows: Number of observations added by the previous action (the last rows of ``X``).
     """
 
     phase: Phase
@@ -233,6 +267,8 @@ class Observation:
     feedback: str | None = None
     noise: float = 0.0
     batch_cap: int = 4
+    feedback_kind: str | None = None
+    new_rows: int = 0
 
 
 @dataclasses.dataclass(frozen=True)

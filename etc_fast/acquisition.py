@@ -1,0 +1,406 @@
+"""One planner step: choose the next batch of pool points to measure (DESIGN "Planner step" 1-7).
+
+Scored methods (``variance``, ``pairwise``):
+
+1. parse the committee's hypotheses and evaluate the parseable ones on the observations and on the
+   available (unused) pool points;
+2. calibrate each hypothesis affinely to the observations (:func:`kernels.calibrate`);
+3. keep the hypotheses that fit (:func:`kernels.fit_filter`), or the whole committee as a fallback;
+4. score every available pool point by committee disagreement (eq. S2 or S3);
+5. regularize the scores by rank, boundary distance and finite fraction (eq. S4);
+6. pick a diverse batch among the top quarter.
+
+Steps 2-6 run as one compiled call (:func:`kernels.acquisition_step`). ``random`` skips 1-6 and
+draws available pool points uniformly without replacement from ``seed``
+(:func:`kernels.select_random`). :func:`plan_step_arrays` is the same step on hypothesis values that
+are already evaluated; :class:`Committee` packs parsed programs once for repeated evaluation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kernels.programs import _evaluate_programs, check_programs
+from kernels.select import acquisition_step, select_random
+
+__all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
+
+METHODS = ("variance", "pairwise", "random")
+"""Acquisition methods a planner step accepts."""
+
+_EMPTY_I = np.zeros(0, dtype=np.int64)
+_EMPTY_F = np.zeros(0, dtype=np.float64)
+
+
+@dataclasses.dataclass(slots=True)
+class StepResult:
+    """Everything one planner step computed.
+
+    Per-hypothesis arrays have one entry per *scored row*: the parseable hypotheses, in committee
+    order (``rows[r]`` is the committee position of row ``r``). Per-point arrays have one entry per
+    available pool point (``pool_indices[c]`` is the pool index of column ``c``).
+
+    Attributes:
+        method: ``variance``, ``pairwise`` or ``random``.
+        k: Requested batch size.
+        seed: Seed of the step (used by ``random`` only).
+        indices: int64[k'] chosen pool indices in pick order (k' <= min(k, #available)).
+        error: None, or why no scored selection was possible.
+        fallback_used: The fit filter kept the whole committee (fewer than 2 valid fits).
+        hypotheses: The committee texts as given.
+        parsed: Canonical text of each parsed hypothesis, None where parsing failed.
+        parse_errors: Parse error of each hypothesis (message and position), None where it parsed.
+        rows: int64[n_rows] committee position of each scored row.
+        a: float64[n_rows] calibration scale (1 where the fit is invalid).
+        b: float64[n_rows] calibration offset.
+        n_pairs: int64[n_rows] finite observation pairs used by the fit.
+        fit_ok: bool[n_rows] valid fit.
+        fit_error: float64[n_rows] RMS residual / median |y| (NaN where invalid).
+        keep: bool[n_rows] rows kept by the fit filter.
+        pool_indices: int64[n_avail] pool index of each available point.
+        raw_scores: float64[n_avail] raw score (eq. S2/S3), NaN where not scored.
+        finite_fraction: float64[n_avail] fraction of finite kept predictions.
+        regularized: float64[n_avail] regularized score (eq. S4).
+        eligible: int64[m] pool indices of the eligible points (ascending).
+        chosen_u: float64[k', d] unit coordinates of the chosen points.
+    """
+
+    method: str
+    k: int
+    seed: int | None
+    indices: np.ndarray
+    error: str | None = None
+    fallback_used: bool = False
+    hypotheses: tuple[str, ...] = ()
+    parsed: tuple[str | None, ...] = ()
+    parse_errors: tuple[str | None, ...] = ()
+    rows: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
+    a: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
+    b: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
+    n_pairs: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
+    fit_ok: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
+    fit_error: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
+    keep: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
+    pool_indices: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
+    raw_scores: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
+    finite_fraction: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
+    regularized: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
+    eligible: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
+    chosen_u: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
+
+    @property
+    def kept(self) -> np.ndarray:
+        """int64 committee positions of the hypotheses kept by the fit filter."""
+        return self.rows[self.keep] if self.keep.size else _EMPTY_I
+
+    def to_record(self) -> dict[str, Any]:
+        """Compact JSON-able summary: per-hypothesis fits, chosen points with scores, score summaries."""
+        row_of = {int(p): r for r, p in enumerate(self.rows.tolist())}
+        n_hyp = max(len(self.hypotheses), len(self.rows))
+        hyps = []
+        for h in range(n_hyp):
+            item: dict[str, Any] = {"position": h}
+            if h < len(self.hypotheses):
+                item["text"] = self.hypotheses[h]
+            if h < len(self.parsed):
+                item["parsed"] = self.parsed[h]
+                item["parse_error"] = self.parse_errors[h]
+            r = row_of.get(h)
+            if r is not None and r < self.a.size:
+                item.update(
+                    a=_num(self.a[r]), b=_num(self.b[r]), n_pairs=int(self.n_pairs[r]),
+                    fit_ok=bool(self.fit_ok[r]), fit_error=_num(self.fit_error[r]), kept=bool(self.keep[r]),
+                )  # fmt: skip
+            hyps.append(item)
+        col_of = _column_lookup(self.pool_indices, self.indices)
+        chosen = []
+        for t, p in enumerate(self.indices.tolist()):
+            c = col_of[t]
+            entry: dict[str, Any] = {"index": int(p)}
+            if c >= 0 and self.raw_scores.size:
+                entry.update(
+                    raw=_num(self.raw_scores[c]), regularized=_num(self.regularized[c]),
+                    finite_fraction=_num(self.finite_fraction[c]),
+                )  # fmt: skip
+            if t < self.chosen_u.shape[0]:
+                entry["u"] = [_num(x) for x in self.chosen_u[t]]
+            chosen.append(entry)
+        return {
+            "method": self.method,
+            "k": int(self.k),
+            "seed": None if self.seed is None else int(self.seed),
+            "error": self.error,
+            "fallback_used": bool(self.fallback_used),
+            "n_available": int(self.pool_indices.size),
+            "hypotheses": hyps,
+            "kept": [int(x) for x in self.kept],
+            "chosen": chosen,
+            "n_eligible": int(self.eligible.size),
+            "raw_scores": _summary(self.raw_scores),
+            "regularized": _summary(self.regularized),
+        }
+
+
+def _num(x) -> float | None:
+    """A float for JSON: None where not finite."""
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def _summary(a: np.ndarray) -> dict[str, Any]:
+    fin = a[np.isfinite(a)] if a.size else a
+    if fin.size == 0:
+        return {"n": int(a.size), "n_finite": 0}
+    q = np.percentile(fin, [0, 25, 50, 75, 100])
+    return {
+        "n": int(a.size), "n_finite": int(fin.size), "mean": float(fin.mean()),
+        "min": float(q[0]), "q25": float(q[1]), "median": float(q[2]), "q75": float(q[3]), "max": float(q[4]),
+    }  # fmt: skip
+
+
+def _column_lookup(pool_indices: np.ndarray, indices: np.ndarray) -> list[int]:
+    """Column of each chosen pool index within ``pool_indices`` (-1 if absent)."""
+    if pool_indices.size == 0:
+        return [-1] * indices.size
+    pos = np.searchsorted(pool_indices, indices)
+    pos = np.minimum(pos, pool_indices.size - 1)
+    return [int(c) if pool_indices[c] == p else -1 for c, p in zip(pos.tolist(), indices.tolist())]
+
+
+# ------------------------------------------------------------------------------------------------
+# Evaluation of parsed hypotheses
+# ------------------------------------------------------------------------------------------------
+
+
+class Committee:
+    """Parsed programs packed and validated once, evaluated many times by :mod:`kernels.programs`.
+
+    Args:
+        programs: ``etc_fast.expr.Program`` objects over the same variables.
+    """
+
+    __slots__ = ("programs", "n_vars", "_packed", "_depth")
+
+    def __init__(self, programs: Sequence[Any]):
+        from etc_fast.expr import pack
+
+        self.programs = tuple(programs)
+        if not self.programs:
+            raise ValueError("a committee needs at least one program")
+        variables = self.programs[0].variables
+        for i, p in enumerate(self.programs):
+            if p.variables != variables:
+                raise ValueError(f"program {i} is over variables {p.variables}, program 0 over {variables}")
+        self.n_vars = len(variables)
+        packed = pack(self.programs)
+        self._depth = check_programs(*packed, self.n_vars)
+        self._packed = tuple(np.ascontiguousarray(a) for a in packed)
+
+    def evaluate(self, X, out: np.ndarray | None = None) -> np.ndarray:
+        """Values of every program at points ``X`` (float64[n, d]): float64[n_prog, n] (NaN = undefined)."""
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_vars:
+            raise ValueError(f"X must have shape [n, {self.n_vars}] (one column per variable), got {X.shape}")
+        return self.evaluate_transposed(np.ascontiguousarray(X.T), out)
+
+    def evaluate_transposed(self, XT: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Like :meth:`evaluate` on ``XT`` = float64[d, n] C-contiguous (one row per variable), unchecked."""
+        if out is None:
+            out = np.empty((len(self.programs), XT.shape[1]))
+        if XT.shape[1]:
+            with np.errstate(all="ignore"):  # only matters when the JIT is disabled
+                _evaluate_programs(*self._packed, XT, self._depth, out)
+        return out
+
+
+# ------------------------------------------------------------------------------------------------
+# The step
+# ------------------------------------------------------------------------------------------------
+
+
+def _check_method_k(method: str, k) -> int:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"k must be a non-negative integer, got {k!r}")
+    return int(k)
+
+
+def _float_array(x, name: str, ndim: int) -> np.ndarray:
+    a = np.asarray(x)
+    if a.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {a.shape}")
+    if a.dtype == object or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.float64)
+
+
+def plan_step_arrays(
+    H_obs,
+    y_obs,
+    H_pool,
+    U_pool,
+    method: str,
+    k: int,
+    *,
+    seed: int | None = None,
+    pool_indices=None,
+    **constants: Any,
+) -> StepResult:
+    """Planner step 2-7 on hypothesis values already evaluated.
+
+    Args:
+        H_obs: float64[n_hyp, n_obs] hypothesis values at the observed inputs.
+        y_obs: float64[n_obs] observed outputs.
+        H_pool: float64[n_hyp, n_avail] hypothesis values at the available pool points.
+        U_pool: float64[n_avail, d] unit coordinates of the available pool points, in [0, 1].
+        method: ``variance``, ``pairwise`` or ``random``.
+        k: Batch size.
+        seed: Seed for ``random`` (required there; recorded otherwise).
+        pool_indices: int64[n_avail] pool index of each column (default ``0 .. n_avail - 1``).
+        **constants: Overrides of the paper constants, passed to :func:`kernels.acquisition_step`
+            (``max_keep``, ``threshold``, ``min_keep``, ``edge_lo``, ``edge_hi``, ``power``,
+            ``top_fraction``, ``w_score``, ``w_div``).
+
+    Returns:
+        The :class:`StepResult`; ``indices`` are pool indices (through ``pool_indices``).
+    """
+    k = _check_method_k(method, k)
+    U = _float_array(U_pool, "U_pool", 2)
+    n_avail = U.shape[0]
+    if pool_indices is None:
+        cols = np.arange(n_avail, dtype=np.int64)
+    else:
+        cols = np.asarray(pool_indices)
+        if cols.shape != (n_avail,) or not np.issubdtype(cols.dtype, np.integer):
+            raise ValueError(f"pool_indices must be an integer array of shape ({n_avail},), got {cols.dtype} {cols.shape}")
+        cols = cols.astype(np.int64, copy=False)
+    if method == "random":
+        if seed is None:
+            raise ValueError("method 'random' needs a seed")
+        picks = select_random(np.ones(n_avail, dtype=bool), k, seed=seed)
+        err = None if (picks.size or k == 0) else "no available pool points"
+        return StepResult(method, k, seed, cols[picks], err, pool_indices=cols, chosen_u=U[picks])
+    H_obs = _float_array(H_obs, "H_obs", 2)
+    y = _float_array(y_obs, "y_obs", 1)
+    H_pool = _float_array(H_pool, "H_pool", 2)
+    n_hyp = H_obs.shape[0]
+    if H_obs.shape[1] != y.shape[0]:
+        raise ValueError(f"H_obs has {H_obs.shape[1]} observation columns but y_obs has {y.shape[0]} values")
+    if H_pool.shape != (n_hyp, n_avail):
+        raise ValueError(f"H_pool must have shape ({n_hyp}, {n_avail}) (hypotheses x available points), got {H_pool.shape}")
+    rows = np.arange(n_hyp, dtype=np.int64)
+    if n_hyp < 2:
+        return StepResult(
+            method, k, seed, _EMPTY_I, f"fewer than 2 hypotheses to score ({n_hyp})", rows=rows, pool_indices=cols,
+            chosen_u=U[:0],
+        )  # fmt: skip
+    a, b, n_pairs, ok, err, keep, fallback, raw, v, reg, elig, picks = acquisition_step(H_obs, y, H_pool, U, method, k, **constants)
+    error = None
+    if picks.size == 0 and k > 0:
+        error = "no available pool points" if n_avail == 0 else "no pool point received a finite score"
+    return StepResult(
+        method, k, seed, cols[picks], error, bool(fallback), rows=rows, a=a, b=b, n_pairs=n_pairs, fit_ok=ok,
+        fit_error=err, keep=keep, pool_indices=cols, raw_scores=raw, finite_fraction=v, regularized=reg,
+        eligible=cols[elig], chosen_u=U[picks],
+    )  # fmt: skip
+
+
+def plan_step(
+    hypotheses: Sequence[str],
+    variables: Sequence[str],
+    X_obs,
+    y_obs,
+    pool_X,
+    pool_U,
+    available,
+    *,
+    method: str,
+    k: int,
+    seed: int,
+    **constants: Any,
+) -> StepResult:
+    """One planner step (DESIGN "Planner step" 1-7).
+
+    Args:
+        hypotheses: Committee texts (expressions or ``discovered_law`` sources).
+        variables: Task variable names, in signature order (the columns of ``X_obs``/``pool_X``).
+        X_obs: float64[n_obs, d] observed inputs.
+        y_obs: float64[n_obs] observed outputs (NaN allowed; such rows are ignored by calibration).
+        pool_X: float64[n_pool, d] candidate pool in task coordinates.
+        pool_U: float64[n_pool, d] the pool's unit coordinates, in [0, 1].
+        available: bool[n_pool] unused pool points.
+        method: ``variance``, ``pairwise`` or ``random``.
+        k: Batch size.
+        seed: Seed of the step (``random`` draws from it).
+        **constants: Overrides of the paper constants (see :func:`plan_step_arrays`).
+
+    Returns:
+        The :class:`StepResult`. Unparseable hypotheses are recorded, not raised; a scored step with
+        fewer than 2 parseable hypotheses selects nothing and says so in ``error``.
+
+    Raises:
+        ValueError / TypeError: on malformed arrays, method or k.
+    """
+    from etc_fast.expr import ExprError, parse
+
+    k = _check_method_k(method, k)
+    variables = tuple(variables)
+    d = len(variables)
+    X_obs = _float_array(X_obs, "X_obs", 2)
+    y = _float_array(y_obs, "y_obs", 1)
+    pool_X = _float_array(pool_X, "pool_X", 2)
+    pool_U = _float_array(pool_U, "pool_U", 2)
+    mask = np.asarray(available)
+    if X_obs.shape[1] != d:
+        raise ValueError(f"X_obs must have {d} columns (one per variable {variables}), got shape {X_obs.shape}")
+    if X_obs.shape[0] != y.shape[0]:
+        raise ValueError(f"X_obs has {X_obs.shape[0]} rows but y_obs has {y.shape[0]} values")
+    if pool_X.shape[1] != d or pool_U.shape != pool_X.shape:
+        raise ValueError(f"pool_X and pool_U must both have shape [n_pool, {d}], got {pool_X.shape} and {pool_U.shape}")
+    if mask.dtype != np.bool_ or mask.shape != (pool_X.shape[0],):
+        raise ValueError(f"available must be a boolean mask of shape ({pool_X.shape[0]},), got {mask.dtype} {mask.shape}")
+    if isinstance(hypotheses, str):
+        raise TypeError("hypotheses must be a sequence of strings, not one string")
+    texts = tuple(hypotheses)
+    parsed: list[str | None] = []
+    errors: list[str | None] = []
+    programs = []
+    rows = []
+    for h, text in enumerate(texts):
+        if not isinstance(text, str):
+            parsed.append(None)
+            errors.append(f"hypothesis must be a string, got {type(text).__name__}")
+            continue
+        try:
+            prog = parse(text, variables)
+        except ExprError as exc:
+            parsed.append(None)
+            errors.append(exc.message + (f" ({exc.position})" if exc.position else ""))
+            continue
+        parsed.append(prog.text)
+        errors.append(None)
+        programs.append(prog)
+        rows.append(h)
+    cols = np.flatnonzero(mask).astype(np.int64)
+    U = pool_U[cols]
+    if method != "random" and len(programs) >= 2:
+        committee = Committee(programs)
+        H_obs = committee.evaluate(X_obs)
+        H_pool = committee.evaluate(pool_X[cols])
+    else:
+        H_obs = np.zeros((len(programs), X_obs.shape[0]))
+        H_pool = np.zeros((len(programs), cols.size))
+    res = plan_step_arrays(H_obs, y, H_pool, U, method, k, seed=seed, pool_indices=cols, **constants)
+    res.hypotheses = tuple(t if isinstance(t, str) else repr(t) for t in texts)
+    res.parsed = tuple(parsed)
+    res.parse_errors = tuple(errors)
+    if method != "random":
+        res.rows = np.asarray(rows, dtype=np.int64)
+        if len(programs) < 2:
+            res.error = f"fewer than 2 parseable hypotheses ({len(programs)} of {len(texts)})"
+    return res

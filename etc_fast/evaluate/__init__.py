@@ -1,0 +1,17 @@
+"""Evaluation: sandboxed replay of a submission, NewtonBench RMSLE with coverage, and judges."""
+
+from etc_fast.evaluate._evaluation import TAUS, Evaluation, IntegrityError, evaluate_submission
+from etc_fast.evaluate._judge import Judge, Verdict
+from etc_fast.evaluate._judges import JUDGES, NoJudge, create_judge
+
+__all__ = [
+    "Evaluation",
+    "IntegrityError",
+    "TAUS",
+    "evaluate_submission",
+    "Judge",
+    "Verdict",
+    "JUDGES",
+    "NoJudge",
+    "create_judge",
+]

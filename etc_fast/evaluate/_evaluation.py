@@ -1,0 +1,125 @@
+"""Score one submission on a task's evaluation grid: sandboxed replay, RMSLE and the coverage audit."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+
+import numpy as np
+
+import kernels
+from etc_fast.sampling import array_sha256, evaluation_grid
+from etc_fast.sandbox import SandboxLimits, call_law
+from etc_fast.tasks._base import Task
+
+TAUS: tuple[float, ...] = (0.01, 0.1, 1.0)
+
+
+class IntegrityError(RuntimeError):
+    """The evaluation grid or the target changed while a submission ran."""
+
+
+def _tau_key(tau: float) -> str:
+    return f"{tau:g}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """Numerical evaluation of one submission (paper eq. 1, S5; NewtonBench semantics).
+
+    Attributes:
+        valid: The submission passed the signature check, ran, and returned numbers at every point.
+        error: Why it is invalid, else ``None``.
+        rmsle: NewtonBench RMSLE (NaN when invalid or when no pair is left; inf with a one-sided inf).
+        n_points: Grid size.
+        n_finite_target: Grid points with a finite target.
+        n_finite_pred: Finite-target points with a finite prediction (0 when invalid).
+        complete: Valid, finite-target set non-empty, and finite predictions on all of it.
+        sign_disagreements: Finite pairs, both non-zero, with opposite signs.
+        q: ``{"0.01": bool, "0.1": bool, "1": bool}``: complete and finite RMSLE at most tau.
+        grid_sha256: Hash of the grid (checked before and after the run).
+        truth_sha256: Hash of the target (checked before and after the run).
+        predictions_sha256: Hash of the predictions, ``None`` when invalid.
+        source_sha256: Hash of the submitted source text.
+        wall_s: Seconds spent in the sandbox.
+    """
+
+    valid: bool
+    error: str | None
+    rmsle: float
+    n_points: int
+    n_finite_target: int
+    n_finite_pred: int
+    complete: bool
+    sign_disagreements: int
+    q: dict
+    grid_sha256: str
+    truth_sha256: str
+    predictions_sha256: str | None
+    source_sha256: str
+    wall_s: float = 0.0
+
+    @property
+    def rmsle_finite(self) -> bool:
+        return math.isfinite(self.rmsle)
+
+    def to_dict(self) -> dict:
+        """JSON-able dict; non-finite RMSLE becomes ``"nan"``/``"inf"`` (strict JSON)."""
+        d = dataclasses.asdict(self)
+        r = self.rmsle
+        d["rmsle"] = r if math.isfinite(r) else ("nan" if math.isnan(r) else ("inf" if r > 0 else "-inf"))
+        d["q"] = dict(self.q)
+        return d
+
+
+def _q(complete: bool, rmsle: float) -> dict:
+    flags = kernels.coverage_q(complete, rmsle, TAUS)
+    return {_tau_key(t): bool(f) for t, f in zip(TAUS, flags)}
+
+
+def evaluate_submission(source: str, task: Task, *, grid=None, limits: SandboxLimits | None = None) -> Evaluation:
+    """Replay ``source`` on ``task``'s evaluation grid in the sandbox and score it.
+
+    Args:
+        source: Submitted ``discovered_law`` code.
+        task: The task (its noise-free truth is the target).
+        grid: float64[n, d] inputs; defaults to :func:`etc_fast.sampling.evaluation_grid`.
+        limits: Sandbox limits.
+
+    Returns:
+        :class:`Evaluation`; an invalid submission gets ``valid=False`` with the reason, never an exception.
+
+    Raises:
+        IntegrityError: the grid or the target changed during the run (never caused by a submission,
+            which only sees a copy).
+        ValueError: a malformed grid.
+    """
+    if not isinstance(source, str):
+        raise TypeError(f"evaluate_submission: source must be a string, got {type(source).__name__}")
+    X = evaluation_grid(task) if grid is None else np.ascontiguousarray(np.asarray(grid, dtype=np.float64))
+    if X.ndim != 2 or X.shape[1] != task.d:
+        raise ValueError(f"evaluate_submission: grid must have shape (n, {task.d}) for task {task.key}, got {X.shape}")
+    y_true = task.truth(X)
+    grid_hash, truth_hash = array_sha256(X), array_sha256(y_true)
+    call = call_law(source, X.copy(), arg_names=task.variable_names, limits=limits)
+    if array_sha256(X) != grid_hash or array_sha256(y_true) != truth_hash:
+        raise IntegrityError(f"evaluation data of task {task.key} changed while a submission ran")
+    if array_sha256(task.truth(X)) != truth_hash:
+        raise IntegrityError(f"the target of task {task.key} is not reproducible")
+    n_ft = int(np.isfinite(y_true).sum())
+    source_hash = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    if not call.ok:
+        return Evaluation(
+            valid=False, error=call.error, rmsle=float("nan"), n_points=int(X.shape[0]), n_finite_target=n_ft,
+            n_finite_pred=0, complete=False, sign_disagreements=0, q=_q(False, float("nan")),
+            grid_sha256=grid_hash, truth_sha256=truth_hash, predictions_sha256=None, source_sha256=source_hash,
+            wall_s=call.wall_s,
+        )
+    rmsle, n_ft_k, n_fp, complete, n_sign = kernels.rmsle_coverage(y_true, call.values)
+    return Evaluation(
+        valid=True, error=None, rmsle=rmsle, n_points=int(X.shape[0]), n_finite_target=n_ft_k, n_finite_pred=n_fp,
+        complete=complete, sign_disagreements=n_sign, q=_q(complete, rmsle), grid_sha256=grid_hash,
+        truth_sha256=truth_hash, predictions_sha256=array_sha256(call.values), source_sha256=source_hash,
+        wall_s=call.wall_s,
+    )

@@ -1,0 +1,67 @@
+"""LLM layer: an OpenAI-compatible client with retries and a reply cache, prompts, reply parsing
+and the NewtonBench symbolic judge.
+
+* :class:`LLMSettings` / :class:`LLMClient` — one model behind the OpenAI API or any compatible
+  ``base_url``; NewtonBench short names (``gpt41mini``, ``gpt41``, ...) resolve to model ids.
+* :class:`ResponseCache` — SQLite (WAL) cache keyed by everything that changes a reply; modes
+  ``use``, ``refresh``, ``off``, ``replay``.
+* :func:`parse_action` — a model reply to a protocol :class:`~etc_fast.protocol.Action`.
+* :mod:`etc_fast.llm.judge` — :class:`~etc_fast.llm.judge.LLMJudge`.
+"""
+
+from etc_fast.llm._cache import CACHE_MODES, CachedReply, CacheMiss, ResponseCache, cache_key, canonical_request
+from etc_fast.llm._client import (
+    FIXED_TEMPERATURE_MODELS,
+    MODEL_ALIASES,
+    Completion,
+    LLMCallError,
+    LLMClient,
+    LLMConfigError,
+    LLMSettings,
+    ResolvedModel,
+    backoff_delay,
+    parse_retry_after,
+    resolve_model,
+)
+from etc_fast.llm._parse import (
+    MAX_HYPOTHESES,
+    ReplyError,
+    clean_expression,
+    extract_code,
+    extract_final_law,
+    extract_law,
+    last_block,
+    parse_action,
+    parse_committee,
+    parse_experiments,
+)
+
+__all__ = [
+    "CACHE_MODES",
+    "FIXED_TEMPERATURE_MODELS",
+    "MAX_HYPOTHESES",
+    "MODEL_ALIASES",
+    "CacheMiss",
+    "CachedReply",
+    "Completion",
+    "LLMCallError",
+    "LLMClient",
+    "LLMConfigError",
+    "LLMSettings",
+    "ReplyError",
+    "ResolvedModel",
+    "ResponseCache",
+    "backoff_delay",
+    "cache_key",
+    "canonical_request",
+    "clean_expression",
+    "extract_code",
+    "extract_final_law",
+    "extract_law",
+    "last_block",
+    "parse_action",
+    "parse_committee",
+    "parse_experiments",
+    "parse_retry_after",
+    "resolve_model",
+]

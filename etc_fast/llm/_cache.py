@@ -1,0 +1,168 @@
+"""SQLite response cache for chat completions.
+
+A reply is stored under the SHA-256 of a canonical JSON of everything that can change it (resolved
+model id, messages, temperature, seed, base URL) and never of retry or timeout settings, so a
+repeated run pays nothing for calls it already made. The database runs in WAL mode with a busy
+timeout and one short transaction per read or write, so several processes of one study can share it.
+
+Modes:
+    ``use``: read first; on a miss call the API and store the reply.
+    ``refresh``: always call the API and overwrite the stored reply.
+    ``off``: no caching.
+    ``replay``: read only; a miss raises :class:`CacheMiss` (no network at all).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any, Literal
+
+CacheMode = Literal["use", "refresh", "off", "replay"]
+CACHE_MODES: tuple[str, ...] = ("use", "refresh", "off", "replay")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS completions (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    request TEXT NOT NULL,
+    content TEXT NOT NULL,
+    reasoning TEXT,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class CacheMiss(LookupError):
+    """A replay-mode lookup found no stored reply.
+
+    Attributes:
+        key: The cache key that was missing.
+        model: The resolved model id of the request.
+    """
+
+    def __init__(self, key: str, model: str = "") -> None:
+        self.key = key
+        self.model = model
+        super().__init__(
+            f"no cached reply for key {key}" + (f" (model {model})" if model else "")
+            + " and cache_mode is 'replay'; run once with cache_mode 'use' to record it"
+        )
+
+
+def canonical_request(
+    model: str,
+    messages: list[Mapping[str, Any]],
+    temperature: float | None,
+    seed: int | None,
+    base_url: str | None,
+    sample: int | None = None,
+) -> dict[str, Any]:
+    """The part of a request that determines the reply (the cache key is hashed from this).
+
+    ``sample`` tells apart independent draws of the same request (two rollouts of one trial, a
+    judge's retry); it enters the key only when set, and is not sent to the server.
+    """
+    request = {
+        "base_url": base_url.rstrip("/") if base_url else None,
+        "messages": [{"role": str(m["role"]), "content": str(m["content"])} for m in messages],
+        "model": model,
+        "seed": seed,
+        "temperature": None if temperature is None else float(temperature),
+    }
+    if sample is not None:
+        request["sample"] = int(sample)
+    return request
+
+
+def cache_key(request: Mapping[str, Any]) -> str:
+    """SHA-256 hex digest of the canonical JSON of ``request`` (sorted keys, no spaces)."""
+    blob = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True)
+class CachedReply:
+    """A stored reply."""
+
+    content: str
+    reasoning: str | None
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class ResponseCache:
+    """A SQLite-backed reply store shared safely between threads and processes.
+
+    Args:
+        path: Database file (created with its folder if missing).
+        busy_timeout_s: How long a writer waits for another process's lock.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_s: float = 30.0) -> None:
+        self.path = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(folder, exist_ok=True)
+        self._busy_ms = int(busy_timeout_s * 1000)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise ValueError(f"response cache {self.path!r} is not a usable SQLite database: {exc}") from exc
+
+    def get(self, key: str) -> CachedReply | None:
+        """The stored reply for ``key``, or ``None``."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT content, reasoning, prompt_tokens, completion_tokens FROM completions WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        return CachedReply(content=row[0], reasoning=row[1], prompt_tokens=int(row[2]), completion_tokens=int(row[3]))
+
+    def put(self, key: str, request: Mapping[str, Any], reply: CachedReply) -> None:
+        """Store (or overwrite) the reply for ``key`` in one short transaction."""
+        blob = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO completions "
+                "(key, model, request, content, reasoning, prompt_tokens, completion_tokens, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    str(request.get("model", "")),
+                    blob,
+                    reply.content,
+                    reply.reasoning,
+                    int(reply.prompt_tokens),
+                    int(reply.completion_tokens),
+                    time.time(),
+                ),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM completions").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> ResponseCache:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

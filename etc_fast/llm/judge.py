@@ -1,0 +1,145 @@
+"""NewtonBench's LLM symbolic judge.
+
+The judge model (default ``gpt41`` at temperature 0.6) is shown the ground-truth text of the law
+(Equation 1), the raw submitted source (Equation 2) and the parameter description, and asked whether
+they are the same relationship up to algebra and renaming, constants free in value but exponents and
+structure exact. The reply is upper-cased and searched for ``ANSWER: YES|NO``; failing that, the last
+whole-word YES or NO decides. A reply with neither, or a failed call, is retried; after three attempts
+the submission is not credited.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from etc_fast.evaluate._judge import Verdict
+from etc_fast.llm._cache import CacheMiss
+from etc_fast.llm._client import LLMCallError, LLMClient, LLMSettings
+from etc_fast.llm._prompts import judge_prompt
+from etc_fast.tasks._base import Task
+
+#: Judge model and temperature used by NewtonBench's run_experiments.
+DEFAULT_JUDGE_MODEL = "gpt41"
+DEFAULT_JUDGE_TEMPERATURE = 0.6
+DEFAULT_ATTEMPTS = 3
+
+_ANSWER_RE = re.compile(r"ANSWER\s*\**\s*:\s*\**\s*(YES|NO)\b")
+_WORD_RE = re.compile(r"\b(YES|NO)\b")
+_SIGNATURE_RE = re.compile(r"def\s+discovered_law\s*\(")
+
+
+def parse_verdict(reply: str | None) -> bool | None:
+    """``True`` for YES, ``False`` for NO, ``None`` when the reply holds no verdict.
+
+    The last ``ANSWER: YES|NO`` (case-insensitive, Markdown bold tolerated) wins; without one, the last
+    whole-word YES or NO.
+    """
+    if not reply:
+        return None
+    text = reply.upper()
+    found = _ANSWER_RE.findall(text)
+    if not found:
+        found = _WORD_RE.findall(text)
+    if not found:
+        return None
+    return found[-1] == "YES"
+
+
+class LLMJudge:
+    """Symbolic-equivalence judge backed by a chat model.
+
+    Args:
+        settings: Client settings; default ``gpt41`` at temperature 0.6.
+        attempts: Calls before giving up (NewtonBench: 3).
+        client: A ready client (tests); built from ``settings`` otherwise.
+        **overrides: Settings fields (``model``, ``base_url``, ``cache_path``, ...) applied to the
+            defaults when ``settings`` is not given.
+
+    Raises:
+        LLMConfigError: at construction, when no key and no base_url are available.
+    """
+
+    name = "llm"
+
+    def __init__(
+        self,
+        settings: LLMSettings | None = None,
+        *,
+        attempts: int = DEFAULT_ATTEMPTS,
+        client: LLMClient | None = None,
+        **overrides: Any,
+    ) -> None:
+        if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+            raise ValueError(f"attempts must be a positive integer, got {attempts!r}")
+        if settings is not None and overrides:
+            raise ValueError(f"pass either settings or setting overrides ({', '.join(overrides)}), not both")
+        if settings is None:
+            settings = client.settings if client is not None else judge_settings(**overrides)
+        self.settings = settings
+        self.client = client if client is not None else LLMClient(settings)
+        self.attempts = attempts
+        self.usage: dict[str, int] = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "cached": 0}
+        self.last_reply: str | None = None
+
+    def messages(self, source: str, task: Task) -> list[dict[str, str]]:
+        """The chat messages sent for ``source`` (one user message, as NewtonBench)."""
+        return [{"role": "user", "content": judge_prompt(task.ground_truth_text, source, task.param_description)}]
+
+    def judge(self, source: str, task: Task) -> Verdict:
+        """Ask the judge model; never raises for a bad submission or a failed call."""
+        model = self.client.model.model_id
+        if not isinstance(source, str) or not source.strip():
+            return Verdict(judge=self.name, credited=False, reason="no submission to judge")
+        if not _SIGNATURE_RE.search(source):
+            return Verdict(judge=self.name, credited=False, reason="no discovered_law function in the submission; judge not called")
+        messages = self.messages(source, task)
+        problems: list[str] = []
+        for attempt in range(self.attempts):
+            try:
+                reply = self.client.complete(messages, sample=attempt if attempt else None)
+            except (LLMCallError, CacheMiss) as exc:
+                problems.append(f"attempt {attempt + 1}: {exc}")
+                continue
+            except Exception as exc:  # noqa: BLE001 - a judge never brings a trial down
+                problems.append(f"attempt {attempt + 1}: {type(exc).__name__}: {exc}")
+                continue
+            self._count(reply)
+            self.last_reply = reply.content
+            verdict = parse_verdict(reply.content)
+            if verdict is None:
+                tail = reply.content.strip()[-120:].replace("\n", " ")
+                problems.append(f"attempt {attempt + 1}: no YES/NO in the reply ({tail!r})")
+                continue
+            answer = "YES" if verdict else "NO"
+            return Verdict(
+                judge=self.name,
+                credited=verdict,
+                reason=f"LLM judge {model} answered {answer}" + (f" on attempt {attempt + 1}" if attempt else ""),
+            )
+        return Verdict(
+            judge=self.name,
+            credited=False,
+            reason=f"LLM judge {model} gave no verdict in {self.attempts} attempts; not credited. " + " | ".join(problems)[:600],
+        )
+
+    def _count(self, reply: Any) -> None:
+        self.usage["prompt_tokens"] += int(reply.prompt_tokens)
+        self.usage["completion_tokens"] += int(reply.completion_tokens)
+        self.usage["calls"] += 1
+        self.usage["cached"] += int(bool(reply.cached))
+
+
+def judge_settings(**overrides: Any) -> LLMSettings:
+    """Judge settings: NewtonBench defaults (``gpt41``, temperature 0.6) with ``overrides`` applied."""
+    fields = {f.name for f in dataclasses.fields(LLMSettings)}
+    unknown = sorted(set(overrides) - fields)
+    if unknown:
+        raise ValueError(f"unknown judge setting(s) {', '.join(unknown)}; known: {', '.join(sorted(fields))}")
+    base = {"model": DEFAULT_JUDGE_MODEL, "temperature": DEFAULT_JUDGE_TEMPERATURE}
+    base.update(overrides)
+    return LLMSettings(**base)
+
+
+__all__ = ["DEFAULT_JUDGE_MODEL", "DEFAULT_JUDGE_TEMPERATURE", "LLMJudge", "judge_settings", "parse_verdict"]

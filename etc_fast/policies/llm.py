@@ -1,0 +1,264 @@
+"""A policy backed by a chat model.
+
+Each protocol context (planner exploration, fresh synthesis, free-form baseline) is one
+conversation: ``begin`` starts it with the phase's system prompt; every ``act`` renders the
+observation and the protocol's feedback into the next user message, calls the model, and parses the
+reply into an :class:`~etc_fast.protocol.Action`. Failures of the model call (after the client's
+retries) become ``invalid`` actions that say what happened, so a trial always goes on; only a
+configuration error (no key, no base_url) is raised, at construction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from etc_fast.llm import _prompts as P
+from etc_fast.llm._cache import CacheMiss
+from etc_fast.llm._client import LLMClient, LLMConfigError, LLMSettings
+from etc_fast.llm._parse import parse_action
+from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
+
+#: Longest feedback text (characters) put into one message; longer text is cut with a note.
+DEFAULT_MAX_FEEDBACK_CHARS = 8000
+_PHASES = ("explore", "synthesis", "baseline")
+
+
+def _settings_from(model: str | None, settings: LLMSettings | None, options: dict[str, Any]) -> LLMSettings:
+    if settings is not None:
+        if not isinstance(settings, LLMSettings):
+            raise LLMConfigError(f"settings must be LLMSettings, got {type(settings).__name__}")
+        if options:
+            raise LLMConfigError(f"pass either settings or option overrides ({', '.join(sorted(options))}), not both")
+        if model is not None and model != settings.model:
+            raise LLMConfigError(f"model {model!r} disagrees with settings.model {settings.model!r}")
+        return settings
+    if model is None:
+        raise LLMConfigError("LLMPolicy needs a model name (or settings)")
+    fields = {f.name for f in dataclasses.fields(LLMSettings)} - {"model"}
+    unknown = sorted(set(options) - fields)
+    if unknown:
+        raise LLMConfigError(f"unknown LLM option(s) {', '.join(unknown)}; known: {', '.join(sorted(fields))}")
+    return LLMSettings(model=model, **options)
+
+
+class LLMPolicy:
+    """Chat-model policy for planner and baseline trials.
+
+    Args:
+        model: Model short name or raw id (see :class:`~etc_fast.llm.LLMSettings`).
+        settings: Full client settings (instead of ``model`` + options).
+        client: A ready client (shares its cache and concurrency limit).
+        max_feedback_chars: Cut longer feedback (interpreter output) to this many characters.
+        **options: :class:`~etc_fast.llm.LLMSettings` fields (``base_url``, ``temperature``,
+            ``cache_path``, ``cache_mode``, ...).
+
+    Raises:
+        LLMConfigError: when the model cannot be reached as configured (no key and no base_url),
+            or an option is unknown.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        settings: LLMSettings | None = None,
+        *,
+        client: LLMClient | None = None,
+        max_feedback_chars: int = DEFAULT_MAX_FEEDBACK_CHARS,
+        **options: Any,
+    ) -> None:
+        if client is not None:
+            if settings is not None or options:
+                raise LLMConfigError("pass either a client or settings/options, not both")
+            self.client = client
+        else:
+            self.client = LLMClient(_settings_from(model, settings, options))
+        self.settings = self.client.settings
+        self.name = f"llm:{self.settings.model}"
+        if isinstance(max_feedback_chars, bool) or not isinstance(max_feedback_chars, int) or max_feedback_chars < 200:
+            raise LLMConfigError(f"max_feedback_chars must be an integer >= 200, got {max_feedback_chars!r}")
+        self.max_feedback_chars = max_feedback_chars
+        self.transcript: list[dict[str, Any]] = []
+        self._reset(None, None, None, 0)
+
+    # -- context -------------------------------------------------------------------------
+    def _reset(self, phase: str | None, task: TaskView | None, config: ProtocolConfig | None, seed: int) -> None:
+        self._phase = phase
+        self._task = task
+        self._config = config
+        self._seed = seed
+        self.messages: list[dict[str, str]] = []
+        self._shown = 0  # observation rows already shown in this conversation
+        self._pending = ""  # user text of a failed call, carried into the next message
+        self._last: Action | None = None
+
+    def begin(self, phase: str, task: TaskView, config: ProtocolConfig, seed: int) -> None:
+        """Start a fresh conversation for ``phase`` (``explore``, ``synthesis`` or ``baseline``)."""
+        if phase not in _PHASES:
+            raise ValueError(f"LLMPolicy.begin: unknown phase {phase!r}; expected one of {', '.join(_PHASES)}")
+        self._reset(phase, task, config, int(seed))
+        if phase == "explore":
+            system = P.planner_system_prompt(config.interpreter)
+        elif phase == "synthesis":
+            system = P.synthesis_system_prompt(config.interpreter)
+        else:
+            system = P.baseline_system_prompt(config.baseline_rounds, config.interpreter)
+        self.messages.append({"role": "system", "content": system})
+        self.transcript.append({"event": "begin", "phase": phase, "seed": int(seed)})
+        self.transcript.append({"role": "system", "content": system})
+
+    # -- one decision --------------------------------------------------------------------
+    def act(self, obs: Observation) -> Action:
+        """Render ``obs``, call the model, parse the reply. Never raises for call failures."""
+        if self._phase is None or self._task is None:
+            raise RuntimeError("LLMPolicy.act called before begin()")
+        text = self._render(obs)
+        if self._pending:
+            text = self._pending + "\n\n" + text
+            self._pending = ""
+        self.messages.append({"role": "user", "content": text})
+        self.transcript.append({"role": "user", "content": text})
+        try:
+            reply = self.client.complete(self.messages, sample=self._seed)
+        except CacheMiss as exc:
+            return self._failed(text, exc, calls=0)
+        except Exception as exc:  # noqa: BLE001 - LLMCallError or anything else ends this turn only
+            return self._failed(text, exc, calls=1)
+        shown = reply.content
+        if reply.reasoning:
+            shown = f"**Reasoning Process:**\n{reply.reasoning}\n\n**Main Response:**\n{reply.content}"
+        self.messages.append({"role": "assistant", "content": shown})
+        self.transcript.append({"role": "assistant", "content": shown, "cached": reply.cached})
+        action = parse_action(reply.content, phase=obs.phase, allowed=obs.allowed)
+        usage = {
+            "prompt_tokens": int(reply.prompt_tokens),
+            "completion_tokens": int(reply.completion_tokens),
+            "calls": 1,
+            "cached": int(reply.cached),
+        }
+        action = dataclasses.replace(action, raw=reply.content, usage=usage)
+        self._last = action
+        return action
+
+    def _failed(self, text: str, exc: BaseException, calls: int) -> Action:
+        # The user message stays unanswered; it is sent again (merged) with the next one.
+        self.messages.pop()
+        self._pending = text
+        what = "no cached reply in replay mode" if isinstance(exc, CacheMiss) else "the model call failed"
+        error = f"{what}: {type(exc).__name__}: {exc}"
+        self.transcript.append({"event": "call_failed", "error": error})
+        action = Action(
+            kind="invalid",
+            raw="",
+            error=error,
+            usage={"prompt_tokens": 0, "completion_tokens": 0, "calls": calls, "cached": 0},
+        )
+        self._last = action
+        return action
+
+    # -- rendering -----------------------------------------------------------------------
+    def _cut(self, text: str | None) -> str | None:
+        if text is None:
+            return None
+        if len(text) <= self.max_feedback_chars:
+            return text
+        return text[: self.max_feedback_chars] + f"\n... (truncated: {len(text) - self.max_feedback_chars} more characters)"
+
+    def _new_rows(self, obs: Observation) -> tuple[np.ndarray, np.ndarray, int]:
+        X = np.asarray(obs.X, dtype=np.float64).reshape(-1, len(obs.task.variables))
+        y = np.asarray(obs.y, dtype=np.float64).reshape(-1)
+        start = min(self._shown, y.shape[0])
+        self._shown = y.shape[0]
+        return X[start:], y[start:], start
+
+    def _render(self, obs: Observation) -> str:
+        first = len(self.messages) <= 1
+        if self._phase == "explore":
+            return self._render_explore(obs, first)
+        if self._phase == "synthesis":
+            return self._render_synthesis(obs, first)
+        return self._render_baseline(obs, first)
+
+    def _render_explore(self, obs: Observation, first: bool) -> str:
+        allowed = sorted(obs.allowed)
+        if first:
+            X_new, y_new, _ = self._new_rows(obs)
+            text = P.explore_first_message(
+                obs.task, X_new, y_new, obs.diagnostics, allowed, noise=obs.noise, batch_cap=obs.batch_cap,
+                turns_left=obs.turns_left, measurements_left=obs.measurements_left,
+            )
+            feedback = self._feedback_text(obs)
+            return (feedback + "\n\n" + text) if feedback else text
+        X_new, y_new, start = self._new_rows(obs)
+        return P.explore_next_message(
+            obs.task, self._feedback_text(obs), X_new, y_new, start, obs.diagnostics, allowed,
+            batch_cap=obs.batch_cap, turns_left=obs.turns_left, measurements_used=obs.measurements_used,
+            measurements_left=obs.measurements_left,
+        )
+
+    def _render_synthesis(self, obs: Observation, first: bool) -> str:
+        if first:
+            self._new_rows(obs)
+            text = P.synthesis_first_message(
+                obs.task, np.asarray(obs.X), np.asarray(obs.y), obs.diagnostics, obs.draft, noise=obs.noise,
+                interpreter=obs.interpreter and "analysis" in obs.allowed, turns_left=obs.turns_left,
+            )
+            feedback = self._feedback_text(obs)
+            return (feedback + "\n\n" + text) if feedback else text
+        return P.synthesis_next_message(
+            self._feedback_text(obs), turns_left=obs.turns_left, interpreter=obs.interpreter and "analysis" in obs.allowed
+        )
+
+    def _render_baseline(self, obs: Observation, first: bool) -> str:
+        interpreter = bool(obs.interpreter)
+        parts: list[str] = []
+        if first:
+            parts.append(P.baseline_task_message(obs.task, noise=obs.noise, interpreter=interpreter))
+            self._new_rows(obs)
+        else:
+            fb = self._baseline_feedback(obs, interpreter)
+            if fb:
+                parts.append(fb)
+        if obs.phase == "final":
+            parts.append(P.forced_final_message(obs.task, interpreter))
+        elif interpreter:
+            parts.append(P.action_reminder(obs.turns_left + 1, obs.measurements_left))
+        if not parts:
+            parts.append(P.action_reminder(obs.turns_left + 1, obs.measurements_left))
+        return "\n\n".join(parts)
+
+    def _feedback_text(self, obs: Observation) -> str:
+        """The protocol's feedback, wrapped by kind (interpreter output in ``<python_output>``)."""
+        fb = self._cut(obs.feedback)
+        kind = obs.feedback_kind
+        if not fb or not fb.strip():
+            if self._last is not None and self._last.kind == "invalid" and self._last.error:
+                return f"Your previous reply could not be used: {self._last.error}."
+            return ""
+        if kind == "analysis" or (kind is None and self._last is not None and self._last.kind == "analysis"):
+            return P.python_output(fb)
+        return fb.strip()
+
+    def _baseline_feedback(self, obs: Observation, interpreter: bool) -> str:
+        X_new, y_new, _ = self._new_rows(obs)
+        fb = self._cut(obs.feedback)
+        kind = obs.feedback_kind
+        last = self._last.kind if self._last is not None else None
+        if kind == "experiment" or (kind is None and last == "experiment"):
+            if fb and "<experiment_output>" in fb:
+                return fb.strip()
+            out = P.experiment_output(y_new, interpreter=interpreter) if y_new.shape[0] else ""
+            return "\n\n".join(p for p in (out, (fb or "").strip()) if p)
+        if kind == "analysis" or (kind is None and last == "analysis"):
+            return P.python_output(fb) if fb else P.python_output("(no output produced)")
+        if last == "invalid" or kind == "repair":
+            problem = self._last.error if self._last is not None else None
+            if fb and fb.strip():
+                return fb.strip()
+            return P.invalid_reply_message(interpreter, problem)
+        return (fb or "").strip()
+
+
+__all__ = ["LLMPolicy"]

@@ -1,0 +1,228 @@
+"""Building blocks of the symbolic search: variable domains, atoms, exponents, outer transforms.
+
+An *atom* is a positive function of one input that monomials are built from: the input itself,
+or ``sin``/``cos`` of it when the input's domain looks like an angle (radians when it lies inside
+[-2 pi, 2 pi], degrees when it is a linear domain inside [0, 360] reaching at least 45). A *law
+form* is ``outer(inner)`` where ``inner`` is a monomial, a monomial times ``exp(g * monomial)``, or a
+sum of monomials, and ``outer`` is one of a few invertible unary transforms (identity, square root,
+square, ``1/(exp(s) +- 1)``, inverse trigonometric functions in degrees or radians, ``log``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = ["VariableDomain", "Atom", "Outer", "OUTERS", "make_atoms", "exponent_options", "exponent_cost", "format_exponent"]
+
+_TWO_PI = 2.0 * math.pi
+
+
+@dataclasses.dataclass(frozen=True)
+class VariableDomain:
+    """Name and sampling domain of one input.
+
+    Attributes:
+        name: Variable name in the hypothesis language.
+        scale: ``"log"`` or ``"linear"``.
+        low: Lower end of the domain.
+        high: Upper end of the domain.
+    """
+
+    name: str
+    scale: str = "log"
+    low: float = 1.0
+    high: float = 10.0
+
+    @classmethod
+    def from_mapping(cls, d: Mapping) -> VariableDomain:
+        """Build from a task-view variable dict (``name``, ``scale``, ``low``, ``high``)."""
+        try:
+            return cls(str(d["name"]), str(d.get("scale", "log")), float(d["low"]), float(d["high"]))
+        except KeyError as exc:
+            raise ValueError(f"variable description {dict(d)!r} lacks {exc.args[0]!r}") from None
+
+    @property
+    def angle_unit(self) -> str | None:
+        """``"rad"``/``"deg"`` when the domain looks like an angle, else ``None`` (by domain only)."""
+        if self.scale != "linear" or not (self.high > self.low):
+            return None
+        if -_TWO_PI - 1e-9 <= self.low and self.high <= _TWO_PI + 1e-9 and self.high - self.low >= 0.5:
+            return "rad"
+        if 0.0 <= self.low and 45.0 <= self.high <= 360.0:
+            return "deg"
+        return None
+
+    def sample(self, n: int = 257) -> np.ndarray:
+        """Evenly spread values over the domain (log-spaced for log scales)."""
+        if self.scale == "log" and self.low > 0:
+            return np.exp(np.linspace(math.log(self.low), math.log(self.high), n))
+        return np.linspace(self.low, self.high, n)
+
+
+@dataclasses.dataclass(frozen=True)
+class Atom:
+    """A non-negative function of one input: ``x``, ``sin(x)``, ``cos(x)`` (x in radians or degrees)."""
+
+    var: int
+    name: str
+    kind: str = "raw"  # raw | sin | cos
+    degrees: bool = False
+
+    def values(self, X: np.ndarray) -> np.ndarray:
+        x = X[:, self.var]
+        if self.kind == "raw":
+            return x
+        t = np.radians(x) if self.degrees else x
+        return np.sin(t) if self.kind == "sin" else np.cos(t)
+
+    def render(self, fn: Callable[[str], str]) -> str:
+        if self.kind == "raw":
+            return self.name
+        arg = f"{fn('radians')}({self.name})" if self.degrees else self.name
+        return f"{fn(self.kind)}({arg})"
+
+    @property
+    def cost(self) -> float:
+        return 0.0 if self.kind == "raw" else (2.0 if self.degrees else 1.0)
+
+
+def make_atoms(domains: Sequence[VariableDomain]) -> list[list[Atom]]:
+    """Per variable, the atoms usable in monomials (each positive on the variable's domain)."""
+    out = []
+    for k, dom in enumerate(domains):
+        atoms = []
+        if dom.low >= 0:
+            atoms.append(Atom(k, dom.name))
+        unit = dom.angle_unit
+        if unit is not None:
+            xs = dom.sample()
+            for kind in ("sin", "cos"):
+                a = Atom(k, dom.name, kind, unit == "deg")
+                v = a.values(xs[:, None].repeat(k + 1, axis=1))
+                if np.all(v >= -1e-12):
+                    atoms.append(a)
+        out.append(atoms)
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# Exponents
+# ----------------------------------------------------------------------------------------
+_E = math.e
+_SPECIAL = {_E: "e", _E + 1: "(e + 1)", 1 / _E: "(1/e)", _E / 2: "(e/2)"}
+
+
+def _build_simple_exponents() -> list[tuple[float, float]]:
+    vals: dict[float, float] = {}
+    for q, cost in ((1, 0.5), (2, 1.0), (3, 1.5), (4, 1.5), (5, 2.0), (10, 2.0)):
+        for k in range(-6 * q, 6 * q + 1):
+            v = k / q
+            key = round(v, 12)
+            if key not in vals:
+                vals[key] = 0.0 if k == 0 else (0.0 if v == 1 else cost)
+    for v in _SPECIAL:
+        for s in (1, -1):
+            vals[round(s * v, 12)] = 2.0
+    return sorted(vals.items())
+
+
+_SIMPLE = _build_simple_exponents()
+_SIMPLE_V = np.array([v for v, _ in _SIMPLE])
+_SIMPLE_C = np.array([c for _, c in _SIMPLE])
+
+
+@functools.lru_cache(maxsize=4096)
+def exponent_cost(p: float) -> float:
+    """Description cost of exponent ``p`` (1 -> 0, integers 0.5, halves 1, ..., other reals 4)."""
+    i = int(np.argmin(np.abs(_SIMPLE_V - p)))
+    return float(_SIMPLE_C[i]) if abs(_SIMPLE_V[i] - p) < 1e-9 else 4.0
+
+
+def exponent_options(p_hat: float, window: float, max_options: int = 3) -> list[float]:
+    """Simple exponents near a fitted one, cheapest first, plus the nearest one and ``p_hat`` itself.
+
+    Args:
+        p_hat: Fitted exponent.
+        window: Half-width around ``p_hat`` in which simple values are considered.
+        max_options: Most options returned.
+    """
+    if not np.isfinite(p_hat):
+        return [0.0]
+    d = np.abs(_SIMPLE_V - p_hat)
+    near = np.flatnonzero(d <= window)
+    order = sorted(near.tolist(), key=lambda i: (_SIMPLE_C[i] + 4.0 * d[i] / max(window, 1e-12), d[i]))
+    opts = [float(_SIMPLE_V[i]) for i in order[: max_options - 1]]
+    nearest = float(_SIMPLE_V[int(np.argmin(d))])
+    if nearest not in opts:
+        opts.append(nearest)
+    if all(abs(o - p_hat) > 1e-6 for o in opts):
+        opts.append(float(p_hat))
+    return opts[:max_options] if len(opts) > max_options else opts
+
+
+@functools.lru_cache(maxsize=4096)
+def format_exponent(p: float, e_name: str = "e") -> str:
+    """Render an exponent: integers bare, simple decimals as decimals, thirds as fractions, e-forms by name."""
+    for v, s in _SPECIAL.items():
+        if abs(p - v) < 1e-9:
+            return s.replace("e", e_name) if e_name != "e" else s
+        if abs(p + v) < 1e-9:
+            return "(-" + (s.replace("e", e_name) if e_name != "e" else s).strip("()") + ")"
+    if abs(p - round(p)) < 1e-9:
+        return str(int(round(p)))
+    fr = Fraction(p).limit_denominator(12)
+    if abs(float(fr) - p) < 1e-9:
+        if fr.denominator in (2, 4, 5, 8, 10):
+            return repr(float(fr))
+        return f"({fr.numerator}/{fr.denominator})"
+    return f"{p:.12g}"
+
+
+# ----------------------------------------------------------------------------------------
+# Outer transforms y = outer(s)
+# ----------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class Outer:
+    """An invertible unary transform ``y = forward(s)`` with ``s = inverse(y)`` where valid."""
+
+    name: str
+    cost: float
+    forward: Callable[[np.ndarray], np.ndarray]
+    inverse: Callable[[np.ndarray], np.ndarray]
+    valid: Callable[[np.ndarray], bool]
+    template: str  # uses {s}; function names are passed through fn()
+    allows_monomial: bool = True
+
+    def render(self, s: str, fn: Callable[[str], str]) -> str:
+        names = {k: fn(k) for k in ("sqrt", "exp", "log", "acos", "asin", "atan", "degrees")}
+        return self.template.format(s=s, **names)
+
+
+def _rng(lo: float, hi: float) -> Callable[[np.ndarray], bool]:
+    return lambda y: bool(y.size) and bool(np.all((y >= lo) & (y <= hi)))
+
+
+_DEG = math.pi / 180.0
+OUTERS: tuple[Outer, ...] = (
+    Outer("id", 0.0, lambda s: s, lambda y: y, lambda y: True, "{s}"),
+    Outer("sqrt", 1.5, np.sqrt, lambda y: y * y, _rng(0.0, np.inf), "{sqrt}({s})", False),
+    Outer("square", 1.5, lambda s: s * s, np.sqrt, _rng(0.0, np.inf), "({s})**2", False),
+    Outer("log", 2.0, np.log, np.exp, _rng(-700.0, 700.0), "{log}({s})"),
+    Outer("inv_exp_p1", 3.0, lambda s: 1.0 / (np.exp(s) + 1.0), lambda y: np.log(1.0 / y - 1.0), _rng(1e-300, 1.0 - 1e-16),
+          "1/({exp}({s}) + 1)"),
+    Outer("inv_exp_m1", 3.0, lambda s: 1.0 / (np.exp(s) - 1.0), lambda y: np.log(1.0 / y + 1.0), _rng(1e-300, np.inf),
+          "1/({exp}({s}) - 1)"),
+    Outer("acos_deg", 3.0, lambda s: np.degrees(np.arccos(s)), lambda y: np.cos(y * _DEG), _rng(0.0, 180.0), "{degrees}({acos}({s}))"),
+    Outer("asin_deg", 3.0, lambda s: np.degrees(np.arcsin(s)), lambda y: np.sin(y * _DEG), _rng(-90.0, 90.0), "{degrees}({asin}({s}))"),
+    Outer("atan_deg", 3.0, lambda s: np.degrees(np.arctan(s)), lambda y: np.tan(y * _DEG), _rng(-89.999999, 89.999999),
+          "{degrees}({atan}({s}))"),
+    Outer("acos", 2.5, np.arccos, np.cos, _rng(0.0, math.pi), "{acos}({s})"),
+    Outer("asin", 2.5, np.arcsin, np.sin, _rng(-math.pi / 2, math.pi / 2), "{asin}({s})"),
+    Outer("atan", 2.5, np.arctan, np.tan, _rng(-math.pi / 2 + 1e-9, math.pi / 2 - 1e-9), "{atan}({s})"),
+)

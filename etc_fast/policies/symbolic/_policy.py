@@ -1,0 +1,229 @@
+"""The symbolic policy: an offline agent built on the symbolic-regression search.
+
+Planner role (phase ``explore``): each turn the search runs on all observations; when one
+candidate explains them to the noise level with at least three observations more than it has
+parameters, and the runner-up is clearly worse (100x the best error, or 3 complexity units more
+complex), the candidate is submitted as a draft. Otherwise the policy proposes a committee of up to
+five structurally different, well-fitting candidates (at most two per family first, for diversity),
+so the planner measures where they disagree. On the last exploration turn the best candidate is
+drafted.
+
+Which search runs depends on the configuration:
+
+* with an interpreter (``C`` variants) the full grammar search (:func:`search` with ``mode="full"``);
+  it is the policy's analysis, done internally, so no analysis action is ever sent;
+* without one (``N`` variants) only candidates derived from the diagnostics: the power law with the
+  diagnostics' exponents (or the policy's own log-linear fit when diagnostics are off), roundings of
+  those exponents, an added term and an offset (``mode="diagnostic"``).
+
+Synthesis (phase ``synthesis``): the search is refitted on all observations; the draft is kept
+unless the observations disagree with it (after refitting its constants) and the search finds a
+candidate that fits better.
+
+Baseline role (phases ``baseline`` and ``final``): free-form experiment design without diagnostics:
+batches of scrambled Sobol points (seeded) over the input domains, ``8`` points per round for one or
+two inputs and ``4 d`` beyond; after each batch the full search runs, and a ``final`` action is sent
+as soon as the same confidence rule as for drafts holds (or when forced).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+import numpy as np
+from scipy.stats import qmc
+
+from etc_fast.policies.symbolic._grammar import VariableDomain
+from etc_fast.policies.symbolic._search import Candidate, SearchResult, relative_errors, search
+from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
+
+__all__ = ["SymbolicPolicy", "is_confident"]
+
+
+def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, complexity_gap: float = 3.0) -> bool:
+    """Whether the best candidate explains the data and clearly beats the runner-up.
+
+    Args:
+        result: A search result.
+        margin: Observations required beyond the best candidate's parameter count.
+        gap: The runner-up must have an error above ``gap`` times the best one's (at least 1e-14) ...
+        complexity_gap: ... or be at least this much more complex.
+    """
+    best = result.best
+    if best is None or best.error > result.tol or not best.validated(margin):
+        return False
+    limit = gap * max(best.error, 1e-14)
+    for other in result.candidates[1:]:
+        if other.error <= limit and other.complexity < best.complexity + complexity_gap:
+            return False
+    return True
+
+
+class SymbolicPolicy:
+    """Offline policy: proposes committees, drafts and final laws from a symbolic search.
+
+    Args:
+        seed: Seed of the baseline's experiment design (the search itself is deterministic).
+        time_budget_s: Wall-time safety limit of one search (per decision).
+        committee_size: Hypotheses per committee (at most 5 are used by the protocol).
+        baseline_batch: Points per baseline experiment round (``None``: 8 for d <= 2, else 4 d).
+        margin: Observations beyond the parameter count needed before drafting.
+    """
+
+    name = "symbolic"
+
+    def __init__(self, seed: int = 0, time_budget_s: float = 0.5, committee_size: int = 5,
+                 baseline_batch: int | None = None, margin: int = 3) -> None:
+        if not (isinstance(time_budget_s, (int, float)) and time_budget_s > 0):
+            raise ValueError(f"time_budget_s must be a positive number of seconds, got {time_budget_s!r}")
+        if not (isinstance(committee_size, int) and 2 <= committee_size <= 5):
+            raise ValueError(f"committee_size must be an integer in 2..5, got {committee_size!r}")
+        if baseline_batch is not None and not (isinstance(baseline_batch, int) and baseline_batch >= 1):
+            raise ValueError(f"baseline_batch must be a positive integer or None, got {baseline_batch!r}")
+        self.seed = int(seed)
+        self.time_budget_s = float(time_budget_s)
+        self.committee_size = committee_size
+        self.baseline_batch = baseline_batch
+        self.margin = int(margin)
+        self._phase: str | None = None
+        self._task: TaskView | None = None
+        self._config: ProtocolConfig | None = None
+        self._domains: list[VariableDomain] = []
+        self._sobol: qmc.Sobol | None = None
+        self.last_search: SearchResult | None = None
+
+    # -- protocol ------------------------------------------------------------------------
+    def begin(self, phase: str, task: TaskView, config: ProtocolConfig, seed: int) -> None:
+        self._phase = phase
+        self._task = task
+        self._config = config
+        self._domains = [VariableDomain.from_mapping(v) for v in task.variables]
+        sobol_seed = int(np.random.SeedSequence([self.seed, int(seed)]).generate_state(1, dtype=np.uint32)[0])
+        self._sobol = qmc.Sobol(d=len(self._domains), scramble=True, seed=sobol_seed)
+        self.last_search = None
+
+    def act(self, obs: Observation) -> Action:
+        if self._task is None:
+            raise RuntimeError("SymbolicPolicy.act called before begin()")
+        if obs.phase == "explore":
+            return self._explore(obs)
+        if obs.phase == "synthesis":
+            return self._synthesis(obs)
+        if obs.phase in ("baseline", "final"):
+            return self._baseline(obs)
+        raise ValueError(f"SymbolicPolicy: unknown phase {obs.phase!r}")
+
+    # -- helpers -------------------------------------------------------------------------
+    def _search(self, obs: Observation, full: bool) -> SearchResult:
+        hint = None
+        if not full and obs.diagnostics is not None and obs.diagnostics.exponents:
+            ex = obs.diagnostics.exponents
+            hint = [float(ex.get(d.name) or 0.0) for d in self._domains]
+        res = search(obs.X, obs.y, self._domains, noise=float(obs.noise), time_budget_s=self.time_budget_s,
+                     mode="full" if full else "diagnostic", exponent_hint=hint)
+        self.last_search = res
+        return res
+
+    def _committee(self, res: SearchResult) -> tuple[str, ...]:
+        cands = list(res.candidates)
+        good = [c for c in cands if c.error <= 0.75]
+        pool = good if len(good) >= 2 else cands
+        chosen: list[Candidate] = []
+        per_family: dict[str, int] = {}
+        for c in pool:
+            if len(chosen) >= self.committee_size:
+                break
+            if per_family.get(c.family, 0) < 2:
+                chosen.append(c)
+                per_family[c.family] = per_family.get(c.family, 0) + 1
+        for c in pool:
+            if len(chosen) >= self.committee_size:
+                break
+            if c not in chosen:
+                chosen.append(c)
+        hyps = [c.expression for c in chosen]
+        names = [d.name for d in self._domains]
+        fillers = [" * ".join(names), " + ".join(names)]
+        for f in fillers:  # a committee needs two hypotheses even when the search found fewer
+            if len(hyps) >= 2:
+                break
+            if f not in hyps:
+                hyps.append(f)
+        return tuple(hyps)
+
+    def _explore(self, obs: Observation) -> Action:
+        full = bool(obs.interpreter)
+        res = self._search(obs, full)
+        best = res.best
+        if "draft" in obs.allowed and best is not None and (is_confident(res, self.margin) or obs.turns_left == 0):
+            return Action(kind="draft", source=best.source, raw=f"draft: {best.expression} (error {best.error:.2e})")
+        hyps = self._committee(res)
+        return Action(kind="committee", hypotheses=hyps, raw=f"committee of {len(hyps)} from {res.families_tried[-1:] or '()'}")
+
+    def _draft_error(self, draft: str, obs: Observation) -> float:
+        """Relative RMS error of the draft on the observations after refitting its constants."""
+        from etc_fast.evaluate._structural import refit_program
+
+        from etc_fast.expr import ExprError, parse
+
+        names = [d.name for d in self._domains]
+        try:
+            prog = parse(draft, names)
+        except ExprError:
+            return math.inf
+        fin = np.isfinite(obs.y)
+        if not fin.any():
+            return math.inf
+        pred = refit_program(prog, obs.X[fin], obs.y[fin])
+        r = relative_errors(pred, obs.y[fin])
+        return float(np.sqrt(np.mean(r * r)))
+
+    def _synthesis(self, obs: Observation) -> Action:
+        full = bool(obs.interpreter)
+        res = self._search(obs, full)
+        best = res.best
+        if obs.draft:
+            derr = self._draft_error(obs.draft, obs)
+            if derr <= res.tol or best is None or best.error >= derr:
+                return Action(kind="final", source=obs.draft, raw=f"draft kept (error {derr:.2e})")
+        if best is None:
+            names = [d.name for d in self._domains]
+            src = f"def discovered_law({', '.join(names)}):\n    return {' * '.join(names)}\n"
+            return Action(kind="final", source=src, raw="no candidate found; product of inputs submitted")
+        return Action(kind="final", source=best.source, raw=f"final: {best.expression} (error {best.error:.2e})")
+
+    def _baseline_batch(self) -> int:
+        d = len(self._domains)
+        return self.baseline_batch if self.baseline_batch is not None else (8 if d <= 2 else 4 * d)
+
+    def _points(self, n: int) -> tuple[dict, ...]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            U = self._sobol.random(n)
+        pts = []
+        for u in U:
+            p = {}
+            for k, (dom, var) in enumerate(zip(self._domains, self._task.variables)):
+                if dom.scale == "log" and dom.low > 0:
+                    x = math.exp(math.log(dom.low) + u[k] * (math.log(dom.high) - math.log(dom.low)))
+                else:
+                    x = dom.low + u[k] * (dom.high - dom.low)
+                p[str(var.get("key", dom.name))] = float(x)
+            pts.append(p)
+        return tuple(pts)
+
+    def _baseline(self, obs: Observation) -> Action:
+        res = self._search(obs, True) if obs.y.size else None
+        best = res.best if res is not None else None
+        left = obs.measurements_left
+        can_measure = "experiment" in obs.allowed and (left is None or left > 0)
+        if best is not None and (not can_measure or is_confident(res, self.margin) or "final" in obs.allowed and obs.turns_left == 0 and obs.phase == "final"):
+            return Action(kind="final", source=best.source, raw=f"final: {best.expression} (error {best.error:.2e})")
+        if can_measure:
+            n = self._baseline_batch() if left is None else min(self._baseline_batch(), left)
+            return Action(kind="experiment", points=self._points(n), raw=f"{n} space-filling points")
+        names = [d.name for d in self._domains]
+        src = f"def discovered_law({', '.join(names)}):\n    return {' * '.join(names)}\n"
+        return Action(kind="final", source=src, raw="no observations; product of inputs submitted")
+
+

@@ -1,0 +1,132 @@
+"""The free-form baseline loop (NewtonBench vanilla and code-assisted agents).
+
+``baseline_rounds`` rounds (NewtonBench: 10), one decision each: an experiment request of any size,
+a Python analysis (interpreter variant only; one per round, and a run uses the round), or the final
+law (ends the trial, status ``completed``). An unusable reply also uses the round. After the last
+round one forced final call is made (status ``max_turns_reached``). Baselines get no diagnostics.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from etc_fast.protocol._planner import Outcome, _obs_summary
+from etc_fast.protocol._state import TrialState, action_record, run_analysis
+from etc_fast.protocol._types import Observation, to_jsonable
+
+INVALID_VANILLA = (
+    "Invalid response. Please use <run_experiment> tag with the correct JSON format or <final_law> tag to submit the law."
+)
+INVALID_CODE = (
+    "**Action Reminder:** Please use exactly 1 action per turn: <run_experiment>, <python> or <final_law>. "
+    "Spend your actions wisely and only submit <final_law> when you are confident."
+)
+#: NewtonBench's forced-final instruction (rendered by LLM policies at the ``final`` phase).
+FORCED_FINAL = "You have used all your experiment turns. Please submit your final law now using the <final_law> tag."
+
+
+def format_experiment_output(y: np.ndarray, interpreter: bool) -> str:
+    """NewtonBench's reply to an experiment: ``{:.15e}`` strings (vanilla) or raw numbers (code-assisted)."""
+    if interpreter:
+        body = json.dumps([float(v) for v in y])  # NaN -> NaN, as json.dumps writes it
+        return f"<experiment_output>\n{body}\n</experiment_output>\nYou can analyse these results with <python>."
+    body = json.dumps(["{:.15e}".format(float(v)) for v in y])
+    return f"<experiment_output>\n{body}\n</experiment_output>"
+
+
+def run_baseline(state: TrialState) -> Outcome:
+    """Play one free-form baseline trial on ``state``."""
+    cfg, spec, task = state.config, state.spec, state.task
+    begin_error = state.begin("baseline", spec.rollout)
+    allowed = frozenset({"experiment", "final"} | ({"analysis"} if cfg.interpreter else set()))
+    invalid_text = INVALID_CODE if cfg.interpreter else INVALID_VANILLA
+    feedback: str | None = None
+    fkind: str | None = None
+    new_rows = 0
+    for r in range(cfg.baseline_rounds):
+        X_obs, y_obs = state.frozen_observations()
+        obs = Observation(
+            phase="baseline", task=state.view, X=X_obs, y=y_obs, diagnostics=None, turn=r,
+            turns_left=cfg.baseline_rounds - r - 1, measurements_used=state.measurements,
+            measurements_left=state.budget_left, allowed=allowed, interpreter=cfg.interpreter,
+            feedback=feedback, noise=float(spec.noise), batch_cap=cfg.batch_cap, feedback_kind=fkind,
+            new_rows=new_rows,
+        )
+        action, problem = state.decide(obs)
+        ev: dict[str, Any] = {
+            "phase": "baseline", "turn": r, "observation": _obs_summary(obs, None), "action": action_record(action),
+        }
+        if problem is not None:
+            ev["policy_error"] = problem
+        if r == 0 and begin_error is not None:
+            ev["policy_begin_error"] = begin_error
+        new_rows = 0
+        kind = action.kind
+        if kind == "final":
+            ev["outcome"] = "final law submitted"
+            state.events.append(ev)
+            return Outcome(status="completed", final_source=action.source, submission_origin="baseline")
+        if kind == "experiment":
+            feedback, fkind, new_rows = _experiment(state, action.points, ev)
+        elif kind == "analysis" and cfg.interpreter:
+            feedback, ev["analysis"] = run_analysis(state, action.code)
+            fkind = "analysis"
+        else:
+            feedback = invalid_text
+            fkind = "repair"
+            ev["outcome"] = f"invalid reply ({action.error or kind + ' is not a baseline action'})"
+        ev["feedback"] = feedback
+        ev["feedback_kind"] = fkind
+        state.events.append(ev)
+
+    # The forced call carries the reply to the last round's action; phase "final" tells the policy
+    # that only a law is accepted now (an LLM policy appends NewtonBench's FORCED_FINAL text).
+    X_obs, y_obs = state.frozen_observations()
+    obs = Observation(
+        phase="final", task=state.view, X=X_obs, y=y_obs, diagnostics=None, turn=0, turns_left=0,
+        measurements_used=state.measurements, measurements_left=0, allowed=frozenset({"final"}),
+        interpreter=cfg.interpreter, feedback=feedback, noise=float(spec.noise), batch_cap=cfg.batch_cap,
+        feedback_kind=fkind, new_rows=new_rows,
+    )
+    action, problem = state.decide(obs)
+    ev = {"phase": "final", "turn": 0, "observation": _obs_summary(obs, None), "action": action_record(action)}
+    if problem is not None:
+        ev["policy_error"] = problem
+    if action.kind == "final":
+        ev["outcome"] = "forced final law submitted"
+        state.events.append(ev)
+        return Outcome(status="max_turns_reached", final_source=action.source, submission_origin="forced")
+    ev["outcome"] = f"no law at the forced final call ({action.error or action.kind})"
+    state.events.append(ev)
+    return Outcome(status="max_turns_reached", final_source="", submission_origin="none")
+
+
+def _experiment(state: TrialState, points: Any, ev: dict[str, Any]) -> tuple[str, str, int]:
+    """Run an experiment request: parse, truncate to the budget, measure. Returns (feedback, kind, rows)."""
+    try:
+        X_req = state.task.inputs_from_request(list(points))
+    except Exception as exc:  # noqa: BLE001 - bad requests are the policy's problem, never the trial's
+        ev["outcome"] = f"bad experiment request: {exc}"
+        return f"Invalid experiment request: {exc}. No measurement was taken.", "repair", 0
+    n_req = int(X_req.shape[0])
+    n_ok = state.allowance(n_req)
+    if n_ok == 0:
+        ev["outcome"] = "refused: measurement budget spent"
+        return (
+            f"The measurement budget ({state.config.measurement_budget}) is spent; no experiment was run. "
+            "Submit your final law with <final_law>.", "refusal", 0,
+        )
+    y = state.measure(X_req[:n_ok], "experiment")
+    ev["measured"] = {"X": X_req[:n_ok].tolist(), "y": to_jsonable(y), "requested": n_req}
+    ev["outcome"] = f"measured {n_ok} point(s)"
+    text = format_experiment_output(y, state.config.interpreter)
+    if n_ok < n_req:
+        ev["truncated_by_budget"] = True
+        text += (
+            f"\nOnly the first {n_ok} of {n_req} requested experiments were run: the measurement budget "
+            f"({state.config.measurement_budget}) is now spent."
+        )
+    return text, "experiment", n_ok

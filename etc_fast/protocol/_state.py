@@ -1,0 +1,233 @@
+"""Mutable state of one trial: observations, measurement counting, policy calls, the event log."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from etc_fast.protocol._types import Action, Observation, Policy, ProtocolConfig, TaskView, TrialSpec, to_jsonable
+
+if TYPE_CHECKING:
+    from etc_fast.tasks._base import Task
+
+_ACTION_KINDS = ("committee", "analysis", "draft", "experiment", "final", "invalid")
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "calls")
+#: Longest text (characters) of code output handed back to a policy.
+MAX_FEEDBACK_CHARS = 20_000
+
+
+class TrialState:
+    """Observations, counters and the event log of one running trial.
+
+    Every simulator evaluation goes through :meth:`measure`, which enforces the measurement budget
+    and records the row's source; every policy decision goes through :meth:`decide`, which never
+    raises and turns any misbehaviour into an ``invalid`` action with the reason.
+    """
+
+    def __init__(self, spec: TrialSpec, task: Task, view: TaskView, policy: Policy, limits: Any = None) -> None:
+        self.spec = spec
+        self.config: ProtocolConfig = spec.config
+        self.task = task
+        self.view = view
+        self.policy = policy
+        self.limits = limits
+        self.X = np.empty((0, task.d), dtype=np.float64)
+        self.y = np.empty(0, dtype=np.float64)
+        self.sources: list[str] = []
+        self.events: list[dict[str, Any]] = []
+        self.diagnostics_log: list[dict[str, Any]] = []
+        self.usage = {k: 0 for k in _USAGE_KEYS}
+        self.rng = np.random.default_rng([int(spec.noise_seed), int(spec.rollout)])
+
+    # -- measurements --------------------------------------------------------------------
+    @property
+    def measurements(self) -> int:
+        """Simulator evaluations so far (one per observed row)."""
+        return int(self.y.shape[0])
+
+    @property
+    def budget_left(self) -> int | None:
+        """Evaluations still allowed, or ``None`` without a budget."""
+        b = self.config.measurement_budget
+        return None if b is None else max(0, b - self.measurements)
+
+    def allowance(self, requested: int) -> int:
+        """How many of ``requested`` evaluations the budget admits."""
+        left = self.budget_left
+        return requested if left is None else min(requested, left)
+
+    def measure(self, X: np.ndarray, source: str) -> np.ndarray:
+        """Evaluate the simulator at ``X`` (n, d), append the rows, return the outputs.
+
+        Raises:
+            RuntimeError: if the rows would exceed the measurement budget (callers truncate first).
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64).reshape(-1, self.task.d)
+        left = self.budget_left
+        if left is not None and X.shape[0] > left:
+            raise RuntimeError(f"{X.shape[0]} measurements requested with only {left} left in the budget")
+        if X.shape[0] == 0:
+            return np.empty(0)
+        y = np.asarray(self.task.measure(X, float(self.spec.noise), self.rng), dtype=np.float64).reshape(X.shape[0])
+        self.X = np.vstack([self.X, X])
+        self.y = np.concatenate([self.y, y])
+        self.sources.extend([source] * X.shape[0])
+        return y
+
+    def frozen_observations(self) -> tuple[np.ndarray, np.ndarray]:
+        """Read-only copies of the observations (a policy cannot alter the record)."""
+        X, y = self.X.copy(), self.y.copy()
+        X.flags.writeable = False
+        y.flags.writeable = False
+        return X, y
+
+    def observations_record(self) -> dict[str, Any]:
+        return {"X": self.X.tolist(), "y": self.y.tolist(), "source": list(self.sources)}
+
+    # -- policy calls --------------------------------------------------------------------
+    def begin(self, phase: str, seed: int) -> str | None:
+        """Start a policy context; returns the error text if ``begin`` raised."""
+        try:
+            self.policy.begin(phase, self.view, self.config, seed)
+        except Exception as exc:  # noqa: BLE001 - a policy must never bring the trial down
+            err = f"policy.begin({phase!r}) raised {type(exc).__name__}: {exc}"
+            self.events.append({"phase": phase, "event": "policy_error", "error": err})
+            return err
+        return None
+
+    def decide(self, obs: Observation) -> tuple[Action, str | None]:
+        """Ask the policy for one action; returns ``(action, problem)``.
+
+        Exceptions, non-Action replies and malformed fields become ``Action(kind="invalid")`` and
+        ``problem`` says what happened. Token usage is summed here.
+        """
+        try:
+            action = self.policy.act(obs)
+        except Exception as exc:  # noqa: BLE001
+            err = f"policy raised {type(exc).__name__}: {exc}"
+            return Action(kind="invalid", error=err, raw=""), err
+        if not isinstance(action, Action):
+            err = f"policy returned {type(action).__name__}, not an Action"
+            return Action(kind="invalid", error=err, raw=_short_repr(action)), err
+        self._add_usage(action.usage)
+        problem = _malformed(action)
+        if problem is not None:
+            raw = action.raw if isinstance(action.raw, str) else _short_repr(action.raw)
+            return Action(kind="invalid", error=problem, raw=raw, usage={}), problem
+        return action, None
+
+    def _add_usage(self, usage: object) -> None:
+        if not isinstance(usage, Mapping):
+            return
+        for key in _USAGE_KEYS:
+            v = usage.get(key, 0)
+            if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0:
+                self.usage[key] += int(v)
+
+    # -- records -------------------------------------------------------------------------
+    def log_diagnostics(self, diag: Any, phase: str, turn: int) -> int:
+        """Record one diagnostics block shown to the policy; returns its index."""
+        entry = {"phase": phase, "turn": turn, "n_observations": self.measurements}
+        entry.update(to_jsonable(dataclasses.asdict(diag)))
+        self.diagnostics_log.append(entry)
+        return len(self.diagnostics_log) - 1
+
+
+def _short_repr(obj: object, limit: int = 500) -> str:
+    try:
+        text = repr(obj)
+    except Exception:  # noqa: BLE001
+        text = f"<unprintable {type(obj).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _malformed(a: Action) -> str | None:
+    """Why an Action's fields are unusable for its kind, or ``None``."""
+    if a.kind not in _ACTION_KINDS:
+        return f"unknown action kind {a.kind!r}; expected one of {', '.join(_ACTION_KINDS)}"
+    if not isinstance(a.raw, str):
+        return f"action.raw must be a string, got {type(a.raw).__name__}"
+    if a.kind == "committee":
+        if not isinstance(a.hypotheses, (tuple, list)):
+            return f"committee hypotheses must be a list of strings, got {type(a.hypotheses).__name__}"
+        if not a.hypotheses:
+            return "the committee holds no hypotheses"
+    elif a.kind == "analysis":
+        if not isinstance(a.code, str) or not a.code.strip():
+            return "an analysis request needs non-empty Python code"
+    elif a.kind in ("draft", "final"):
+        if not isinstance(a.source, str) or not a.source.strip():
+            return f"a {a.kind} needs the discovered_law source text"
+    elif a.kind == "experiment":
+        if not isinstance(a.points, (tuple, list)):
+            return f"experiment points must be a list of objects, got {type(a.points).__name__}"
+        if not a.points:
+            return "the experiment request holds no points"
+    elif a.kind == "invalid":
+        return a.error if isinstance(a.error, str) and a.error else "the reply could not be used"
+    return None
+
+
+def action_record(a: Action) -> dict[str, Any]:
+    """JSON-able record of an action (everything but empty fields)."""
+    rec: dict[str, Any] = {"kind": a.kind, "raw": a.raw}
+    if a.hypotheses:
+        rec["hypotheses"] = [h if isinstance(h, str) else _short_repr(h) for h in a.hypotheses]
+    if a.code is not None:
+        rec["code"] = a.code
+    if a.source is not None:
+        rec["source"] = a.source
+    if a.points:
+        rec["points"] = to_jsonable([dict(p) if isinstance(p, Mapping) else _short_repr(p) for p in a.points])
+    if a.error is not None:
+        rec["error"] = a.error
+    if a.usage:
+        rec["usage"] = to_jsonable(dict(a.usage)) if isinstance(a.usage, Mapping) else _short_repr(a.usage)
+    return rec
+
+
+def run_analysis(state: TrialState, code: str) -> tuple[str, dict[str, Any]]:
+    """Run analysis code in the sandbox with the observations preloaded.
+
+    Preloaded names: ``X`` (n, d), ``y`` (n,), one array per variable name, ``data`` (list of
+    dicts: variable names and ``y``). Returns the feedback text and a record of the run.
+    """
+    from etc_fast.sandbox import run_code  # lazy: the sandbox pulls in process machinery
+
+    names = state.task.variable_names
+    reserved = {"X", "y", "data", "np", "math"}
+    data: dict[str, Any] = {"X": state.X.copy(), "y": state.y.copy()}
+    shadowed = []
+    for k, name in enumerate(names):
+        if name in reserved:
+            shadowed.append(name)
+            continue
+        data[name] = state.X[:, k].copy()
+    data["data"] = [
+        {**{name: float(state.X[i, k]) for k, name in enumerate(names)}, "y": float(state.y[i])}
+        for i in range(state.measurements)
+    ]
+    try:
+        res = run_code(code, data, limits=state.limits)
+        ok, error, stdout, truncated = bool(res.ok), res.error, res.stdout or "", bool(res.truncated)
+    except Exception as exc:  # noqa: BLE001 - the sandbox wrapper itself failed
+        ok, error, stdout, truncated = False, f"sandbox failure: {type(exc).__name__}: {exc}", "", False
+    if len(stdout) > MAX_FEEDBACK_CHARS:
+        stdout, truncated = stdout[:MAX_FEEDBACK_CHARS], True
+    parts = []
+    if ok:
+        parts.append("Python execution succeeded.")
+        parts.append("Output:\n" + (stdout if stdout.strip() else "(no output produced)"))
+    else:
+        parts.append(f"Python execution failed: {error}")
+        if stdout.strip():
+            parts.append("Output before the failure:\n" + stdout)
+    if truncated:
+        parts.append("(output truncated)")
+    if shadowed:
+        parts.append(f"Note: variables {', '.join(shadowed)} clash with preloaded names; use the columns of X.")
+    record = {"ok": ok, "error": error, "stdout": stdout, "truncated": truncated}
+    return "\n".join(parts), record

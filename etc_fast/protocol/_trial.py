@@ -1,0 +1,120 @@
+"""``run_trial``: load the task, play the loop, score the submission, return the record."""
+
+from __future__ import annotations
+
+import platform
+import time
+import traceback
+from importlib import metadata
+from typing import Any
+
+from etc_fast.protocol._baseline import run_baseline
+from etc_fast.protocol._planner import Outcome, run_planner
+from etc_fast.protocol._record import TrialRecord
+from etc_fast.protocol._state import TrialState
+from etc_fast.protocol._submission import precheck_submission
+from etc_fast.protocol._types import Policy, TrialSpec, to_jsonable
+
+__all__ = ["run_trial", "package_versions"]
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages that shape a trial's numbers."""
+    import etc_fast
+
+    out = {"python": platform.python_version(), "etc_fast": getattr(etc_fast, "__version__", "unknown")}
+    for pkg in ("numpy", "numba", "scipy"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "missing"
+    return out
+
+
+def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any = None) -> TrialRecord:
+    """Play one trial and score it.
+
+    Args:
+        spec: What to run (model name, configuration, task, noise, rollout).
+        policy: The decision maker (see :class:`~etc_fast.protocol.Policy`).
+        judge: A :class:`~etc_fast.evaluate.Judge`; ``None`` uses the structural judge.
+        limits: :class:`etc_fast.sandbox.SandboxLimits` for analysis code and the evaluation
+            (``None``: the sandbox defaults).
+
+    Returns:
+        The finished :class:`~etc_fast.protocol.TrialRecord`. Policy misbehaviour (exceptions,
+        malformed actions) never raises: it is recorded and the trial ends with a scored, possibly
+        invalid, submission. A failure of the protocol itself gives ``status="failed"``.
+    """
+    t0 = time.perf_counter()
+    record = TrialRecord(spec=spec, versions=package_versions())
+    try:
+        from etc_fast.tasks import get_task, task_view
+
+        task = get_task(spec.task, spec.difficulty, spec.law_version)
+        view = task_view(task)
+    except Exception as exc:  # noqa: BLE001
+        record.status = "failed"
+        record.error = f"task {spec.task!r} ({spec.difficulty}, {spec.law_version}) could not be loaded: {type(exc).__name__}: {exc}"
+        record.evaluation = {"valid": False, "error": record.error}
+        record.judge = {"judge": "none", "credited": False, "reason": "no task"}
+        record.wall_s = time.perf_counter() - t0
+        return record
+
+    state = TrialState(spec, task, view, policy, limits)
+    outcome = Outcome(status="failed")
+    try:
+        if spec.config.family == "planner":
+            outcome = run_planner(state)
+        else:
+            outcome = run_baseline(state)
+    except Exception as exc:  # noqa: BLE001 - a protocol failure is recorded, never propagated
+        record.error = f"protocol error: {type(exc).__name__}: {exc}"
+        state.events.append({"event": "protocol_error", "error": record.error, "traceback": traceback.format_exc()})
+        outcome.status = "failed"
+
+    record.status = outcome.status
+    record.measurements = state.measurements
+    record.observations = state.observations_record()
+    record.events = to_jsonable(state.events)
+    record.diagnostics = state.diagnostics_log
+    record.synthesis_input = outcome.synthesis_input
+    record.draft = outcome.draft
+    record.final_source = outcome.final_source or ""
+    record.submission_origin = outcome.submission_origin
+    record.prompt_tokens = state.usage["prompt_tokens"]
+    record.completion_tokens = state.usage["completion_tokens"]
+    record.llm_calls = state.usage["calls"]
+    record.evaluation = _evaluate(record.final_source, task, limits)
+    record.judge = _judge(record.final_source, task, judge)
+    record.wall_s = time.perf_counter() - t0
+    return record
+
+
+def _evaluate(source: str, task: Any, limits: Any) -> dict[str, Any]:
+    try:
+        from etc_fast.evaluate import evaluate_submission
+
+        ev = evaluate_submission(source, task, limits=limits)
+        out = to_jsonable(ev.to_dict())
+        out.pop("wall_s", None)  # timing lives in the record's wall_s; the rest must be reproducible
+        return out
+    except Exception as exc:  # noqa: BLE001
+        return {"valid": False, "error": f"evaluation failed: {type(exc).__name__}: {exc}"}
+
+
+def _judge(source: str, task: Any, judge: Any) -> dict[str, Any]:
+    name = getattr(judge, "name", "structural") if judge is not None else "structural"
+    reason = precheck_submission(source, task.variable_names, syntax=False)
+    if reason is not None:  # NewtonBench makes no judge call when the pre-check fails
+        return {"judge": str(name), "credited": False, "reason": f"not judged: {reason}"}
+    try:
+        if judge is None:
+            from etc_fast.evaluate import create_judge
+
+            judge = create_judge("structural")
+            name = getattr(judge, "name", name)
+        verdict = judge.judge(source, task)
+        return {"judge": str(verdict.judge), "credited": bool(verdict.credited), "reason": str(verdict.reason)}
+    except Exception as exc:  # noqa: BLE001 - a judge failure is recorded as not credited
+        return {"judge": str(name), "credited": False, "reason": f"judge failed: {type(exc).__name__}: {exc}"}

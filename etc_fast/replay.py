@@ -1,0 +1,123 @@
+"""Score a law file on a task, or re-score a whole run directory.
+
+Usage::
+
+    python -m etc_fast.replay --law FILE --task NAME [--difficulty D] [--law-version V] [--json]
+    python -m etc_fast.replay RUN_DIR [--workers N] [--json]
+
+Exit status: 0 when the law could be scored or was rejected as invalid (and, for a run directory, when
+the replay reproduces every stored value), 1 when a run replay finds differences, 2 for bad arguments
+(unknown task, missing file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m etc_fast.replay", description=__doc__.split("\n\n")[0])
+    p.add_argument("run_dir", nargs="?", help="a run directory to re-score (instead of --law)")
+    p.add_argument("--law", help="file holding a discovered_law submission")
+    p.add_argument("--task", help="task module (e.g. m0_gravity) or custom task YAML")
+    p.add_argument("--difficulty", default="easy", help="easy | medium | hard (default easy)")
+    p.add_argument("--law-version", default="v0", help="v0 | v1 | v2 (default v0)")
+    p.add_argument("--wall-s", type=float, default=None, help="sandbox wall-clock limit in seconds")
+    p.add_argument("--workers", type=int, default=1, help="submissions scored concurrently (run replay)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    return p
+
+
+def _fail(message: str) -> int:
+    print(f"etc_fast.replay: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}" if math.isfinite(v) else str(v)
+    return str(v)
+
+
+def _score_law(args) -> int:
+    from etc_fast.evaluate import evaluate_submission
+    from etc_fast.sandbox import SandboxLimits
+    from etc_fast.tasks import TaskError, get_task
+
+    if not args.task:
+        return _fail("--law needs --task")
+    path = Path(args.law)
+    if not path.is_file():
+        return _fail(f"law file not found: {path}")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return _fail(f"cannot read law file {path}: {exc}")
+    try:
+        task = get_task(args.task, args.difficulty, args.law_version)
+    except (TaskError, ValueError, OSError) as exc:
+        return _fail(str(exc))
+    try:
+        limits = SandboxLimits(wall_s=args.wall_s) if args.wall_s is not None else None
+    except ValueError as exc:
+        return _fail(str(exc))
+    ev = evaluate_submission(source, task, limits=limits)
+    record = {"task": task.key, "law": str(path), **ev.to_dict()}
+    if args.json:
+        print(json.dumps(record, indent=2))
+    else:
+        keys = ("task", "valid", "error", "rmsle", "n_points", "n_finite_target", "n_finite_pred", "complete",
+                "sign_disagreements", "q", "predictions_sha256")
+        width = max(len(k) for k in keys)
+        for k in keys:
+            v = ev.rmsle if k == "rmsle" else record[k]
+            print(f"{k:<{width}}  {_fmt(v)}")
+    return 0
+
+
+def _replay_run(args) -> int:
+    path = Path(args.run_dir)
+    if not path.is_dir():
+        return _fail(f"run directory not found: {path}")
+    try:
+        from etc_fast.runner import replay_run
+    except ImportError as exc:
+        return _fail(f"run replay is not available: {exc}")
+    try:
+        limits = None
+        if args.wall_s is not None:
+            from etc_fast.sandbox import SandboxLimits
+
+            limits = SandboxLimits(wall_s=args.wall_s)
+        report = replay_run(path, limits=limits, workers=args.workers)
+    except (FileNotFoundError, ValueError) as exc:
+        return _fail(str(exc))
+    if args.json:
+        from etc_fast.protocol._types import to_jsonable
+
+        print(json.dumps(to_jsonable(report), indent=2))
+    else:
+        print(report.to_text())
+    return 0 if report.ok else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status."""
+    args = _parser().parse_args(argv)
+    if args.law and args.run_dir:
+        return _fail("give either a RUN_DIR or --law, not both")
+    if args.law:
+        return _score_law(args)
+    if args.run_dir:
+        return _replay_run(args)
+    return _fail("nothing to do: give --law FILE --task NAME, or a RUN_DIR")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""Report: the paper's tables and figures from a run's results table (Polars only).
+
+``python -m etc_fast.report RUN_DIR`` writes ``RUN_DIR/report/report.md`` with Table 1 (families),
+Table 2 / S4 (every configuration), S2 (module-level SA effects: resampling interval,
+leave-one-module-out range, exact sign-flip p), S3 (coverage Q(τ)), a module × configuration
+credit heatmap and measurement savings, each also as CSV and Parquet, plus PNG figures.
+"""
+
+from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, load_trials
+from etc_fast.report._stats import N_DRAWS, SEED, EffectSummary, summarize_effects
+from etc_fast.report._tables import (
+    TAUS,
+    condition_keys,
+    coverage_curves,
+    module_effects,
+    table_configurations,
+    table_coverage,
+    table_families,
+    table_heatmap,
+    table_sa_effects,
+    table_savings,
+)
+from etc_fast.report._write import build_tables, markdown_table, write_report
+
+__all__ = [
+    "CONFIG_ORDER",
+    "FAMILY_GROUPS",
+    "N_DRAWS",
+    "SEED",
+    "TAUS",
+    "EffectSummary",
+    "build_tables",
+    "condition_keys",
+    "config_label",
+    "coverage_curves",
+    "load_trials",
+    "markdown_table",
+    "module_effects",
+    "summarize_effects",
+    "table_configurations",
+    "table_coverage",
+    "table_families",
+    "table_heatmap",
+    "table_sa_effects",
+    "table_savings",
+    "write_report",
+]

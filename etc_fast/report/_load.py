@@ -1,0 +1,72 @@
+"""Loading a run's results table (the report reads tables only, never live objects)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import polars as pl
+
+from etc_fast.protocol import CONFIGURATIONS, SUMMARY_COLUMNS
+from etc_fast.runner._schema import TRIALS_SCHEMA, trials_frame
+
+__all__ = ["load_trials", "CONFIG_ORDER", "FAMILY_GROUPS", "config_label", "task_sort_key"]
+
+#: Preset order of the paper's tables (baselines first, then N planners, then C planners).
+CONFIG_ORDER: tuple[str, ...] = (
+    "baseline_n", "baseline_c", "variance_n", "pairwise_n", "random_n", "variance_c", "pairwise_c", "random_c",
+)
+#: Family groups of Table 1 / S3, in the paper's order: (label, family, interpreter).
+FAMILY_GROUPS: tuple[tuple[str, str, bool], ...] = (
+    ("Baseline N", "baseline", False),
+    ("Planner N", "planner", False),
+    ("Baseline C", "baseline", True),
+    ("Planner C", "planner", True),
+)
+_LABELS = {
+    "baseline": "Baseline", "variance": "Variance", "pairwise": "Pairwise", "random": "Random",
+}
+
+
+def config_label(name: str) -> str:
+    """``variance_c`` -> ``Variance, int.``; other names are returned as they are."""
+    if name in CONFIGURATIONS:
+        cfg = CONFIGURATIONS[name]
+        head = "Baseline" if cfg.family == "baseline" else _LABELS[cfg.acquisition]
+        return f"{head}, {'int.' if cfg.interpreter else 'no int.'}"
+    return name
+
+
+def task_sort_key(task: str) -> tuple:
+    """Natural order: ``m2_...`` before ``m10_...``; custom task paths after the modules."""
+    head = task.split("_", 1)[0]
+    if head[:1] == "m" and head[1:].isdigit():
+        return (0, int(head[1:]), task)
+    return (1, 0, task)
+
+
+def load_trials(run_dir: str | os.PathLike[str]) -> pl.DataFrame:
+    """The typed results table of a run (``trials.parquet``, else ``trials.jsonl``).
+
+    The Parquet file is used when it is at least as new as ``trials.jsonl``; otherwise the table is
+    rebuilt from the JSONL summaries. Either way the frame has :data:`TRIALS_SCHEMA`.
+
+    Raises:
+        FileNotFoundError: Neither file exists.
+    """
+    root = Path(run_dir)
+    pq, jl = root / "trials.parquet", root / "trials.jsonl"
+    if pq.exists() and (not jl.exists() or pq.stat().st_mtime >= jl.stat().st_mtime):
+        frame = pl.read_parquet(pq)
+        return frame.select([pl.col(c).cast(t) for c, t in TRIALS_SCHEMA.items()])
+    if jl.exists():
+        rows = []
+        for line in jl.read_text().splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a torn last line; the runner repairs it on the next resume
+            rows.append({c: entry["summary"].get(c) for c in SUMMARY_COLUMNS})
+        return trials_frame(rows)
+    raise FileNotFoundError(f"{root}: no trials.parquet or trials.jsonl")

@@ -1,0 +1,228 @@
+"""The paper's tables as Polars frames, computed from the results table only.
+
+Every function takes the typed trials frame (:func:`etc_fast.report.load_trials`) and returns a
+frame; conditions that have no trials (e.g. a run with planners only) simply have no rows, and
+columns that need a missing family are null. Rows are grouped by model and difficulty, plus law
+version and noise level when a run has more than one of them.
+
+Family tables (Table 1, S2, S3, savings) use only the paper's eight preset configurations, so
+planner-family rows average exactly the three acquisition variants; named ablations appear in the
+per-configuration tables (Table 2 / S4, heatmap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, task_sort_key
+from etc_fast.report._stats import N_DRAWS, SEED, summarize_effects
+
+__all__ = [
+    "condition_keys",
+    "table_families",
+    "table_configurations",
+    "module_effects",
+    "table_sa_effects",
+    "table_coverage",
+    "table_heatmap",
+    "table_savings",
+    "coverage_curves",
+    "TAUS",
+]
+
+#: Coverage thresholds of Table S3.
+TAUS: tuple[float, ...] = (0.01, 0.1, 1.0)
+_DIFF_ORDER = {"easy": 0, "medium": 1, "hard": 2}
+_GROUP_ORDER = {label: i for i, (label, _, _) in enumerate(FAMILY_GROUPS)}
+
+_FINITE = pl.col("rmsle").is_not_null() & pl.col("rmsle").is_finite()
+
+
+def condition_keys(df: pl.DataFrame) -> list[str]:
+    """Grouping columns: model, difficulty, and law_version / noise when they vary."""
+    keys = ["model", "difficulty"]
+    keys += [c for c in ("law_version", "noise") if df.height and df.get_column(c).n_unique() > 1]
+    return keys
+
+
+def _presets(df: pl.DataFrame) -> pl.DataFrame:
+    return df.filter(pl.col("configuration").is_in(list(CONFIG_ORDER)))
+
+
+def _with_group(df: pl.DataFrame) -> pl.DataFrame:
+    expr = pl.lit(None, dtype=pl.String)
+    for label, family, interp in reversed(FAMILY_GROUPS):
+        expr = pl.when((pl.col("family") == family) & (pl.col("interpreter") == interp)).then(pl.lit(label)).otherwise(expr)
+    return df.with_columns(group=expr, tool=pl.when(pl.col("interpreter")).then(pl.lit("C")).otherwise(pl.lit("N")))
+
+
+def _sort(out: pl.DataFrame, src: pl.DataFrame, keys: Sequence[str], extra: Sequence[tuple[str, dict]] = ()) -> pl.DataFrame:
+    """Sort by model (first appearance), difficulty (easy < medium < hard), other keys, extras."""
+    if out.height == 0:
+        return out
+    models = {m: i for i, m in enumerate(dict.fromkeys(src.get_column("model").to_list()))}
+    cols = [pl.col("model").replace_strict(models, default=len(models), return_dtype=pl.Int64).alias("_k0"),
+            pl.col("difficulty").replace_strict(_DIFF_ORDER, default=9, return_dtype=pl.Int64).alias("_k1")]
+    order = ["_k0", "_k1"] + [k for k in keys if k not in ("model", "difficulty")]
+    for i, (col, mapping) in enumerate(extra):
+        cols.append(pl.col(col).replace_strict(mapping, default=len(mapping), return_dtype=pl.Int64).alias(f"_e{i}"))
+        order.append(f"_e{i}")
+    return out.with_columns(cols).sort(order).drop([c for c in order if c.startswith("_")])
+
+
+def _metrics() -> list[pl.Expr]:
+    return [
+        pl.len().alias("n"),
+        pl.col("credited").sum().cast(pl.Int64).alias("credited"),
+        (pl.col("credited").mean() * 100).alias("sa_pct"),
+        pl.col("rmsle").filter(_FINITE).mean().alias("rmsle_mean_finite"),
+        _FINITE.sum().cast(pl.Int64).alias("finite"),
+        pl.col("complete").sum().cast(pl.Int64).alias("complete"),
+        pl.col("measurements").mean().alias("measurements_mean"),
+    ]
+
+
+def table_families(df: pl.DataFrame) -> pl.DataFrame:
+    """Table 1: per model/difficulty and family group (Baseline N, Planner N, Baseline C, Planner C).
+
+    Columns: keys, ``group``, ``n``, ``credited``, ``sa_pct``, ``rmsle_mean_finite`` (mean of finite
+    scores), ``finite``, ``complete``, ``measurements_mean``.
+    """
+    keys = condition_keys(df)
+    d = _with_group(_presets(df))
+    out = d.group_by(keys + ["group"]).agg(_metrics())
+    return _sort(out, df, keys, [("group", _GROUP_ORDER)])
+
+
+def table_configurations(df: pl.DataFrame) -> pl.DataFrame:
+    """Table 2 / S4: every configuration (presets and ablations) per model/difficulty.
+
+    Columns: keys, ``configuration``, ``label``, ``n``, ``credited``, ``sa_pct``,
+    ``rmsle_mean_finite``, ``finite``, ``complete``, ``measurements_mean``.
+    """
+    keys = condition_keys(df)
+    out = df.group_by(keys + ["configuration"]).agg(_metrics())
+    names = list(CONFIG_ORDER) + sorted(set(df.get_column("configuration").to_list()) - set(CONFIG_ORDER))
+    out = out.with_columns(label=pl.col("configuration").map_elements(config_label, return_dtype=pl.String))
+    out = out.select(keys + ["configuration", "label"] + [c for c in out.columns if c not in keys + ["configuration", "label"]])
+    return _sort(out, df, keys, [("configuration", {c: i for i, c in enumerate(names)})])
+
+
+def _cell_means(df: pl.DataFrame, keys: list[str], value: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per-module family means: planner = mean over variants of the variant's rollout mean."""
+    d = _with_group(_presets(df)).with_columns(pl.col(value).cast(pl.Float64).alias("_v"))
+    per_cfg = d.group_by(keys + ["tool", "family", "task", "configuration"]).agg(pl.col("_v").mean())
+    fam = per_cfg.group_by(keys + ["tool", "family", "task"]).agg(pl.col("_v").mean())
+    base = fam.filter(pl.col("family") == "baseline").drop("family").rename({"_v": "baseline"})
+    plan = fam.filter(pl.col("family") == "planner").drop("family").rename({"_v": "planner"})
+    return base, plan
+
+
+def module_effects(df: pl.DataFrame, value: str = "credited", *, scale: float = 100.0) -> pl.DataFrame:
+    """Per-module planner-family minus baseline effects (paper S4.1).
+
+    Rollouts and planner variants are averaged within each module first; modules lacking either
+    family are left out.
+
+    Args:
+        df: Trials frame.
+        value: Column to compare (``credited`` -> SA, ``measurements``, ...).
+        scale: Multiplier (100 turns SA fractions into percentage points).
+
+    Returns:
+        Columns: keys, ``tool`` (N/C), ``task``, ``planner``, ``baseline``, ``effect``.
+    """
+    keys = condition_keys(df)
+    base, plan = _cell_means(df, keys, value)
+    out = plan.join(base, on=keys + ["tool", "task"], how="inner")
+    out = out.with_columns(
+        (pl.col("planner") * scale).alias("planner"),
+        (pl.col("baseline") * scale).alias("baseline"),
+        ((pl.col("planner") - pl.col("baseline")) * scale).alias("effect"),
+    ).select(keys + ["tool", "task", "planner", "baseline", "effect"])
+    tasks = sorted(set(out.get_column("task").to_list()), key=task_sort_key)
+    return _sort(out, df, keys, [("tool", {"N": 0, "C": 1}), ("task", {t: i for i, t in enumerate(tasks)})])
+
+
+def table_sa_effects(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED) -> pl.DataFrame:
+    """Table S2: planner-family minus baseline SA (pp) per model/difficulty/interpreter condition.
+
+    Columns: keys, ``tool``, ``n_modules``, ``delta_sa_pp``, ``ci_low``, ``ci_high`` (95% percentile
+    interval over ``n_draws`` module resamples, seed ``seed``), ``n_pos``, ``n_neg``, ``n_zero``,
+    ``loo_low``, ``loo_high`` (leave-one-module-out range), ``sign_flip_p`` (exact, two-sided).
+    """
+    keys = condition_keys(df)
+    eff = module_effects(df, "credited")
+    rows = []
+    for group_key, part in eff.group_by(keys + ["tool"], maintain_order=True):
+        s = summarize_effects(part.get_column("effect").to_numpy(), n_draws=n_draws, seed=seed)
+        row = dict(zip(keys + ["tool"], group_key))
+        row.update(
+            n_modules=s.n_modules, delta_sa_pp=s.mean, ci_low=s.ci_low, ci_high=s.ci_high, n_pos=s.n_pos,
+            n_neg=s.n_neg, n_zero=s.n_zero, loo_low=s.loo_low, loo_high=s.loo_high, sign_flip_p=s.sign_flip_p,
+        )
+        rows.append(row)
+    schema = {k: df.schema[k] for k in keys} | {
+        "tool": pl.String, "n_modules": pl.Int64, "delta_sa_pp": pl.Float64, "ci_low": pl.Float64,
+        "ci_high": pl.Float64, "n_pos": pl.Int64, "n_neg": pl.Int64, "n_zero": pl.Int64, "loo_low": pl.Float64,
+        "loo_high": pl.Float64, "sign_flip_p": pl.Float64,
+    }
+    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+
+
+def _q(tau: float) -> pl.Expr:
+    return pl.col("complete") & _FINITE & (pl.col("rmsle") <= tau)
+
+
+def table_coverage(df: pl.DataFrame, taus: Sequence[float] = TAUS) -> pl.DataFrame:
+    """Table S3: complete counts and 100·Q(τ) per model/difficulty and family group.
+
+    Q(τ) = fraction of ALL trials that are complete and have finite RMSLE <= τ.
+    Columns: keys, ``group``, ``n``, ``complete``, ``q_<τ>`` (percent) per threshold.
+    """
+    keys = condition_keys(df)
+    d = _with_group(_presets(df))
+    aggs = [pl.len().alias("n"), pl.col("complete").sum().cast(pl.Int64).alias("complete")]
+    aggs += [(_q(t).mean() * 100).alias(f"q_{t:g}") for t in taus]
+    out = d.group_by(keys + ["group"]).agg(aggs)
+    return _sort(out, df, keys, [("group", _GROUP_ORDER)])
+
+
+def coverage_curves(df: pl.DataFrame, taus: Sequence[float]) -> pl.DataFrame:
+    """Q(τ) (percent) on a τ grid per condition and family group (long format: ..., ``tau``, ``q``)."""
+    keys = condition_keys(df)
+    d = _with_group(_presets(df))
+    frames = []
+    for t in taus:
+        frames.append(d.group_by(keys + ["group"]).agg((_q(float(t)).mean() * 100).alias("q")).with_columns(tau=pl.lit(float(t))))
+    if not frames:
+        return pl.DataFrame()
+    out = pl.concat(frames)
+    return _sort(out, df, keys, [("group", _GROUP_ORDER)]).sort(keys + ["group", "tau"], maintain_order=True)
+
+
+def table_heatmap(df: pl.DataFrame) -> pl.DataFrame:
+    """Module x configuration SA (%) per model/difficulty (one column per configuration)."""
+    keys = condition_keys(df)
+    if df.height == 0:
+        return pl.DataFrame(schema={k: df.schema[k] for k in keys} | {"task": pl.String})
+    cell = df.group_by(keys + ["task", "configuration"]).agg((pl.col("credited").mean() * 100).alias("sa"))
+    wide = cell.pivot(on="configuration", index=keys + ["task"], values="sa")
+    present = set(df.get_column("configuration").to_list())
+    cfgs = [c for c in CONFIG_ORDER if c in present] + sorted(present - set(CONFIG_ORDER))
+    wide = wide.select(keys + ["task"] + cfgs)
+    tasks = sorted(set(df.get_column("task").to_list()), key=task_sort_key)
+    return _sort(wide, df, keys, [("task", {t: i for i, t in enumerate(tasks)})])
+
+
+def table_savings(df: pl.DataFrame) -> pl.DataFrame:
+    """Measurement savings per module: baseline mean minus planner-family mean measurements.
+
+    Columns: keys, ``tool``, ``task``, ``planner``, ``baseline``, ``effect`` (= planner − baseline,
+    negative when the planner family measures less), ``savings`` (= baseline − planner).
+    """
+    eff = module_effects(df, "measurements", scale=1.0)
+    return eff.with_columns(savings=-pl.col("effect"))
+

@@ -1,0 +1,162 @@
+"""Writing ``RUN_DIR/report/``: tables (Markdown, CSV, Parquet), figures (PNG), ``report.md``."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from etc_fast.report._figures import plot_coverage, plot_heatmap, plot_savings
+from etc_fast.report._load import load_trials
+from etc_fast.report._stats import N_DRAWS, SEED
+from etc_fast.report._tables import (
+    TAUS,
+    condition_keys,
+    coverage_curves,
+    table_configurations,
+    table_coverage,
+    table_families,
+    table_heatmap,
+    table_sa_effects,
+    table_savings,
+)
+
+__all__ = ["build_tables", "write_report", "markdown_table"]
+
+_TITLES = {
+    "table1_families": "Table 1 — family-level results",
+    "table2_configurations": "Table 2 / S4 — every configuration",
+    "table_s2_sa_effects": "Table S2 — planner-family minus baseline SA (pp), module sensitivity",
+    "table_s3_coverage": "Table S3 — coverage-sensitive results (complete counts, 100·Q(τ))",
+    "table_heatmap": "Module × configuration SA (%)",
+    "table_savings": "Measurement savings per module (baseline − planner-family mean)",
+}
+_NOTES = {
+    "table1_families": "Planner rows average the three acquisition variants; RMSLE averages finite scores only "
+    "(their count is `finite`); `measurements_mean` counts simulator evaluations per rollout.",
+    "table2_configurations": "Includes named ablations. RMSLE means exclude non-finite scores; `complete` = "
+    "finite predictions wherever the target is finite.",
+    "table_s2_sa_effects": "Module effect = planner-family SA − baseline SA within a module (rollouts and variants "
+    "averaged first). Interval: 95% percentile over {n_draws} module resamples (seed {seed}); leave-one-out "
+    "range removes one module at a time; sign-flip p is exact and two-sided. Sensitivity summaries for a fixed "
+    "suite, not population inference.",
+    "table_s3_coverage": "Q(τ) = share of all trials that are complete and have finite RMSLE ≤ τ; invalid and "
+    "incomplete submissions stay in the denominator.",
+    "table_heatmap": "Each cell averages the rollouts of one module and configuration.",
+    "table_savings": "Positive `savings` = the planner family used fewer simulator evaluations.",
+}
+_PCT = ("sa_pct",)
+_INT_LIKE = ("n", "credited", "finite", "complete", "n_modules", "n_pos", "n_neg", "n_zero", "rollout")
+
+
+def _fmt(col: str, v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if col in _INT_LIKE:
+            return str(int(v))
+        if col == "sign_flip_p":
+            return f"{v:.4g}"
+        if col.startswith("rmsle"):
+            return f"{v:.3f}"
+        return f"{v:.1f}"
+    return str(v).replace("|", "\\|")
+
+
+def markdown_table(df: pl.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table of ``df`` (floats rounded for reading)."""
+    if df.width == 0:
+        return "_(no rows)_\n"
+    head = "| " + " | ".join(df.columns) + " |"
+    sep = "|" + "|".join("---" if df.schema[c] == pl.String else "---:" for c in df.columns) + "|"
+    rows = ["| " + " | ".join(_fmt(c, v) for c, v in zip(df.columns, row)) + " |" for row in df.iter_rows()]
+    if not rows:
+        rows = ["| " + " | ".join("" for _ in df.columns) + " |"]
+        return "\n".join([head, sep]) + "\n\n_(no rows: the run has no trials for this table)_\n"
+    return "\n".join([head, sep, *rows]) + "\n"
+
+
+def build_tables(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED) -> dict[str, pl.DataFrame]:
+    """Every report table from a trials frame, keyed by file stem."""
+    return {
+        "table1_families": table_families(df),
+        "table2_configurations": table_configurations(df),
+        "table_s2_sa_effects": table_sa_effects(df, n_draws=n_draws, seed=seed),
+        "table_s3_coverage": table_coverage(df),
+        "table_heatmap": table_heatmap(df),
+        "table_savings": table_savings(df),
+    }
+
+
+def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, seed: int = SEED) -> Path:
+    """Write ``RUN_DIR/report/`` from the run's results table and return the path of ``report.md``.
+
+    Args:
+        run_dir: A run directory (``trials.parquet`` or ``trials.jsonl``).
+        n_draws: Module-resampling draws for Table S2.
+        seed: Their seed.
+    """
+    root = Path(run_dir)
+    df = load_trials(root)
+    out = root / "report"
+    out.mkdir(exist_ok=True)
+    keys = condition_keys(df)
+    tables = build_tables(df, n_draws=n_draws, seed=seed)
+    for stem, table in tables.items():
+        table.write_csv(out / f"{stem}.csv")
+        table.write_parquet(out / f"{stem}.parquet")
+
+    taus = np.logspace(-4, 1, 101)
+    plot_savings(tables["table_savings"], keys, out / "measurement_savings.png")
+    plot_coverage(coverage_curves(df, taus), keys, out / "coverage_curves.png")
+    plot_heatmap(tables["table_heatmap"], keys, out / "credit_heatmap.png")
+
+    n_failed = int(df.filter(pl.col("status") == "failed").height) if df.height else 0
+    lines = [
+        f"# Report: {root.name}",
+        "",
+        f"{df.height} trials ({n_failed} failed), models: {', '.join(dict.fromkeys(df.get_column('model').to_list())) or '–'}; "
+        f"written {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} from `trials.parquet`.",
+        "SA = share of trials credited by the run's judge; RMSLE = NewtonBench magnitude RMSLE on the shared grid.",
+        "",
+        "## Figures",
+        "",
+        "- [Measurement savings per module](measurement_savings.png)",
+        "- [Coverage curves Q(τ)](coverage_curves.png)",
+        "- [Module × configuration credit heatmap](credit_heatmap.png)",
+        "",
+        "![Measurement savings](measurement_savings.png)",
+        "",
+        "![Coverage curves](coverage_curves.png)",
+        "",
+        "![Credit heatmap](credit_heatmap.png)",
+        "",
+    ]
+    for stem, table in tables.items():
+        lines += [
+            f"## {_TITLES[stem]}",
+            "",
+            _NOTES[stem].format(n_draws=n_draws, seed=seed),
+            "",
+            f"Files: [{stem}.csv]({stem}.csv), [{stem}.parquet]({stem}.parquet)",
+            "",
+            markdown_table(table),
+        ]
+    if "table_s3_coverage" in tables:
+        lines.append(f"Coverage thresholds τ: {', '.join(f'{t:g}' for t in TAUS)}.\n")
+    report = out / "report.md"
+    report.write_text("\n".join(lines), encoding="utf-8")
+    return report

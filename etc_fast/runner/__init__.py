@@ -1,0 +1,76 @@
+"""Runner: configuration, grid expansion, executors, the run directory and its replay.
+
+* :func:`load_config` / :func:`parse_config` — YAML -> validated, frozen :class:`RunConfig`.
+* :func:`expand_grid` — a config -> ``list[TrialSpec]`` (deduplicated, fixed order).
+* :func:`run_config` — run the pending trials (local process pool or Ray), store them, write the report.
+* :class:`RunStore` — ``trials.jsonl`` + transcripts + Parquet + provenance; resume after a kill.
+* :func:`replay_run` — re-score every stored submission and compare with the stored metrics.
+"""
+
+from etc_fast.runner._config import (
+    ConfigError,
+    GridConfig,
+    LLMSettings,
+    RayConfig,
+    RunConfig,
+    config_identity,
+    default_workers,
+    load_config,
+    parse_config,
+)
+from etc_fast.runner._executors import LocalExecutor, RayExecutor, TrialTimeout, TrialWorker, create_executor, failed_record
+from etc_fast.runner._grid import describe_grid, expand_grid
+from etc_fast.runner._progress import Progress, format_duration
+from etc_fast.runner._replay import Difference, ReplayReport, replay_run
+from etc_fast.runner._run import PreflightError, RunResult, run_config
+from etc_fast.runner._schema import TRIALS_SCHEMA, trials_frame
+from etc_fast.runner._store import (
+    RunDirError,
+    RunStore,
+    check_manifest,
+    export_parquet,
+    file_hashes,
+    package_versions,
+    read_manifest,
+    read_trials,
+    write_manifest,
+)
+
+__all__ = [
+    "TRIALS_SCHEMA",
+    "ConfigError",
+    "Difference",
+    "GridConfig",
+    "LLMSettings",
+    "LocalExecutor",
+    "PreflightError",
+    "Progress",
+    "RayConfig",
+    "RayExecutor",
+    "ReplayReport",
+    "RunConfig",
+    "RunDirError",
+    "RunResult",
+    "RunStore",
+    "TrialTimeout",
+    "TrialWorker",
+    "check_manifest",
+    "config_identity",
+    "create_executor",
+    "default_workers",
+    "describe_grid",
+    "expand_grid",
+    "export_parquet",
+    "failed_record",
+    "file_hashes",
+    "format_duration",
+    "load_config",
+    "package_versions",
+    "parse_config",
+    "read_manifest",
+    "read_trials",
+    "replay_run",
+    "run_config",
+    "trials_frame",
+    "write_manifest",
+]

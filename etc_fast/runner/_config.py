@@ -1,0 +1,675 @@
+"""Run configuration: YAML -> validated, frozen dataclasses.
+
+A run configuration says *what* to run (one or more grids of trials) and *how* (workers, executor,
+judge, policy settings). It is read once, here; nothing below the runner reads YAML or environment
+variables. Values come from three layers, later ones winning: the defaults on the dataclasses below,
+the YAML file, and command-line overrides (:meth:`RunConfig.with_overrides`).
+
+Every problem is reported as one :class:`ConfigError` naming the file and the key path, e.g.
+``configs/x.yaml: grids[0].difficulties[1]: 'meduim' is not one of easy, medium, hard``.
+The field-by-field reference lives in the comment block at the top of ``configs/full.yaml``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from etc_fast.protocol import CONFIGURATIONS, ProtocolConfig
+
+__all__ = [
+    "ConfigError",
+    "GridConfig",
+    "LLMSettings",
+    "RayConfig",
+    "RunConfig",
+    "load_config",
+    "parse_config",
+    "config_identity",
+    "default_workers",
+]
+
+DIFFICULTIES = ("easy", "medium", "hard")
+LAW_VERSIONS = ("v0", "v1", "v2")
+EXECUTORS = ("local", "ray")
+JUDGES = ("structural", "llm", "none")
+CACHE_MODES = ("use", "refresh", "off", "replay")
+#: Models that are not LLMs (every other model name is passed the ``llm`` settings).
+OFFLINE_MODELS = ("symbolic", "scripted")
+
+
+class ConfigError(ValueError):
+    """A configuration problem, naming where it is.
+
+    Attributes:
+        source: The file (or ``command line``) the value came from.
+        key: Key path inside it (``grids[0].tasks[2]``), or ``""`` for the whole document.
+        message: What is wrong.
+    """
+
+    def __init__(self, source: str, key: str, message: str) -> None:
+        self.source, self.key, self.message = source, key, message
+        where = f"{source}: {key}: " if key else f"{source}: "
+        super().__init__(where + message)
+
+
+def default_workers() -> int:
+    """Cores available to this process (at least 1)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - non-Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# ----------------------------------------------------------------------------------------
+# Dataclasses
+# ----------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class RayConfig:
+    """Ray executor settings.
+
+    Attributes:
+        address: Address of an existing Ray cluster (``auto``, ``ray://host:10001``, ...);
+            ``None`` starts a local Ray instance with ``workers`` CPUs.
+    """
+
+    address: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class LLMSettings:
+    """Settings handed to LLM policies (and the LLM judge); unused for offline models.
+
+    Attributes:
+        base_url: OpenAI-compatible endpoint; ``None`` = the provider default.
+        api_key_env: Name of the environment variable holding the API key.
+        temperature: Generation temperature (paper: 0.4).
+        timeout_s: Per-request timeout in seconds.
+        max_retries: Retries per request (jittered exponential backoff).
+        seed: Sampling seed sent to the server (``None`` = not sent); part of the cache key.
+        cache_path: SQLite response cache file; ``None`` = no cache.
+        cache_mode: ``use`` (read and fill), ``refresh`` (always call, store replies), ``off``
+            or ``replay`` (cached replies only: a miss fails).
+    """
+
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.4
+    timeout_s: float = 60.0
+    max_retries: int = 6
+    seed: int | None = None
+    cache_path: str | None = None
+    cache_mode: str = "use"
+
+    def policy_options(self) -> dict[str, Any]:
+        """Keyword arguments for ``create_policy(model, **options)``."""
+        return {
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "temperature": self.temperature,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "seed": self.seed,
+            "cache_path": self.cache_path,
+            "cache_mode": self.cache_mode,
+        }
+
+    def judge_options(self) -> dict[str, Any]:
+        """Client keyword arguments for the LLM judge (its model and temperature are its own)."""
+        opts = self.policy_options()
+        del opts["temperature"]
+        return opts
+
+
+@dataclasses.dataclass(frozen=True)
+class GridConfig:
+    """One block of trials: the Cartesian product of its lists.
+
+    Attributes:
+        model: Policy/model name (``symbolic``, ``gpt41mini``, ...).
+        configurations: Configuration names: presets of :data:`etc_fast.protocol.CONFIGURATIONS`
+            or names defined under ``ablations``.
+        tasks: Module names (``m0_gravity``) or paths of custom task YAML files (relative paths
+            are taken from the working directory). A custom task has one law, so difficulties and
+            law versions do not multiply it.
+        difficulties: Subset of easy, medium, hard.
+        law_versions: Subset of v0, v1, v2.
+        noise: Relative noise levels (each >= 0).
+        rollouts: Rollouts per cell; rollout ``i`` uses pool seed ``i``.
+        noise_seed: Seed of the measurement-noise generator.
+    """
+
+    model: str
+    configurations: tuple[str, ...]
+    tasks: tuple[str, ...]
+    difficulties: tuple[str, ...] = ("easy",)
+    law_versions: tuple[str, ...] = ("v0",)
+    noise: tuple[float, ...] = (0.0,)
+    rollouts: int = 1
+    noise_seed: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    """A whole run.
+
+    Attributes:
+        name: Run name (letters, digits, ``-``, ``_``, ``.``).
+        out: Output directory; default ``runs/<name>``.
+        workers: Parallel trials; default = cores available.
+        executor: ``local`` (process pool) or ``ray``.
+        ray: Ray settings (used with ``executor: ray``).
+        judge: ``structural`` (offline), ``llm`` (NewtonBench judge prompt) or ``none``.
+        judge_options: Extra keyword arguments for ``create_judge`` (e.g. the LLM judge's model).
+        llm: Settings for LLM models.
+        symbolic: Keyword arguments for the symbolic policy.
+        trial_timeout_s: Wall-clock limit per trial (``None`` = none); a trial over it is
+            recorded as failed and the run goes on.
+        ablations: Named protocol variants: ``{name: ProtocolConfig}`` built from a preset ``base``
+            plus overridden knobs.
+        grids: The trial blocks.
+        source: Where the config came from (not part of the resolved config).
+    """
+
+    name: str
+    grids: tuple[GridConfig, ...]
+    out: str = ""
+    workers: int = dataclasses.field(default_factory=default_workers)
+    executor: str = "local"
+    ray: RayConfig = RayConfig()
+    judge: str = "structural"
+    judge_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    llm: LLMSettings = LLMSettings()
+    symbolic: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    trial_timeout_s: float | None = None
+    ablations: Mapping[str, ProtocolConfig] = dataclasses.field(default_factory=dict)
+    source: str = dataclasses.field(default="<dict>", compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.out:
+            object.__setattr__(self, "out", str(Path("runs") / self.name))
+
+    # -- lookups ----------------------------------------------------------------------------
+    def configuration(self, name: str) -> ProtocolConfig:
+        """The protocol configuration called ``name`` (ablation or preset)."""
+        if name in self.ablations:
+            return self.ablations[name]
+        return CONFIGURATIONS[name]
+
+    def policy_options(self, model: str) -> dict[str, Any]:
+        """Keyword arguments for ``create_policy(model, ...)``."""
+        if model == "symbolic":
+            return dict(self.symbolic)
+        if model in OFFLINE_MODELS:
+            return {}
+        return self.llm.policy_options()
+
+    def judge_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``create_judge(self.judge, ...)``."""
+        kwargs = dict(self.judge_options)
+        if self.judge == "llm":
+            kwargs = {**self.llm.judge_options(), **kwargs}
+        return kwargs
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """Distinct models, in order of appearance."""
+        return tuple(dict.fromkeys(g.model for g in self.grids))
+
+    # -- overrides --------------------------------------------------------------------------
+    def with_overrides(
+        self,
+        *,
+        model: str | None = None,
+        workers: int | None = None,
+        executor: str | None = None,
+        out: str | None = None,
+    ) -> RunConfig:
+        """A copy with command-line values applied (``None`` = keep)."""
+        src = "command line"
+        changes: dict[str, Any] = {}
+        if model is not None:
+            if not isinstance(model, str) or not model.strip():
+                raise ConfigError(src, "--model", f"{model!r} is not a model name")
+            changes["grids"] = tuple(dataclasses.replace(g, model=model.strip()) for g in self.grids)
+        if workers is not None:
+            changes["workers"] = _positive_int(workers, src, "--workers")
+        if executor is not None:
+            changes["executor"] = _one_of(executor, EXECUTORS, src, "--executor")
+        if out is not None:
+            if not isinstance(out, str) or not out:
+                raise ConfigError(src, "--out", f"{out!r} is not a directory path")
+            changes["out"] = out
+        return dataclasses.replace(self, **changes) if changes else self
+
+    # -- serialization ----------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved config in the YAML schema (``parse_config(cfg.to_dict())`` round-trips)."""
+        return {
+            "name": self.name,
+            "out": self.out,
+            "workers": self.workers,
+            "executor": self.executor,
+            "ray": {"address": self.ray.address},
+            "judge": self.judge,
+            "judge_options": _plain(dict(self.judge_options)),
+            "llm": {
+                "base_url": self.llm.base_url,
+                "api_key_env": self.llm.api_key_env,
+                "temperature": self.llm.temperature,
+                "timeout_s": self.llm.timeout_s,
+                "max_retries": self.llm.max_retries,
+                "seed": self.llm.seed,
+                "cache": {"path": self.llm.cache_path, "mode": self.llm.cache_mode},
+            },
+            "symbolic": _plain(dict(self.symbolic)),
+            "trial_timeout_s": self.trial_timeout_s,
+            "ablations": {name: _ablation_dict(cfg) for name, cfg in self.ablations.items()},
+            "grids": [
+                {
+                    "model": g.model,
+                    "configurations": list(g.configurations),
+                    "tasks": list(g.tasks),
+                    "difficulties": list(g.difficulties),
+                    "law_versions": list(g.law_versions),
+                    "noise": list(g.noise),
+                    "rollouts": g.rollouts,
+                    "noise_seed": g.noise_seed,
+                }
+                for g in self.grids
+            ],
+        }
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that change trial results; a run directory can only be resumed when equal."""
+        return config_identity(self.to_dict())
+
+
+def config_identity(resolved: Mapping[str, Any]) -> dict[str, Any]:
+    """The result-relevant part of a resolved config dict (see :meth:`RunConfig.to_dict`).
+
+    Workers, executor, output directory, timeouts, retries, cache and key settings are left out:
+    they change how a run goes, not what a trial records.
+    """
+    grids = list(resolved.get("grids") or [])
+    keep: dict[str, Any] = {
+        "judge": resolved.get("judge"),
+        "judge_options": resolved.get("judge_options") or {},
+        "symbolic": resolved.get("symbolic") or {},
+        "ablations": resolved.get("ablations") or {},
+        "grids": grids,
+    }
+    uses_llm = resolved.get("judge") == "llm" or any(g.get("model") not in OFFLINE_MODELS for g in grids)
+    if uses_llm:
+        llm = resolved.get("llm") or {}
+        keep["llm"] = {k: llm.get(k) for k in ("base_url", "temperature", "seed")}
+    return keep
+
+
+def _ablation_dict(cfg: ProtocolConfig) -> dict[str, Any]:
+    """An ablation as ``{base: preset, knob: value, ...}`` (only knobs that differ)."""
+    base = _closest_preset(cfg)
+    out: dict[str, Any] = {"base": base.name}
+    for f in dataclasses.fields(ProtocolConfig):
+        if f.name == "name":
+            continue
+        val = getattr(cfg, f.name)
+        if val != getattr(base, f.name):
+            out[f.name] = val
+    return out
+
+
+def _closest_preset(cfg: ProtocolConfig) -> ProtocolConfig:
+    for preset in CONFIGURATIONS.values():
+        if (preset.family, preset.acquisition, preset.interpreter) == (cfg.family, cfg.acquisition, cfg.interpreter):
+            return preset
+    return next(iter(CONFIGURATIONS.values()))  # pragma: no cover - every valid family/acquisition pair has a preset
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+# ----------------------------------------------------------------------------------------
+# Loading
+# ----------------------------------------------------------------------------------------
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """Safe YAML loader that rejects duplicate mapping keys."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (first on line {seen[key] + 1})", key_node.start_mark
+            )
+        seen[key] = key_node.start_mark.line
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_config(path: str | os.PathLike[str]) -> RunConfig:
+    """Read and validate a run configuration file.
+
+    Args:
+        path: YAML file.
+
+    Returns:
+        The validated configuration.
+
+    Raises:
+        ConfigError: The file is missing, not YAML, or a value is wrong (the message names the key).
+    """
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(source, "", f"cannot read the file ({exc.strerror or exc})") from None
+    try:
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ConfigError(source, "", f"not valid YAML: {exc}") from None
+    return parse_config(raw, source=source)
+
+
+def parse_config(raw: Any, *, source: str = "<dict>") -> RunConfig:
+    """Validate an already-parsed YAML document (a mapping) into a :class:`RunConfig`."""
+    return _Parser(source).run(raw)
+
+
+# ----------------------------------------------------------------------------------------
+# Validation helpers
+# ----------------------------------------------------------------------------------------
+def _describe(v: Any) -> str:
+    return repr(v)
+
+
+def _one_of(value: Any, allowed: Sequence[str], source: str, key: str) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ConfigError(source, key, f"{_describe(value)} is not one of {', '.join(allowed)}")
+    return value
+
+
+def _positive_int(value: Any, source: str, key: str, *, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+            value = int(value)
+        else:
+            raise ConfigError(source, key, f"{_describe(value)} is not an integer")
+    if value < minimum:
+        raise ConfigError(source, key, f"{value} must be >= {minimum}")
+    return value
+
+
+def _number(value: Any, source: str, key: str, *, minimum: float | None = None, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(source, key, f"{_describe(value)} is not a number")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ConfigError(source, key, f"{value} is not finite")
+    if positive and value <= 0:
+        raise ConfigError(source, key, f"{value} must be > 0")
+    if minimum is not None and value < minimum:
+        raise ConfigError(source, key, f"{value} must be >= {minimum}")
+    return value
+
+
+def _string(value: Any, source: str, key: str, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(source, key, f"{_describe(value)} is not a non-empty string")
+    return value.strip()
+
+
+def _mapping(value: Any, source: str, key: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(source, key, f"expected a mapping, got {type(value).__name__} {_describe(value)}")
+    for k in value:
+        if not isinstance(k, str):
+            raise ConfigError(source, _join(key, str(k)), f"keys must be strings, got {_describe(k)}")
+    return dict(value)
+
+
+def _list(value: Any, source: str, key: str, *, nonempty: bool = True) -> list:
+    if isinstance(value, (str, Mapping)) or not isinstance(value, Sequence):
+        raise ConfigError(source, key, f"expected a list, got {type(value).__name__} {_describe(value)}")
+    if nonempty and not value:
+        raise ConfigError(source, key, "must not be empty")
+    return list(value)
+
+
+def _check_keys(d: Mapping[str, Any], allowed: Sequence[str], source: str, key: str) -> None:
+    for k in d:
+        if k not in allowed:
+            raise ConfigError(source, _join(key, k), f"unknown key; allowed keys: {', '.join(allowed)}")
+
+
+def _join(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
+
+
+def _unique(items: list, source: str, key: str) -> None:
+    seen: dict[Any, int] = {}
+    for i, item in enumerate(items):
+        if item in seen:
+            raise ConfigError(source, f"{key}[{i}]", f"{_describe(item)} is listed twice (also at [{seen[item]}])")
+        seen[item] = i
+
+
+def _known_task_names() -> list[str]:
+    from etc_fast.tasks import list_tasks
+
+    return list(list_tasks())
+
+
+def _check_custom_task(path: str) -> None:
+    """Load a custom task file; raises with the loader's message when it is bad."""
+    from etc_fast.tasks import get_task
+
+    get_task(path)
+
+
+def _is_task_path(name: str) -> bool:
+    return name.endswith((".yaml", ".yml")) or "/" in name or os.sep in name
+
+
+_TOP_KEYS = (
+    "name", "out", "workers", "executor", "ray", "judge", "judge_options", "llm", "symbolic",
+    "trial_timeout_s", "ablations", "grids",
+)
+_GRID_KEYS = ("model", "configurations", "tasks", "difficulties", "law_versions", "noise", "rollouts", "noise_seed")
+_LLM_KEYS = ("base_url", "api_key_env", "temperature", "timeout_s", "max_retries", "seed", "cache")
+_PROTOCOL_KNOBS = tuple(f.name for f in dataclasses.fields(ProtocolConfig) if f.name not in ("name", "family", "acquisition"))
+
+
+class _Parser:
+    def __init__(self, source: str) -> None:
+        self.src = source
+
+    def err(self, key: str, message: str) -> ConfigError:
+        return ConfigError(self.src, key, message)
+
+    def run(self, raw: Any) -> RunConfig:
+        src = self.src
+        if raw is None:
+            raise self.err("", "the file is empty")
+        doc = _mapping(raw, src, "")
+        _check_keys(doc, _TOP_KEYS, src, "")
+        for required in ("name", "grids"):
+            if required not in doc:
+                raise self.err(required, "missing (required)")
+        name = _string(doc["name"], src, "name")
+        if not all(c.isalnum() or c in "-_." for c in name):
+            raise self.err("name", f"{name!r} may only contain letters, digits, '-', '_' and '.'")
+        kwargs: dict[str, Any] = {"name": name, "source": src}
+        if doc.get("out") is not None:
+            kwargs["out"] = _string(doc["out"], src, "out")
+        if doc.get("workers") is not None:
+            kwargs["workers"] = _positive_int(doc["workers"], src, "workers")
+        if "executor" in doc:
+            kwargs["executor"] = _one_of(doc["executor"], EXECUTORS, src, "executor")
+        if "ray" in doc:
+            ray = _mapping(doc["ray"], src, "ray")
+            _check_keys(ray, ("address",), src, "ray")
+            kwargs["ray"] = RayConfig(address=_string(ray.get("address"), src, "ray.address", optional=True))
+        if "judge" in doc:
+            kwargs["judge"] = _one_of(doc["judge"], JUDGES, src, "judge")
+        if "judge_options" in doc:
+            kwargs["judge_options"] = _mapping(doc["judge_options"], src, "judge_options")
+        if "llm" in doc:
+            kwargs["llm"] = self.llm(doc["llm"])
+        if "symbolic" in doc:
+            kwargs["symbolic"] = _mapping(doc["symbolic"], src, "symbolic")
+        if doc.get("trial_timeout_s") is not None:
+            kwargs["trial_timeout_s"] = _number(doc["trial_timeout_s"], src, "trial_timeout_s", positive=True)
+        ablations = self.ablations(doc.get("ablations"))
+        kwargs["ablations"] = ablations
+        grids = _list(doc["grids"], src, "grids")
+        kwargs["grids"] = tuple(self.grid(g, f"grids[{i}]", ablations) for i, g in enumerate(grids))
+        return RunConfig(**kwargs)
+
+    def llm(self, raw: Any) -> LLMSettings:
+        src = self.src
+        d = _mapping(raw, src, "llm")
+        _check_keys(d, _LLM_KEYS, src, "llm")
+        kw: dict[str, Any] = {}
+        if "base_url" in d:
+            kw["base_url"] = _string(d["base_url"], src, "llm.base_url", optional=True)
+        if "api_key_env" in d:
+            kw["api_key_env"] = _string(d["api_key_env"], src, "llm.api_key_env")
+        if "temperature" in d:
+            kw["temperature"] = _number(d["temperature"], src, "llm.temperature", minimum=0.0)
+        if "timeout_s" in d:
+            kw["timeout_s"] = _number(d["timeout_s"], src, "llm.timeout_s", positive=True)
+        if "max_retries" in d:
+            kw["max_retries"] = _positive_int(d["max_retries"], src, "llm.max_retries", minimum=0)
+        if d.get("seed") is not None:
+            kw["seed"] = _positive_int(d["seed"], src, "llm.seed", minimum=0)
+        if "cache" in d:
+            cache = _mapping(d["cache"], src, "llm.cache")
+            _check_keys(cache, ("path", "mode"), src, "llm.cache")
+            if "path" in cache:
+                kw["cache_path"] = _string(cache["path"], src, "llm.cache.path", optional=True)
+            if "mode" in cache:
+                kw["cache_mode"] = _one_of(cache["mode"], CACHE_MODES, src, "llm.cache.mode")
+        return LLMSettings(**kw)
+
+    def ablations(self, raw: Any) -> dict[str, ProtocolConfig]:
+        src = self.src
+        d = _mapping(raw, src, "ablations")
+        out: dict[str, ProtocolConfig] = {}
+        for name, spec in d.items():
+            key = f"ablations.{name}"
+            if name in CONFIGURATIONS:
+                raise self.err(key, f"{name!r} is a preset configuration name; choose another name")
+            if not all(c.isalnum() or c in "-_." for c in name):
+                raise self.err(key, f"{name!r} may only contain letters, digits, '-', '_' and '.'")
+            body = _mapping(spec, src, key)
+            _check_keys(body, ("base",) + _PROTOCOL_KNOBS, src, key)
+            if "base" not in body:
+                raise self.err(_join(key, "base"), f"missing (required): one of {', '.join(CONFIGURATIONS)}")
+            base = _one_of(body.pop("base"), tuple(CONFIGURATIONS), src, _join(key, "base"))
+            try:
+                cfg = dataclasses.replace(CONFIGURATIONS[base], name=name, **body)
+            except (ValueError, TypeError) as exc:
+                raise self.err(key, str(exc)) from None
+            out[name] = cfg
+        return out
+
+    def grid(self, raw: Any, key: str, ablations: Mapping[str, ProtocolConfig]) -> GridConfig:
+        src = self.src
+        d = _mapping(raw, src, key)
+        _check_keys(d, _GRID_KEYS, src, key)
+        for required in ("model", "configurations", "tasks"):
+            if required not in d:
+                raise self.err(_join(key, required), "missing (required)")
+        model = _string(d["model"], src, _join(key, "model"))
+
+        known_cfgs = tuple(CONFIGURATIONS) + tuple(ablations)
+        raw_cfgs = d["configurations"]
+        if raw_cfgs == "all":
+            cfgs = list(CONFIGURATIONS)
+        else:
+            cfgs = _list(raw_cfgs, src, _join(key, "configurations"))
+            for i, c in enumerate(cfgs):
+                _one_of(c, known_cfgs, src, f"{key}.configurations[{i}]")
+            _unique(cfgs, src, _join(key, "configurations"))
+
+        tasks = self.tasks(d["tasks"], _join(key, "tasks"))
+
+        diffs = _list(d.get("difficulties", ["easy"]), src, _join(key, "difficulties"))
+        for i, v in enumerate(diffs):
+            _one_of(v, DIFFICULTIES, src, f"{key}.difficulties[{i}]")
+        _unique(diffs, src, _join(key, "difficulties"))
+
+        versions = _list(d.get("law_versions", ["v0"]), src, _join(key, "law_versions"))
+        for i, v in enumerate(versions):
+            _one_of(v, LAW_VERSIONS, src, f"{key}.law_versions[{i}]")
+        _unique(versions, src, _join(key, "law_versions"))
+
+        raw_noise = d.get("noise", [0.0])
+        if isinstance(raw_noise, (int, float)) and not isinstance(raw_noise, bool):
+            raw_noise = [raw_noise]
+        noise = [
+            _number(v, src, f"{key}.noise[{i}]", minimum=0.0)
+            for i, v in enumerate(_list(raw_noise, src, _join(key, "noise")))
+        ]
+        _unique(noise, src, _join(key, "noise"))
+        rollouts = _positive_int(d.get("rollouts", 1), src, _join(key, "rollouts"))
+        noise_seed = _positive_int(d.get("noise_seed", 0), src, _join(key, "noise_seed"), minimum=0)
+        return GridConfig(
+            model=model,
+            configurations=tuple(cfgs),
+            tasks=tuple(tasks),
+            difficulties=tuple(diffs),
+            law_versions=tuple(versions),
+            noise=tuple(noise),
+            rollouts=rollouts,
+            noise_seed=noise_seed,
+        )
+
+    def tasks(self, raw: Any, key: str) -> list[str]:
+        src = self.src
+        try:
+            known = _known_task_names()
+        except ImportError as exc:  # the task registry itself is broken: say so, with the key
+            raise self.err(key, f"cannot load the task registry ({exc})") from None
+        if raw == "all":
+            return list(known)
+        items = _list(raw, src, key)
+        out: list[str] = []
+        for i, t in enumerate(items):
+            k = f"{key}[{i}]"
+            t = _string(t, src, k)
+            if _is_task_path(t):
+                path = os.path.normpath(t)
+                if not Path(path).is_file():
+                    raise self.err(k, f"custom task file {t!r} does not exist (relative paths are taken from {os.getcwd()})")
+                try:
+                    _check_custom_task(path)
+                except (ValueError, OSError) as exc:
+                    raise self.err(k, f"bad custom task file {t!r}: {exc}") from None
+                out.append(path)
+            elif t in known:
+                out.append(t)
+            else:
+                raise self.err(k, f"{t!r} is not a known task (modules: {', '.join(known)}; or a path to a task .yaml)")
+        _unique(out, src, key)
+        return out

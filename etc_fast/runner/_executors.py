@@ -1,0 +1,329 @@
+"""Executors: run trial specs in parallel and yield their records as they finish.
+
+Both executors hand each trial to a :class:`TrialWorker` in another process; the worker builds the
+policy (``etc_fast.policies.create_policy``) and the judge (``etc_fast.evaluate.create_judge``), runs
+``etc_fast.protocol.run_trial`` and returns ``TrialRecord.to_dict()``. Whatever goes wrong inside a
+trial — an exception, the trial timeout, a worker process that dies — comes back as a record with
+status ``failed`` and the error text, so a run always goes on. Records are identical whichever
+executor ran them (apart from ``wall_s``).
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures as cf
+import contextlib
+import dataclasses
+import json
+import multiprocessing
+import os
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from etc_fast.protocol import TrialRecord, TrialSpec
+
+__all__ = ["TrialWorker", "TrialTimeout", "LocalExecutor", "RayExecutor", "create_executor", "failed_record"]
+
+
+class TrialTimeout(BaseException):
+    """Raised inside a worker when a trial runs past ``trial_timeout_s``.
+
+    A ``BaseException`` so that code guarding against policy errors with ``except Exception``
+    does not swallow it.
+    """
+
+
+def failed_record(spec: TrialSpec, error: str, *, wall_s: float = 0.0, detail: str | None = None) -> dict[str, Any]:
+    """The record of a trial that could not finish (status ``failed``)."""
+    event: dict[str, Any] = {"phase": "runner", "error": error}
+    if detail:
+        event["traceback"] = detail
+    return TrialRecord(spec=spec, status="failed", error=error, wall_s=wall_s, events=[event]).to_dict()
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`TrialTimeout` in this thread after ``seconds`` (main thread, POSIX only)."""
+    usable = (
+        seconds is not None
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+
+    def _expire(signum: int, frame: Any) -> None:
+        raise TrialTimeout(f"trial exceeded trial_timeout_s = {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, _expire)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+_JUDGES: dict[str, Any] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class TrialWorker:
+    """Runs one trial from a spec; picklable, shipped once to every worker process.
+
+    Attributes:
+        policy_options: Keyword arguments for ``create_policy`` per model name.
+        judge: Judge name for ``create_judge``.
+        judge_kwargs: Keyword arguments for ``create_judge``.
+        trial_timeout_s: Wall-clock limit per trial (``None`` = none).
+    """
+
+    policy_options: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    judge: str = "structural"
+    judge_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    trial_timeout_s: float | None = None
+
+    @classmethod
+    def from_config(cls, config: Any) -> TrialWorker:
+        """The worker for a :class:`etc_fast.runner.RunConfig`."""
+        return cls(
+            policy_options={m: config.policy_options(m) for m in config.models},
+            judge=config.judge,
+            judge_kwargs=config.judge_kwargs(),
+            trial_timeout_s=config.trial_timeout_s,
+        )
+
+    # -- building blocks (override in subclasses to plug in other trial logic) -----------------
+    def make_policy(self, model: str) -> Any:
+        from etc_fast.policies import create_policy
+
+        return create_policy(model, **dict(self.policy_options.get(model, {})))
+
+    def make_judge(self) -> Any:
+        key = json.dumps([self.judge, dict(self.judge_kwargs)], sort_keys=True, default=str)
+        if key not in _JUDGES:
+            from etc_fast.evaluate import create_judge
+
+            _JUDGES[key] = create_judge(self.judge, **dict(self.judge_kwargs))
+        return _JUDGES[key]
+
+    def run_trial(self, spec: TrialSpec) -> TrialRecord:
+        from etc_fast.protocol import run_trial
+
+        return run_trial(spec, self.make_policy(spec.model), judge=self.make_judge())
+
+    def preflight(self, models: Sequence[str]) -> None:
+        """Build each model's policy and the judge once, so configuration errors surface early."""
+        for model in models:
+            self.make_policy(model)
+        self.make_judge()
+
+    # -- the call a worker process makes -----------------------------------------------------
+    def __call__(self, spec_dict: Mapping[str, Any]) -> dict[str, Any]:
+        spec = TrialSpec.from_dict(dict(spec_dict))
+        t0 = time.perf_counter()
+        try:
+            with _deadline(self.trial_timeout_s):
+                record = self.run_trial(spec)
+            return record.to_dict()
+        except (Exception, TrialTimeout) as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            return failed_record(spec, error, wall_s=time.perf_counter() - t0, detail=traceback.format_exc())
+
+
+def _limit_threads(workers: int) -> None:
+    """Keep each worker's Numba thread pool to its share of the cores."""
+    try:
+        import numba
+
+        cores = os.cpu_count() or 1
+        numba.set_num_threads(max(1, min(numba.config.NUMBA_NUM_THREADS, cores // max(1, workers))))
+    except Exception:  # noqa: BLE001 - numba missing or its thread layer unavailable: leave the default
+        pass
+
+
+# ----------------------------------------------------------------------------------------
+# Local process pool
+# ----------------------------------------------------------------------------------------
+_WORKER: TrialWorker | None = None
+_PRELOAD = ("numpy", "etc_fast.protocol", "etc_fast.runner._executors")
+
+
+def _pool_init(worker: TrialWorker, workers: int) -> None:
+    global _WORKER
+    _WORKER = worker
+    _limit_threads(workers)
+
+
+def _pool_entry(spec_dict: dict[str, Any]) -> dict[str, Any]:
+    assert _WORKER is not None, "worker process was not initialized"
+    return _WORKER(spec_dict)
+
+
+class LocalExecutor:
+    """A ``concurrent.futures.ProcessPoolExecutor`` (forkserver on Linux, spawn elsewhere).
+
+    At most ``workers`` trials are in flight. When a worker process dies, the trials that were in
+    flight are re-run one at a time in a fresh pool; one that kills its worker again is recorded
+    as failed.
+
+    Args:
+        workers: Worker processes.
+        start_method: ``forkserver`` or ``spawn`` (default: forkserver where available).
+    """
+
+    name = "local"
+
+    def __init__(self, workers: int, *, start_method: str | None = None) -> None:
+        self.workers = max(1, int(workers))
+        if start_method is None:
+            start_method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+        if start_method not in ("forkserver", "spawn"):
+            raise ValueError(f"start_method must be 'forkserver' or 'spawn', got {start_method!r}")
+        self.start_method = start_method
+
+    def _pool(self, worker: TrialWorker) -> cf.ProcessPoolExecutor:
+        ctx = multiprocessing.get_context(self.start_method)
+        if self.start_method == "forkserver":
+            # Workers fork from a server that has the trial machinery imported already, so a pool
+            # (and its replacement after a crash) starts in milliseconds instead of seconds.
+            ctx.set_forkserver_preload(list(_PRELOAD))
+        return cf.ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=ctx,
+            initializer=_pool_init,
+            initargs=(worker, self.workers),
+        )
+
+    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Iterator[tuple[TrialSpec, dict[str, Any]]]:
+        """Yield ``(spec, record_dict)`` for every spec, in completion order."""
+        pending = collections.deque(specs)
+        suspects: collections.deque[TrialSpec] = collections.deque()
+        inflight: dict[cf.Future, tuple[TrialSpec, bool, float]] = {}
+        pool = self._pool(worker)
+        try:
+            while pending or suspects or inflight:
+                if suspects:
+                    if not inflight:
+                        spec = suspects.popleft()
+                        inflight[pool.submit(_pool_entry, spec.to_dict())] = (spec, True, time.perf_counter())
+                else:
+                    while pending and len(inflight) < self.workers:
+                        spec = pending.popleft()
+                        inflight[pool.submit(_pool_entry, spec.to_dict())] = (spec, False, time.perf_counter())
+                done, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
+                broken = False
+                for fut in done:
+                    spec, isolated, t0 = inflight.pop(fut)
+                    try:
+                        yield spec, fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        if isolated:
+                            yield spec, failed_record(
+                                spec, "worker process died while running this trial", wall_s=time.perf_counter() - t0
+                            )
+                        else:
+                            suspects.append(spec)
+                    except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be unpickled
+                        yield spec, failed_record(spec, f"{type(exc).__name__}: {exc}", wall_s=time.perf_counter() - t0)
+                if broken:
+                    for fut, (spec, _, _) in inflight.items():
+                        fut.cancel()
+                        suspects.append(spec)
+                    inflight.clear()
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    pool = self._pool(worker)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+# ----------------------------------------------------------------------------------------
+# Ray
+# ----------------------------------------------------------------------------------------
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError(
+            "executor 'ray' needs the ray package (pip install 'etc-fast[ray]' or pip install ray)"
+        ) from None
+    return ray
+
+
+_RAY_THREADS_SET = False
+
+
+def _ray_entry(worker: TrialWorker, spec_dict: dict[str, Any]) -> dict[str, Any]:
+    global _RAY_THREADS_SET
+    if not _RAY_THREADS_SET:
+        _limit_threads(os.cpu_count() or 1)
+        _RAY_THREADS_SET = True
+    return worker(spec_dict)
+
+
+class RayExecutor:
+    """Ray tasks (one CPU each) on an existing cluster (``address``) or a local Ray instance.
+
+    Args:
+        workers: CPUs of the local instance (ignored with ``address``).
+        address: Existing cluster address; ``None`` starts (and afterwards stops) a local one.
+    """
+
+    name = "ray"
+
+    def __init__(self, workers: int, *, address: str | None = None) -> None:
+        self.workers = max(1, int(workers))
+        self.address = address
+
+    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Iterator[tuple[TrialSpec, dict[str, Any]]]:
+        """Yield ``(spec, record_dict)`` for every spec, in completion order."""
+        ray = _import_ray()
+        started = False
+        if not ray.is_initialized():
+            common = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+            if self.address:
+                ray.init(address=self.address, **common)
+            else:
+                root = str(Path(__file__).resolve().parents[2])
+                path = os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+                ray.init(num_cpus=self.workers, runtime_env={"env_vars": {"PYTHONPATH": path}}, **common)
+            started = True
+        remote = ray.remote(num_cpus=1, max_retries=1)(_ray_entry)
+        pending: dict[Any, TrialSpec] = {}
+        try:
+            worker_ref = ray.put(worker)
+            for spec in specs:
+                pending[remote.remote(worker_ref, spec.to_dict())] = spec
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1)
+                for ref in done:
+                    spec = pending.pop(ref)
+                    try:
+                        yield spec, ray.get(ref)
+                    except Exception as exc:  # noqa: BLE001 - a task error or a dead worker
+                        yield spec, failed_record(spec, f"{type(exc).__name__}: {exc}")
+        finally:
+            for ref in pending:
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=True)
+            if started:
+                ray.shutdown()
+
+
+def create_executor(name: str, workers: int, *, ray_address: str | None = None) -> LocalExecutor | RayExecutor:
+    """``local`` or ``ray`` executor."""
+    if name == "local":
+        return LocalExecutor(workers)
+    if name == "ray":
+        _import_ray()
+        return RayExecutor(workers, address=ray_address)
+    raise ValueError(f"executor must be 'local' or 'ray', got {name!r}")
+

@@ -1,0 +1,68 @@
+"""Grid expansion: a run configuration -> the ordered list of trial specs."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from etc_fast.protocol import TrialSpec
+from etc_fast.runner._config import RunConfig, _is_task_path
+
+__all__ = ["expand_grid", "describe_grid"]
+
+
+def expand_grid(config: RunConfig) -> list[TrialSpec]:
+    """Every trial of ``config``, deduplicated, in a fixed order.
+
+    Order: grids as listed; within a grid task, difficulty, law version, noise, configuration,
+    rollout (so the trials of one cell are adjacent). A spec that appears in two grids is kept
+    once, at its first position. Custom tasks (YAML paths) have one law: they are expanded once
+    with the default difficulty and law version.
+
+    Args:
+        config: A validated run configuration.
+
+    Returns:
+        The trial specs.
+    """
+    specs: dict[str, TrialSpec] = {}
+    for grid in config.grids:
+        for task in grid.tasks:
+            custom = _is_task_path(task)
+            diffs = ("easy",) if custom else grid.difficulties
+            versions = ("v0",) if custom else grid.law_versions
+            for diff in diffs:
+                for version in versions:
+                    for noise in grid.noise:
+                        for cfg_name in grid.configurations:
+                            cfg = config.configuration(cfg_name)
+                            for rollout in range(grid.rollouts):
+                                spec = TrialSpec(
+                                    model=grid.model,
+                                    config=cfg,
+                                    task=task,
+                                    difficulty=diff,
+                                    law_version=version,
+                                    noise=float(noise),
+                                    rollout=rollout,
+                                    noise_seed=grid.noise_seed,
+                                )
+                                specs.setdefault(spec.trial_id, spec)
+    return list(specs.values())
+
+
+def describe_grid(specs: list[TrialSpec]) -> str:
+    """A short human-readable summary of a trial list (counts per model/difficulty/configuration)."""
+    lines = [f"{len(specs)} trials"]
+    by_cell = Counter((s.model, s.difficulty, s.law_version, s.noise) for s in specs)
+    for (model, diff, version, noise), n in by_cell.items():
+        cell = [s for s in specs if (s.model, s.difficulty, s.law_version, s.noise) == (model, diff, version, noise)]
+        cfgs = list(dict.fromkeys(s.config.name for s in cell))
+        tasks = list(dict.fromkeys(s.task for s in cell))
+        rollouts = sorted({s.rollout for s in cell})
+        lines.append(
+            f"  {model} / {diff} / {version} / noise {noise:g}: {n} trials = "
+            f"{len(cfgs)} configurations x {len(tasks)} tasks x {len(rollouts)} rollouts"
+        )
+        lines.append(f"    configurations: {', '.join(cfgs)}")
+        lines.append(f"    tasks: {', '.join(tasks)}")
+    return "\n".join(lines)

@@ -1,0 +1,69 @@
+"""The results-table schema: one row per trial, columns = ``etc_fast.protocol.SUMMARY_COLUMNS``."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import polars as pl
+
+from etc_fast.protocol import SUMMARY_COLUMNS
+
+__all__ = ["TRIALS_SCHEMA", "trials_frame"]
+
+_STRING = ("trial_id", "model", "configuration", "family", "acquisition", "task", "difficulty", "law_version",
+           "error", "judge", "judge_reason", "status")
+_BOOL = ("interpreter", "valid", "complete", "q_0_01", "q_0_1", "q_1", "credited")
+_INT = ("rollout", "measurements", "n_finite_target", "n_finite_pred", "sign_disagreements", "prompt_tokens",
+        "completion_tokens", "llm_calls")
+_FLOAT = ("noise", "rmsle", "wall_s")
+
+
+def _dtype(col: str) -> pl.DataType:
+    if col in _STRING:
+        return pl.String()
+    if col in _BOOL:
+        return pl.Boolean()
+    if col in _INT:
+        return pl.Int64()
+    if col in _FLOAT:
+        return pl.Float64()
+    raise KeyError(f"results column {col!r} has no declared type")
+
+
+#: Polars schema of ``trials.parquet`` (column order = ``SUMMARY_COLUMNS``). ``rmsle`` keeps NaN/inf
+#: as stored (a null means the submission was never scored).
+TRIALS_SCHEMA: pl.Schema = pl.Schema({col: _dtype(col) for col in SUMMARY_COLUMNS})
+
+
+def _cell(col: str, v: Any) -> Any:
+    if v is None:
+        return None
+    if col in _FLOAT:
+        return float(v) if not isinstance(v, str) else float(v)  # "nan"/"inf" strings from to_jsonable
+    if col in _INT:
+        return int(v)
+    if col in _BOOL:
+        return bool(v)
+    return str(v)
+
+
+def trials_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
+    """Build the typed results table from summary rows (dicts keyed by ``SUMMARY_COLUMNS``).
+
+    Raises:
+        ValueError: A row lacks a column.
+    """
+    data: dict[str, list[Any]] = {col: [] for col in SUMMARY_COLUMNS}
+    for i, row in enumerate(rows):
+        missing = [c for c in SUMMARY_COLUMNS if c not in row]
+        if missing:
+            raise ValueError(f"results row {i} lacks columns {missing}")
+        for col in SUMMARY_COLUMNS:
+            data[col].append(_cell(col, row[col]))
+    return pl.DataFrame(data, schema=TRIALS_SCHEMA)
+
+
+def is_finite(v: float | None) -> bool:
+    return v is not None and math.isfinite(v)

@@ -1,0 +1,78 @@
+"""``run_code``: the analysis interpreter, with observations preloaded, in the sandbox."""
+
+from __future__ import annotations
+
+import dataclasses
+import keyword
+from collections.abc import Mapping
+
+from etc_fast.sandbox._limits import SandboxLimits
+from etc_fast.sandbox._supervisor import encode_data, run_job
+
+CODE_IMPORTS: tuple[str, ...] = (
+    "math", "cmath", "numpy", "scipy", "sympy", "statistics", "itertools", "functools", "collections",
+    "fractions", "decimal", "random", "json", "re", "string", "operator", "heapq", "bisect", "typing",
+    "dataclasses", "warnings", "time", "datetime", "textwrap", "pprint", "copy", "numbers",
+)
+PRELOAD: tuple[str, ...] = (
+    "scipy", "scipy.optimize", "scipy.stats", "scipy.special", "scipy.integrate", "scipy.linalg",
+    "scipy.interpolate",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class CodeRun:
+    """Outcome of one interpreter call.
+
+    Attributes:
+        ok: The code ran to the end.
+        error: Exception type and message, or the limit that stopped it, else ``None``.
+        stdout: Captured stdout (at most ``output_bytes`` bytes); stderr follows it when the run failed.
+        truncated: Output was cut at the cap.
+        wall_s: Seconds the sandboxed run took.
+    """
+
+    ok: bool
+    error: str | None
+    stdout: str
+    truncated: bool
+    wall_s: float = 0.0
+
+
+def run_code(code: str, data: Mapping[str, object] | None = None, *, limits: SandboxLimits | None = None) -> CodeRun:
+    """Execute model-written Python in the sandbox with ``data`` preloaded as variables.
+
+    ``np``/``numpy`` and ``math`` are predefined; imports are limited to :data:`CODE_IMPORTS`
+    (``scipy.optimize``, ``scipy.stats`` and a few other SciPy modules are loaded before the code runs).
+
+    Args:
+        code: Python source.
+        data: Variable name -> numbers, strings, (nested) lists/dicts or numeric NumPy arrays.
+        limits: Sandbox limits (defaults to :class:`SandboxLimits()`).
+
+    Raises:
+        TypeError / ValueError: when ``code`` or ``data`` themselves are malformed.
+    """
+    if not isinstance(code, str):
+        raise TypeError(f"run_code: code must be a string, got {type(code).__name__}")
+    data = dict(data or {})
+    for name in data:
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise ValueError(f"run_code: data key {name!r} is not a valid Python variable name")
+    limits = limits or SandboxLimits()
+    job = {
+        "kind": "code",
+        "code": code,
+        "data": encode_data(data),
+        "allowed_imports": list(CODE_IMPORTS),
+        "preload": list(PRELOAD),
+    }
+    run = run_job(job, limits)
+    if not run.ok:
+        out = run.stdout + (("\n" + run.stderr) if run.stderr else "")
+        return CodeRun(False, run.error, out, run.truncated, run.wall_s)
+    reply = run.reply
+    if not reply.get("ok"):
+        out = run.stdout + (("\n" + run.stderr) if run.stderr else "")
+        return CodeRun(False, str(reply.get("error") or "failed without a reason"), out, run.truncated, run.wall_s)
+    return CodeRun(True, None, run.stdout, run.truncated, run.wall_s)

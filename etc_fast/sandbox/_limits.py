@@ -1,0 +1,42 @@
+"""Resource limits of one sandboxed run."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+
+@dataclasses.dataclass(frozen=True)
+class SandboxLimits:
+    """Limits applied to one sandboxed run.
+
+    Attributes:
+        wall_s: Wall-clock seconds before the whole process group is killed.
+        cpu_s: CPU seconds of the worker (RLIMIT_CPU; rounded up to whole seconds).
+        memory_mb: Address-space limit of the worker in MiB (RLIMIT_AS).
+        output_bytes: Bytes of stdout (and, separately, stderr) kept; the run is killed once its
+            output passes ``max(16 * output_bytes, 1 MiB)``.
+    """
+
+    wall_s: float = 20.0
+    cpu_s: float = 15.0
+    memory_mb: int = 1024
+    output_bytes: int = 65536
+
+    def __post_init__(self) -> None:
+        for name in ("wall_s", "cpu_s"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v <= 0:
+                raise ValueError(f"SandboxLimits.{name} must be a finite positive number, got {v!r}")
+        for name in ("memory_mb", "output_bytes"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+                raise ValueError(f"SandboxLimits.{name} must be a positive integer, got {v!r}")
+
+    @property
+    def kill_output_bytes(self) -> int:
+        """Total output after which the run is killed."""
+        return max(16 * self.output_bytes, 1 << 20)
+
+    def to_job(self) -> dict:
+        return {"wall_s": float(self.wall_s), "cpu_s": float(self.cpu_s), "memory_mb": int(self.memory_mb)}

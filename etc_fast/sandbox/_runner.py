@@ -1,0 +1,590 @@
+"""Child side of the sandbox: started as ``python -I _runner.py RESULT_FD`` by :mod:`._supervisor`.
+
+This file is self-contained (standard library at import time; NumPy/SciPy only inside the worker),
+because ``-I`` keeps the repository off ``sys.path``.
+
+Two processes run here:
+
+* the **runner** (this script's main process) never executes untrusted code. It forks the worker
+  first, then reads ``<token>\\n<job JSON>`` from stdin, forwards the job to the worker, collects the
+  worker's reply and exit status, and writes one frame ``<token>\\n<result JSON>`` to the dedicated
+  result pipe. Because the token only ever exists in this process, nothing the untrusted code prints
+  or writes can be taken for the harness's result.
+* the **worker** drops its copy of stdin and of the result pipe, imports NumPy (SciPy for
+  interpreter jobs), applies resource limits, disables process-spawning and signal primitives,
+  installs a seccomp filter (Linux x86-64) and an audit hook, and only then runs the untrusted code.
+
+What the worker refuses (audit hook unless noted; every refusal raises ``PermissionError``):
+
+* processes: ``os.system``, ``os.exec*``, ``os.spawn*``, ``os.posix_spawn*``, ``os.fork``,
+  ``os.forkpty``, ``pty.spawn``, ``subprocess.Popen``; ``_posixsubprocess.fork_exec`` is replaced;
+  seccomp: fork/vfork/clone/clone3/execve/execveat (threads cannot be started either);
+* signals to anything: ``os.kill``, ``os.killpg``, ``signal.pthread_kill``,
+  ``signal.pidfd_send_signal``/``os.pidfd_open`` (replaced); seccomp: kill/tkill/tgkill/sigqueue,
+  pidfd_*; process-group escapes (setsid/setpgid) and ptrace/process_vm_*;
+* network: every ``socket.*`` event and the urllib/http/ftp/smtp/... connect events; seccomp:
+  socket/socketpair/connect/bind/listen/accept;
+* files: opening anything for writing outside the working directory (a fresh temp dir); opening for
+  reading anything outside the working directory and the Python installation (stdlib,
+  lib-dynload, site-packages), so ``/etc/passwd`` or the repository are refused; listing
+  directories outside those places; remove/rename/mkdir/rmdir/chmod/chown/utime/truncate/chdir and
+  ``shutil`` operations outside the working directory; links and symlinks anywhere; file size is
+  capped by RLIMIT_FSIZE;
+* native code and introspection: every ``ctypes.*`` event, fresh imports of ``ctypes``,
+  ``_ctypes``, ``cffi``, ``mmap``, ``_posixsubprocess``, ``multiprocessing``, ``socket``, ``ssl``,
+  ``pty``, ``subprocess`` and a few more; ``mmap.*``; ``gc.get_objects/get_referrers/get_referents``;
+  ``sys._current_frames``, ``sys.settrace``, ``sys.setprofile``, ``sys.addaudithook``;
+  ``resource.setrlimit``/``prlimit`` (limits cannot be raised, even as root).
+
+``sys._getframe`` stays allowed: the standard library calls it while lazily importing modules
+(``collections.namedtuple``), and the worker holds no secret a frame could reveal.
+
+Limits: RLIMIT_CPU (soft = limit, hard = limit + 1 s), RLIMIT_AS, RLIMIT_FSIZE, RLIMIT_CORE = 0,
+RLIMIT_NPROC = 0 (effective for non-root users); the worker dies with its runner
+(``PR_SET_PDEATHSIG``). Wall-clock time and output size are enforced by the supervisor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+
+_MAX_JOB = 256 * 1024 * 1024
+_MAX_REPLY = 128 * 1024 * 1024
+_ADDRESS_SPACE_FLOOR_MB = 64
+
+
+def _read_all(fd: int, cap: int) -> bytes | None:
+    chunks, total = [], 0
+    while True:
+        try:
+            b = os.read(fd, 1 << 16)
+        except InterruptedError:  # pragma: no cover - PEP 475 retries
+            continue
+        if not b:
+            return b"".join(chunks)
+        total += len(b)
+        if total > cap:
+            return None
+        chunks.append(b)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+# ------------------------------------------------------------------------------------------------
+# runner (trusted, never runs submitted code)
+# ------------------------------------------------------------------------------------------------
+def _describe_exit(status: int, cpu_used: float, limits: dict) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:  # pragma: no cover
+            name = f"signal {sig}"
+        cpu_limit = float(limits["cpu_s"])
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_used >= cpu_limit - 0.05):
+            return f"CPU time limit {cpu_limit:g} s exceeded"
+        if sig == signal.SIGXFSZ:
+            return "file size limit exceeded"
+        if sig == signal.SIGSEGV:
+            return "crashed with SIGSEGV (segmentation fault)"
+        return f"killed by {name} before returning results"
+    code = os.WEXITSTATUS(status)
+    return f"exited with code {code} before returning results"
+
+
+def _runner_main() -> None:
+    result_fd = int(sys.argv[1])
+    job_r, job_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # worker
+        os.close(job_w)
+        os.close(rep_r)
+        os.close(result_fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        code = 0
+        try:
+            _worker_main(job_r, rep_w)
+        except BaseException:  # the worker's own failure; the runner reports the exit code
+            code = 70
+            try:
+                import traceback
+
+                traceback.print_exc()
+                sys.stderr.flush()
+            except BaseException:
+                pass
+        os._exit(code)
+
+    os.close(job_r)
+    os.close(rep_w)
+    data = _read_all(0, _MAX_JOB) or b""
+    token, _, job_bytes = data.partition(b"\n")
+    try:
+        limits = json.loads(job_bytes)["limits"]
+    except Exception:
+        limits = {"cpu_s": float("inf")}
+    try:
+        _write_all(job_w, job_bytes)
+    except OSError:
+        pass
+    os.close(job_w)
+    reply_bytes = _read_all(rep_r, _MAX_REPLY)
+    if reply_bytes is None:
+        os.kill(pid, signal.SIGKILL)
+    os.close(rep_r)
+    _, status, usage = os.wait4(pid, 0)
+    cpu_used = usage.ru_utime + usage.ru_stime
+    result: dict = {"ok": False, "error": None, "reply": None, "cpu_s": cpu_used}
+    if reply_bytes is None:
+        result["error"] = "returned more than the allowed result size"
+    elif not reply_bytes:
+        result["error"] = _describe_exit(status, cpu_used, limits)
+    else:
+        try:
+            reply = json.loads(reply_bytes)
+            if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
+                raise ValueError("reply is not an object with a boolean 'ok'")
+        except Exception:
+            result["error"] = "returned a malformed result (the result channel was written to)"
+        else:
+            result["ok"] = True
+            result["reply"] = reply
+    _write_all(result_fd, token + b"\n" + json.dumps(result).encode())
+    os.close(result_fd)
+
+
+# ------------------------------------------------------------------------------------------------
+# worker (runs submitted code after locking itself down)
+# ------------------------------------------------------------------------------------------------
+_DENIED_EVENTS = frozenset(
+    {
+        "os.system", "os.exec", "os.spawn", "os.posix_spawn", "os.fork", "os.forkpty", "pty.spawn",
+        "subprocess.Popen", "os.kill", "os.killpg", "signal.pthread_kill", "os.startfile",
+        "os.add_dll_directory", "os.link", "os.symlink", "os.setxattr", "os.removexattr",
+        "gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys._current_frames",
+        "sys._current_exceptions", "sys.settrace", "sys.setprofile", "sys.addaudithook",
+        "sys.remote_exec", "resource.setrlimit", "resource.prlimit", "webbrowser.open",
+        "urllib.Request", "http.client.connect", "http.client.send", "ftplib.connect",
+        "smtplib.connect", "imaplib.open", "poplib.connect", "nntplib.connect", "telnetlib.Telnet.open",
+        "fcntl.ioctl", "os.chroot",
+    }
+)
+_DENIED_PREFIXES = ("socket.", "ctypes.", "_ctypes.", "mmap.", "winreg.", "msvcrt.", "_winapi.")
+_DENIED_MODULES = frozenset(
+    {
+        "ctypes", "_ctypes", "cffi", "_cffi_backend", "mmap", "_posixsubprocess", "multiprocessing",
+        "_multiprocessing", "socket", "_socket", "ssl", "_ssl", "pty", "subprocess", "asyncio",
+        "selectors", "select", "_posixshmem", "fcntl", "termios", "resource", "faulthandler",
+    }
+)
+# events whose listed argument positions are paths that must lie inside the working directory
+_WRITE_PATH_EVENTS = {
+    "os.remove": (0,), "os.rename": (0, 1), "os.rmdir": (0,), "os.mkdir": (0,), "os.chmod": (0,),
+    "os.chown": (0,), "os.utime": (0,), "os.truncate": (0,), "os.chdir": (0,), "os.chflags": (0,),
+    "os.lchflags": (0,), "os.lchmod": (0,), "os.lchown": (0,), "os.mkfifo": (0,), "os.mknod": (0,),
+    "shutil.copyfile": (1,), "shutil.copymode": (1,), "shutil.copystat": (1,), "shutil.copytree": (1,),
+    "shutil.rmtree": (0,), "shutil.move": (0, 1), "shutil.chown": (0,), "shutil.make_archive": (0,),
+    "shutil.unpack_archive": (1,),
+}
+_DIR_FD_EVENTS = {"os.remove": 1, "os.rename": 2, "os.rmdir": 1, "os.mkdir": 2, "os.chmod": 2, "os.chown": 3,
+                  "os.utime": 4, "os.mkfifo": 2, "os.mknod": 3, "shutil.rmtree": 1}
+_READ_PATH_EVENTS = {"os.listdir": 0, "os.scandir": 0, "os.listxattr": 0, "os.getxattr": 0,
+                     "shutil.copyfile": 0, "shutil.copytree": 0, "shutil.unpack_archive": 0}
+
+
+def _make_hook(workdir: str, read_roots: tuple):
+    """Build the audit hook. Every helper it uses is bound here, so patching modules later changes nothing."""
+    import posix
+
+    _lstat, _readlink, _getcwd, _fspath = posix.lstat, posix.readlink, posix.getcwd, posix.fspath
+    _isinstance, _int, _str, _bytes, _len, _tuple = isinstance, int, str, bytes, len, tuple
+    _perm = PermissionError
+    denied_events, denied_prefixes, denied_modules = _DENIED_EVENTS, _DENIED_PREFIXES, _DENIED_MODULES
+    write_events, dirfd_events, read_events = dict(_WRITE_PATH_EVENTS), dict(_DIR_FD_EVENTS), dict(_READ_PATH_EVENTS)
+    flags_write = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    wd = workdir.rstrip("/") or "/"
+    roots = _tuple(r.rstrip("/") for r in read_roots)
+
+    def normalize(parts_text):
+        out = []
+        for part in parts_text.split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if out:
+                    out.pop()
+                continue
+            out.append(part)
+        return out
+
+    def resolve(path):
+        """Absolute, symlink-free form of ``path`` (missing tails kept lexically)."""
+        if _isinstance(path, _bytes):
+            path = path.decode("utf-8", "surrogateescape")
+        if not _isinstance(path, _str):
+            path = _fspath(path)
+            if _isinstance(path, _bytes):
+                path = path.decode("utf-8", "surrogateescape")
+        if not path.startswith("/"):
+            path = _getcwd() + "/" + path
+        pending = normalize(path)
+        done = []
+        hops = 0
+        while pending:
+            part = pending.pop(0)
+            if part == "..":
+                if done:
+                    done.pop()
+                continue
+            candidate = "/" + "/".join(done + [part])
+            try:
+                st = _lstat(candidate)
+                is_link = (st.st_mode & 0o170000) == 0o120000
+            except OSError:
+                is_link = False
+            if is_link:
+                hops += 1
+                if hops > 40:
+                    raise _perm("sandbox: too many symbolic links")
+                target = _readlink(candidate)
+                if target.startswith("/"):
+                    done = []
+                pending = normalize(target) + pending
+                continue
+            done.append(part)
+        return "/" + "/".join(done)
+
+    def inside(p, root):
+        return p == root or p.startswith(root + "/") or root == "/"
+
+    def check_write(path, event):
+        if _isinstance(path, _int):
+            return
+        p = resolve(path)
+        if not inside(p, wd):
+            raise _perm(f"sandbox: {event} outside the working directory is not allowed: {p}")
+
+    def check_read(path, event):
+        if path is None:
+            path = "."
+        if _isinstance(path, _int):
+            return
+        p = resolve(path)
+        if inside(p, wd):
+            return
+        for r in roots:
+            if inside(p, r):
+                return
+        if p in ("/dev/null", "/dev/urandom", "/dev/random"):
+            return
+        raise _perm(f"sandbox: {event} of {p} is not allowed (only the working directory and the Python installation)")
+
+    def hook(event, args):
+        if event in denied_events:
+            raise _perm(f"sandbox: {event} is not allowed")
+        for pre in denied_prefixes:
+            if event.startswith(pre):
+                raise _perm(f"sandbox: {event} is not allowed")
+        if event == "import":
+            name = args[0]
+            if _isinstance(name, _str) and name.split(".")[0] in denied_modules:
+                raise _perm(f"sandbox: importing {name} is not allowed")
+            return
+        if event == "open":
+            path = args[0]
+            mode = args[1] if _len(args) > 1 else None
+            flags = args[2] if _len(args) > 2 else 0
+            writing = False
+            if _isinstance(mode, _str) and any(c in mode for c in "wax+"):
+                writing = True
+            if _isinstance(flags, _int) and flags & flags_write:
+                writing = True
+            if writing:
+                check_write(path, "opening for writing")
+            else:
+                check_read(path, "opening")
+            return
+        if event in read_events:
+            i = read_events[event]
+            if _len(args) > i:
+                check_read(args[i], event)
+            if event not in write_events:
+                return
+        if event in write_events:
+            for i in write_events[event]:
+                if _len(args) > i and args[i] is not None:
+                    check_write(args[i], event)
+            j = dirfd_events.get(event)
+            if j is not None and _len(args) > j and args[j] is not None:
+                raise _perm(f"sandbox: {event} with dir_fd is not allowed")
+
+    return hook
+
+
+def _refuse(name):
+    def refused(*args, **kwargs):
+        raise PermissionError(f"sandbox: {name} is not allowed")
+
+    refused.__name__ = name.rsplit(".", 1)[-1]
+    return refused
+
+
+def _disable_primitives() -> None:
+    """Replace process/signal primitives that raise no audit event in Python 3.11."""
+    import _posixsubprocess
+    import posix
+
+    _posixsubprocess.fork_exec = _refuse("_posixsubprocess.fork_exec")
+    for mod in (os, posix):
+        for name in ("pidfd_open", "setsid", "setpgid", "setpgrp", "fork", "forkpty", "register_at_fork"):
+            if hasattr(mod, name):
+                setattr(mod, name, _refuse(f"os.{name}"))
+    for name in ("pidfd_send_signal", "pthread_kill", "sigqueue"):
+        for mod in (signal, sys.modules.get("_signal")):
+            if mod is not None and hasattr(mod, name):
+                setattr(mod, name, _refuse(f"signal.{name}"))
+    subprocess = sys.modules.get("subprocess")
+    if subprocess is not None and hasattr(subprocess, "_fork_exec"):
+        subprocess._fork_exec = _refuse("_posixsubprocess.fork_exec")
+
+
+# x86-64 syscall numbers refused by the seccomp filter
+_SECCOMP_DENY = {
+    56: 1, 57: 1, 58: 1, 59: 1, 322: 1,  # clone fork vfork execve execveat
+    435: 38,  # clone3 -> ENOSYS
+    62: 1, 200: 1, 234: 1, 129: 1, 297: 1,  # kill tkill tgkill rt_sigqueueinfo rt_tgsigqueueinfo
+    424: 1, 434: 1, 438: 1,  # pidfd_send_signal pidfd_open pidfd_getfd
+    101: 1, 310: 1, 311: 1,  # ptrace process_vm_readv/writev
+    41: 1, 53: 1, 42: 1, 49: 1, 50: 1, 43: 1, 288: 1,  # socket socketpair connect bind listen accept accept4
+    112: 1, 109: 1, 272: 1, 308: 1, 165: 1, 166: 1, 161: 1, 155: 1,  # setsid setpgid unshare setns mount umount2 chroot pivot_root
+    425: 1, 426: 1, 427: 1, 321: 1, 298: 1, 248: 1, 249: 1, 250: 1, 323: 1,  # io_uring_* bpf perf add_key request_key keyctl userfaultfd
+    88: 1, 266: 1, 86: 1, 265: 1, 133: 1, 259: 1,  # symlink symlinkat link linkat mknod mknodat
+}
+
+
+def _install_seccomp(ctypes) -> bool:
+    """Install the seccomp filter on Linux x86-64; returns whether it is active."""
+    import platform
+    import struct
+
+    if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, errno_ret = 0x7FFF0000, 0x00050000
+    ins = [(ld, 0, 0, 4), (jeq, 1, 0, 0xC000003E), (ret, 0, 0, errno_ret | 1), (ld, 0, 0, 0),
+           (jge, 0, 1, 0x40000000), (ret, 0, 0, errno_ret | 1)]
+    for nr, err in sorted(_SECCOMP_DENY.items()):
+        ins += [(jeq, 0, 1, nr), (ret, 0, 0, errno_ret | err)]
+    ins.append((ret, 0, 0, allow))
+    buf = b"".join(struct.pack("<HBBI", *i) for i in ins)
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+    if libc.prctl(38, 1, None, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        return False
+    prog = Prog(len(ins), buf)
+    return libc.prctl(22, 2, ctypes.cast(ctypes.pointer(prog), ctypes.c_void_p), 0, 0) == 0  # PR_SET_SECCOMP, FILTER
+
+
+def _set_limits(limits: dict) -> None:
+    import resource
+
+    cpu = max(1, int(-(-float(limits["cpu_s"]) // 1)))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    mem = max(_ADDRESS_SPACE_FLOOR_MB, int(limits["memory_mb"])) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+    fsize = int(limits.get("file_bytes", 64 * 1024 * 1024))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    try:
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+    except (ValueError, OSError):  # pragma: no cover
+        pass
+
+
+def _read_roots() -> tuple:
+    import sysconfig
+
+    roots = set()
+    paths = sysconfig.get_paths()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        if paths.get(key):
+            roots.add(os.path.realpath(paths[key]))
+    for mod in ("os", "numpy", "scipy", "sympy"):
+        m = sys.modules.get(mod)
+        f = getattr(m, "__file__", None)
+        if f:
+            d = os.path.dirname(os.path.realpath(f))
+            roots.add(d if mod == "os" else os.path.dirname(d))
+    for p in sys.path:
+        if p and os.path.isdir(p) and not os.path.exists(os.path.join(p, "etc_fast")):
+            roots.add(os.path.realpath(p))
+    return tuple(sorted(roots))
+
+
+def _decode(obj):
+    import base64
+
+    import numpy as np
+
+    if isinstance(obj, dict):
+        if set(obj) == {"__ndarray__", "dtype", "shape"}:
+            raw = base64.b64decode(obj["__ndarray__"])
+            return np.frombuffer(raw, dtype=np.dtype(obj["dtype"])).reshape(obj["shape"]).copy()
+        return {k: _decode(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_decode(v) for v in obj]
+    return obj
+
+
+def _guarded_builtins(allowed: frozenset) -> dict:
+    import builtins
+
+    real_import = builtins.__import__
+    allowed_text = ", ".join(sorted(allowed))
+
+    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        top = name.split(".")[0]
+        if level != 0 or top not in allowed:
+            raise ImportError(f"import of {name!r} is not allowed here (allowed: {allowed_text})")
+        return real_import(name, globals, locals, fromlist, level)
+
+    b = dict(builtins.__dict__)
+    b["__import__"] = guarded_import
+    return b
+
+
+def _describe_exc(exc: BaseException, limits: dict) -> str:
+    if isinstance(exc, MemoryError):
+        return f"memory limit {int(limits['memory_mb'])} MB exceeded (MemoryError)"
+    text = str(exc)
+    if len(text) > 500:
+        text = text[:500] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _run_law(job: dict, allowed: frozenset) -> dict:
+    import math
+
+    import numpy as np
+
+    limits = job["limits"]
+    X = _decode(job["X"])
+    names = job["arg_names"]
+    ns = {"__builtins__": _guarded_builtins(allowed), "__name__": "submission", "math": math, "np": np}
+    local_vars: dict = {}
+    try:
+        exec(compile(job["source"], "<discovered_law>", "exec"), ns, local_vars)
+    except BaseException as exc:
+        return {"ok": False, "error": f"could not execute the submission: {_describe_exc(exc, limits)}"}
+    fn = local_vars.get("discovered_law")
+    if not callable(fn):
+        return {"ok": False, "error": "the submission does not define a callable discovered_law"}
+    n = X.shape[0]
+    out = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        row = X[i]
+        args = [row[k] for k in range(row.shape[0])]  # numpy float64 scalars, signature order
+        try:
+            value = fn(*args)
+        except BaseException as exc:
+            where = ", ".join(f"{a}={float(v)!r}" for a, v in zip(names, args))
+            return {"ok": False, "error": f"{_describe_exc(exc, limits)} at point {i} ({where})"}
+        try:
+            if isinstance(value, (str, bytes, bytearray)):
+                raise TypeError(f"returned a string {value[:40]!r}")
+            if isinstance(value, (complex, np.complexfloating)):
+                raise TypeError(f"returned a complex number {value!r}")
+            if isinstance(value, np.ndarray):
+                if value.dtype.kind == "c":
+                    raise TypeError(f"returned a complex array {value!r}")
+                if value.size != 1:
+                    raise TypeError(f"returned an array of shape {value.shape}, expected a number")
+                value = value.reshape(()).item()
+            out[i] = float(value)
+        except BaseException as exc:
+            text = str(exc)[:200]
+            return {"ok": False, "error": f"non-numeric return value at point {i}: {type(exc).__name__}: {text}"}
+    import base64
+
+    return {"ok": True, "error": None, "values": base64.b64encode(out.tobytes()).decode("ascii"), "n": n}
+
+
+def _run_code(job: dict, allowed: frozenset) -> dict:
+    import math
+
+    import numpy as np
+
+    limits = job["limits"]
+    ns = {"__builtins__": _guarded_builtins(allowed), "__name__": "__main__", "np": np, "numpy": np, "math": math}
+    ns.update(_decode(job["data"]))
+    try:
+        exec(compile(job["code"], "<analysis>", "exec"), ns)
+    except BaseException as exc:
+        return {"ok": False, "error": _describe_exc(exc, limits)}
+    return {"ok": True, "error": None}
+
+
+def _worker_main(job_r: int, rep_w: int) -> None:
+    raw = _read_all(job_r, _MAX_JOB)
+    os.close(job_r)
+    job = json.loads(raw)
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG: die with the runner
+    if os.getppid() == 1:  # runner already gone
+        os._exit(71)
+    import cmath  # noqa: F401
+    import math  # noqa: F401
+
+    import numpy  # noqa: F401
+
+    if job["kind"] == "code":
+        for name in job.get("preload", ()):
+            try:
+                __import__(name)
+            except Exception:
+                pass
+    allowed = frozenset(job["allowed_imports"])
+    roots = _read_roots()
+    workdir = os.getcwd()
+    _set_limits(job["limits"])
+    _disable_primitives()
+    seccomp = _install_seccomp(ctypes) if job.get("seccomp", True) else False
+    sys.addaudithook(_make_hook(workdir, roots))
+    del ctypes, libc
+    try:
+        if job["kind"] == "law":
+            reply = _run_law(job, allowed)
+        else:
+            reply = _run_code(job, allowed)
+    except BaseException as exc:
+        reply = {"ok": False, "error": f"harness failure: {_describe_exc(exc, job['limits'])}"}
+    reply["seccomp"] = bool(seccomp)
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+    _write_all(rep_w, json.dumps(reply).encode())
+    os.close(rep_w)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    _runner_main()

@@ -1,0 +1,242 @@
+"""Custom tasks from YAML files.
+
+A custom task file holds one hidden law over named, bounded inputs::
+
+    name: drag_force                 # registry name; letters, digits, "_", "-", "."
+    description: A wind tunnel measures the drag force on a sphere ...
+    output:
+      name: F
+      description: the drag force on the sphere
+    variables:                       # signature order
+      - name: v
+        description: air speed
+        scale: log                   # log | linear
+        low: 0.1
+        high: 100
+        key: air_speed               # optional: JSON key in experiment requests (default: name)
+        default: 1.0                 # optional: value of a missing key (default: the key is required)
+      - name: r
+        description: sphere radius
+        scale: linear
+        low: 0.01
+        high: 0.5
+    law: 0.47 * r**2 * v**2          # hypothesis language (etc_fast.expr), variables only
+    title: drag force                # optional (default: name)
+    noise_floor: 1.0e-9              # optional minimum noise sd (default 1e-9)
+
+Truth is the law compiled by :func:`etc_fast.expr.parse`, NaN where undefined. Every problem in a
+file is reported as one :class:`TaskError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from etc_fast.tasks._base import Task, Variable
+
+__all__ = ["TaskError", "load_custom_task", "CUSTOM"]
+
+#: Difficulty and law version of every custom task.
+CUSTOM = "custom"
+DEFAULT_NOISE_FLOOR = 1e-9
+
+_TOP_REQUIRED = ("name", "description", "output", "variables", "law")
+_TOP_OPTIONAL = ("title", "noise_floor")
+_OUTPUT_FIELDS = ("name", "description")
+_VAR_REQUIRED = ("name", "description", "scale", "low", "high")
+_VAR_OPTIONAL = ("key", "default")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+# Names the hypothesis language gives a meaning of its own; a variable may not take them.
+_RESERVED = frozenset(
+    {"pi", "e", "inf", "nan", "np", "numpy", "math", "sin", "cos", "tan", "asin", "acos", "atan", "exp", "log",
+     "sqrt", "abs", "degrees", "radians", "pow"}
+)
+
+
+class TaskError(ValueError):
+    """An unknown task name, difficulty or law version, or a bad custom task file."""
+
+
+class _Checker:
+    """Collects the file label so every error reads ``<file>: <field>: <problem>``."""
+
+    def __init__(self, label: str):
+        self.label = label
+
+    def fail(self, field: str | None, problem: str) -> TaskError:
+        where = f"{self.label}: {field}: " if field else f"{self.label}: "
+        return TaskError(where + problem)
+
+    def mapping(self, value: Any, field: str | None, required: tuple[str, ...], optional: tuple[str, ...]) -> Mapping:
+        if not isinstance(value, Mapping):
+            raise self.fail(field, f"must be a mapping, got {_describe(value)}")
+        prefix = f"{field}." if field else ""
+        allowed = required + optional
+        for k in value:
+            if k not in allowed:
+                raise self.fail(f"{prefix}{k}", f"unknown field (allowed: {', '.join(allowed)})")
+        for k in required:
+            if k not in value:
+                raise self.fail(f"{prefix}{k}", "missing")
+        return value
+
+    def text(self, value: Any, field: str) -> str:
+        if not isinstance(value, str):
+            raise self.fail(field, f"must be a string, got {_describe(value)}")
+        if not value.strip():
+            raise self.fail(field, "must not be empty")
+        return value.strip()
+
+    def identifier(self, value: Any, field: str) -> str:
+        name = self.text(value, field)
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise self.fail(field, f"must be a Python identifier, got {name!r}")
+        return name
+
+    def number(self, value: Any, field: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(field, f"must be a number, got {_describe(value)}")
+        x = float(value)
+        if not math.isfinite(x):
+            raise self.fail(field, f"must be finite, got {value!r}")
+        return x
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    text = repr(value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{type(value).__name__} {text}"
+
+
+def _variables(check: _Checker, raw: Any) -> tuple[Variable, ...]:
+    if not isinstance(raw, list):
+        raise check.fail("variables", f"must be a list of variables, got {_describe(raw)}")
+    if not raw:
+        raise check.fail("variables", "must list at least one variable")
+    out: list[Variable] = []
+    seen_names: dict[str, int] = {}
+    seen_keys: dict[str, int] = {}
+    for i, item in enumerate(raw):
+        f = f"variables[{i}]"
+        check.mapping(item, f, _VAR_REQUIRED, _VAR_OPTIONAL)
+        name = check.identifier(item["name"], f"{f}.name")
+        if name in _RESERVED:
+            raise check.fail(f"{f}.name", f"{name!r} is reserved in the hypothesis language; choose another name")
+        if name in seen_names:
+            raise check.fail(f"{f}.name", f"duplicate variable name {name!r} (also variables[{seen_names[name]}])")
+        seen_names[name] = i
+        description = check.text(item["description"], f"{f}.description")
+        scale = item["scale"]
+        if scale not in ("log", "linear"):
+            raise check.fail(f"{f}.scale", f"must be 'log' or 'linear', got {scale!r}")
+        low = check.number(item["low"], f"{f}.low")
+        high = check.number(item["high"], f"{f}.high")
+        if not low < high:
+            raise check.fail(f"{f}.low", f"must be < high (got {item['low']!r} >= {item['high']!r})")
+        if scale == "log" and low <= 0:
+            raise check.fail(f"{f}.low", f"a log-scale domain needs low > 0 (got {item['low']!r})")
+        key = check.text(item["key"], f"{f}.key") if "key" in item else name
+        if key in seen_keys:
+            raise check.fail(f"{f}.key", f"duplicate request key {key!r} (also variables[{seen_keys[key]}])")
+        seen_keys[key] = i
+        default = None
+        if "default" in item and item["default"] is not None:
+            default = check.number(item["default"], f"{f}.default")
+        out.append(Variable(name=name, key=key, default=default, description=description, scale=scale, low=low, high=high))
+    return tuple(out)
+
+
+def _compile_law(check: _Checker, raw: Any, names: tuple[str, ...]):
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        raw = str(raw)  # a constant law, written without quotes
+    text = check.text(raw, "law")
+    from etc_fast.expr import ExprError, parse  # the hypothesis language (imported on use)
+
+    try:
+        program = parse(text, names)
+    except ExprError as exc:
+        where = f" at {exc.position}" if exc.position else ""
+        raise check.fail("law", f"{exc.message}{where}") from None
+    if program.nuisance:
+        unknown = ", ".join(repr(n) for n in program.nuisance)
+        raise check.fail("law", f"unknown name(s) {unknown}; a law may use only its variables ({', '.join(names)})")
+    return program
+
+
+def _param_description(variables: tuple[Variable, ...]) -> str:
+    return "\n".join(f"- {v.name}: {v.description}. A real number in [{v.low:g}, {v.high:g}]." for v in variables)
+
+
+def load_custom_task(path: str | Path) -> Task:
+    """Load and validate a custom task file.
+
+    Raises:
+        TaskError: the file cannot be read or parsed, or a field is missing, unknown or invalid;
+            the message names the file and the field.
+    """
+    import yaml
+
+    path = Path(path)
+    check = _Checker(path.name)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise check.fail(None, f"cannot read the task file ({exc.strerror or exc})") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise check.fail(None, f"not valid YAML{where}: {problem}") from None
+    if doc is None:
+        raise check.fail(None, "the file is empty")
+    check.mapping(doc, None, _TOP_REQUIRED, _TOP_OPTIONAL)
+
+    name = check.text(doc["name"], "name")
+    if not _NAME_RE.match(name):
+        raise check.fail("name", f"use letters, digits, '_', '-' or '.', starting with a letter or digit (got {name!r})")
+    description = check.text(doc["description"], "description")
+    output = check.mapping(doc["output"], "output", _OUTPUT_FIELDS, ())
+    output_name = check.identifier(output["name"], "output.name")
+    output_description = check.text(output["description"], "output.description")
+    title = check.text(doc["title"], "title") if "title" in doc else name
+    noise_floor = DEFAULT_NOISE_FLOOR
+    if "noise_floor" in doc:
+        noise_floor = check.number(doc["noise_floor"], "noise_floor")
+        if noise_floor < 0:
+            raise check.fail("noise_floor", f"must be >= 0 (got {doc['noise_floor']!r})")
+    variables = _variables(check, doc["variables"])
+    names = tuple(v.name for v in variables)
+    program = _compile_law(check, doc["law"], names)
+
+    def truth(X: np.ndarray) -> np.ndarray:
+        return program.evaluate(np.asarray(X, dtype=np.float64))
+
+    return Task(
+        name=name,
+        module=name,
+        difficulty=CUSTOM,
+        law_version=CUSTOM,
+        title=title,
+        description=description,
+        output_name=output_name,
+        output_description=output_description,
+        variables=variables,
+        noise_floor=noise_floor,
+        ground_truth_text=program.text,
+        param_description=_param_description(variables),
+        truth_fn=truth,
+        law_expression=program.text,
+        source=str(path),
+    )

@@ -1,0 +1,456 @@
+"""Stack-machine evaluation of many compiled hypothesis programs over many points.
+
+A *program* is a postfix sequence of integer opcodes with one integer argument each. Leaf
+opcodes push a value (a column of ``X`` or a constant); unary opcodes replace the top of the
+stack; binary opcodes pop two values and push one. A valid program leaves exactly one value.
+Many programs are packed into flat arrays so that one kernel call evaluates a whole committee:
+
+``ops[prog_start[p] : prog_start[p] + prog_len[p]]`` are the opcodes of program ``p``, ``args``
+runs alongside, and a ``CONST`` argument ``a`` of program ``p`` reads
+``consts[const_start[p] + a]``.
+
+Arithmetic follows NumPy float64 elementwise semantics: the value is NaN where an operation is
+undefined (``log`` of a negative number, ``sqrt(-1)``, ``acos(2)``, a negative base to a
+fractional power), division by zero gives a signed infinity or NaN, and nothing ever raises.
+"""
+
+import numpy as np
+from numba import njit
+
+from kernels._jit import JIT
+
+__all__ = ["evaluate_programs", "check_programs", "OPCODES", "OP_ARITY"]
+
+# Opcodes. Leaves push one value, unary ops replace the top, binary ops pop two and push one.
+VAR = 0  # push X[:, arg]
+CONST = 1  # push consts[const_start[p] + arg]
+ADD = 2
+SUB = 3
+MUL = 4
+DIV = 5
+POW = 6
+NEG = 7
+SIN = 8
+COS = 9
+TAN = 10
+ASIN = 11
+ACOS = 12
+ATAN = 13
+EXP = 14
+LOG = 15
+SQRT = 16
+ABS = 17
+DEGREES = 18
+RADIANS = 19
+N_OPCODES = 20
+
+OPCODES = {
+    "var": VAR, "const": CONST, "add": ADD, "sub": SUB, "mul": MUL, "div": DIV, "pow": POW,
+    "neg": NEG, "sin": SIN, "cos": COS, "tan": TAN, "asin": ASIN, "acos": ACOS, "atan": ATAN,
+    "exp": EXP, "log": LOG, "sqrt": SQRT, "abs": ABS, "degrees": DEGREES, "radians": RADIANS,
+}
+"""Name -> opcode of every instruction the machine understands."""
+
+# Number of stack operands each opcode consumes (leaves consume none and push one).
+OP_ARITY = np.array([0, 0, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], dtype=np.int64)
+
+_BLOCK = 256  # points per block: a stack level of one block is 2 KiB, so the stack stays in L1
+
+# 180/pi and pi/180 exactly as ``np.degrees`` / ``np.radians`` multiply by them.
+_DEG_PER_RAD = 180.0 / np.pi
+_RAD_PER_DEG = np.pi / 180.0
+
+
+@njit(**JIT)
+def _check_programs(ops, args, n_consts, prog_start, prog_len, const_start, n_total_consts, n_vars):
+    """Validate packed programs and measure the stack depth they need.
+
+    Parameters
+    ----------
+    ops, args : int64[L]
+        Packed opcodes and their arguments.
+    n_consts : int64[P]
+        Number of constants owned by each program.
+    prog_start, prog_len, const_start : int64[P]
+        Offsets and lengths of each program in ``ops``/``args`` and in the constant table.
+    n_total_consts : int
+        Length of the packed constant table.
+    n_vars : int
+        Number of columns of ``X``.
+
+    Returns
+    -------
+    code : int
+        0 when every program is valid; otherwise an error code (see :func:`check_programs`).
+    where_p : int
+        The offending program (or -1).
+    where_k : int
+        The offending instruction inside that program (or -1).
+    max_depth : int
+        The largest stack depth any program reaches (at least 1).
+    """
+    n_prog = prog_start.shape[0]
+    n_ops = ops.shape[0]
+    max_depth = 1
+    for p in range(n_prog):
+        start = prog_start[p]
+        length = prog_len[p]
+        if length <= 0:
+            return 1, p, -1, max_depth
+        if start < 0 or start + length > n_ops:
+            return 2, p, -1, max_depth
+        c0 = const_start[p]
+        nc = n_consts[p]
+        if nc < 0 or c0 < 0 or c0 + nc > n_total_consts:
+            return 3, p, -1, max_depth
+        depth = 0
+        for k in range(length):
+            op = ops[start + k]
+            a = args[start + k]
+            if op < 0 or op >= N_OPCODES:
+                return 4, p, k, max_depth
+            if op == VAR:
+                if a < 0 or a >= n_vars:
+                    return 5, p, k, max_depth
+                depth += 1
+            elif op == CONST:
+                if a < 0 or a >= nc:
+                    return 6, p, k, max_depth
+                depth += 1
+            else:
+                need = OP_ARITY[op]
+                if depth < need:
+                    return 7, p, k, max_depth
+                depth -= need - 1
+            if depth > max_depth:
+                max_depth = depth
+        if depth != 1:
+            return 8, p, length - 1, max_depth
+    return 0, -1, -1, max_depth
+
+
+_CHECK_MESSAGES = {
+    1: "is empty",
+    2: "runs past the end of ops",
+    3: "has a constant range outside consts",
+    4: "has an unknown opcode",
+    5: "reads a variable column outside X",
+    6: "reads a constant index outside its own constants",
+    7: "pops from an empty stack",
+    8: "does not leave exactly one value on the stack",
+}
+
+
+@njit(error_model="numpy", **JIT)
+def _pow(x, y):
+    """``x**y`` as C99 ``pow`` and NumPy's array loops.
+
+    ``-0.0`` and ``-inf`` to a non-integer power are spelled out: NumPy's scalar path (used when
+    the JIT is disabled) returns ``-0.0`` and NaN there, while ``pow`` gives ``+0`` or ``+inf``.
+    """
+    if (x == 0.0 or x == -np.inf) and y != np.floor(y) and y == y:
+        return np.inf if (y > 0.0) == (x != 0.0) else 0.0
+    return np.power(x, y)
+
+
+@njit(error_model="numpy", **JIT)
+def _binary(op, left, right, m):
+    """``left[:m] = left[:m] <op> right[:m]`` for a binary opcode."""
+    if op == ADD:
+        for i in range(m):
+            left[i] = left[i] + right[i]
+    elif op == SUB:
+        for i in range(m):
+            left[i] = left[i] - right[i]
+    elif op == MUL:
+        for i in range(m):
+            left[i] = left[i] * right[i]
+    elif op == DIV:
+        for i in range(m):
+            left[i] = left[i] / right[i]
+    else:
+        for i in range(m):
+            left[i] = _pow(left[i], right[i])
+
+
+@njit(error_model="numpy", **JIT)
+def _small_power(left, c, m):
+    """``left[:m] **= c`` by multiplication when ``2c`` is an integer with ``|c| <= 4``.
+
+    Returns False (and does nothing) for any other exponent. Integer powers use repeated
+    multiplication; half-integer powers multiply by ``sqrt``. Both agree with ``pow`` to an ulp or
+    two on normal numbers, and the special cases where ``sqrt`` and ``pow`` differ (``-0.0``,
+    ``-inf``) are set to ``pow``'s values.
+    """
+    if c == 0.0:
+        for i in range(m):
+            left[i] = 1.0
+        return True
+    a = abs(c)
+    if a > 4.0 or 2.0 * a != np.floor(2.0 * a):
+        return False
+    n = int(a)  # integer part of |c|
+    half = a != n
+    for i in range(m):
+        x = left[i]
+        x2 = x * x
+        if n == 0:
+            r = 1.0
+        elif n == 1:
+            r = x
+        elif n == 2:
+            r = x2
+        elif n == 3:
+            r = x2 * x
+        else:
+            r = x2 * x2
+        if half:
+            r = r * np.sqrt(x)
+        if c < 0.0:
+            r = 1.0 / r
+        if half:
+            if x == 0.0:  # pow(+-0, c) for non-integer c
+                r = 0.0 if c > 0.0 else np.inf
+            elif x == -np.inf:
+                r = np.inf if c > 0.0 else 0.0
+        left[i] = r
+    return True
+
+
+@njit(error_model="numpy", **JIT)
+def _binary_const(op, left, c, m):
+    """``left[:m] = left[:m] <op> c`` for a binary opcode and a constant right operand."""
+    if op == POW:
+        if not _small_power(left, c, m):
+            for i in range(m):
+                left[i] = _pow(left[i], c)
+    elif op == ADD:
+        for i in range(m):
+            left[i] = left[i] + c
+    elif op == SUB:
+        for i in range(m):
+            left[i] = left[i] - c
+    elif op == MUL:
+        for i in range(m):
+            left[i] = left[i] * c
+    else:
+        for i in range(m):
+            left[i] = left[i] / c
+
+
+@njit(error_model="numpy", **JIT)
+def _unary(op, x, m):
+    """``x[:m] = f(x[:m])`` for a unary opcode."""
+    if op == NEG:
+        for i in range(m):
+            x[i] = -x[i]
+    elif op == SIN:
+        for i in range(m):
+            x[i] = np.sin(x[i])
+    elif op == COS:
+        for i in range(m):
+            x[i] = np.cos(x[i])
+    elif op == TAN:
+        for i in range(m):
+            x[i] = np.tan(x[i])
+    elif op == ASIN:
+        for i in range(m):
+            x[i] = np.arcsin(x[i])
+    elif op == ACOS:
+        for i in range(m):
+            x[i] = np.arccos(x[i])
+    elif op == ATAN:
+        for i in range(m):
+            x[i] = np.arctan(x[i])
+    elif op == EXP:
+        for i in range(m):
+            x[i] = np.exp(x[i])
+    elif op == LOG:
+        for i in range(m):
+            x[i] = np.log(x[i])
+    elif op == SQRT:
+        for i in range(m):
+            x[i] = np.sqrt(x[i])
+    elif op == ABS:
+        for i in range(m):
+            x[i] = np.abs(x[i])
+    elif op == DEGREES:
+        for i in range(m):
+            x[i] = x[i] * _DEG_PER_RAD
+    else:  # RADIANS
+        for i in range(m):
+            x[i] = x[i] * _RAD_PER_DEG
+
+
+@njit(error_model="numpy", **JIT)
+def _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT, max_depth, out):
+    """Evaluate packed postfix programs at every point, one block of points at a time.
+
+    Parameters
+    ----------
+    ops, args : int64[L]
+        Packed opcodes and arguments (validated by :func:`_check_programs`).
+    consts : float64[C]
+        Packed constant table.
+    prog_start, prog_len, const_start : int64[P]
+        Per-program offsets into ``ops``/``args`` and into ``consts``.
+    XT : float64[d, n]
+        Input points, one row per variable (the transpose of ``X``, contiguous per variable).
+    max_depth : int
+        Stack depth the programs need.
+    out : float64[P, n]
+        Receives ``out[p, i]`` = program ``p`` at point ``i``.
+
+    Notes
+    -----
+    The machine interprets each instruction once per block of ``_BLOCK`` points and applies it
+    with a tight loop over the block, so the dispatch cost is shared by the whole block and the
+    arithmetic loops vectorize. The stack holds ``max_depth`` rows of one block each (L1 resident).
+    A leaf followed by a binary instruction is applied directly to the top row, without a push.
+    """
+    n = XT.shape[1]
+    n_prog = prog_start.shape[0]
+    B = _BLOCK
+    stack = np.empty((max_depth, B))
+    for p in range(n_prog):
+        start = prog_start[p]
+        stop = start + prog_len[p]
+        c0 = const_start[p]
+        for lo in range(0, n, B):
+            m = min(B, n - lo)
+            sp = 0  # number of occupied stack rows
+            k = start
+            while k < stop:
+                op = ops[k]
+                a = args[k]
+                fuse = sp > 0 and k + 1 < stop and OP_ARITY[ops[k + 1]] == 2
+                if op == VAR:
+                    xrow = XT[a, lo:lo + m]
+                    if fuse:  # top <op> x
+                        _binary(ops[k + 1], stack[sp - 1], xrow, m)
+                        k += 2
+                        continue
+                    row = stack[sp]
+                    for i in range(m):
+                        row[i] = xrow[i]
+                    sp += 1
+                elif op == CONST:
+                    c = consts[c0 + a]
+                    if fuse:  # top <op> c
+                        _binary_const(ops[k + 1], stack[sp - 1], c, m)
+                        k += 2
+                        continue
+                    row = stack[sp]
+                    for i in range(m):
+                        row[i] = c
+                    sp += 1
+                elif OP_ARITY[op] == 2:
+                    _binary(op, stack[sp - 2], stack[sp - 1], m)
+                    sp -= 1
+                else:
+                    _unary(op, stack[sp - 1], m)
+                k += 1
+            row = stack[0]
+            dst = out[p, lo:lo + m]
+            for i in range(m):
+                dst[i] = row[i]
+    return out
+
+
+def _as_int64(name, a):
+    a = np.ascontiguousarray(a)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise ValueError(f"{name} must hold integers, got dtype {a.dtype}")
+    return a.astype(np.int64, copy=False)
+
+
+def check_programs(ops, args, consts, prog_start, prog_len, const_start, n_vars):
+    """Validate packed programs; return the stack depth they need.
+
+    Args:
+        ops, args: int64[L] packed opcodes and arguments.
+        consts: float64[C] packed constant table.
+        prog_start, prog_len, const_start: int64[P] per-program offsets.
+        n_vars: number of input columns the programs may read.
+
+    Returns:
+        The largest stack depth reached (at least 1).
+
+    Raises:
+        ValueError: naming the first bad program and instruction.
+    """
+    ops = _as_int64("ops", ops)
+    args = _as_int64("args", args)
+    prog_start = _as_int64("prog_start", prog_start)
+    prog_len = _as_int64("prog_len", prog_len)
+    const_start = _as_int64("const_start", const_start)
+    consts = np.ascontiguousarray(consts, dtype=np.float64)
+    if consts.ndim != 1:
+        raise ValueError(f"consts must be one-dimensional, got shape {consts.shape}")
+    if ops.shape != args.shape:
+        raise ValueError(f"ops and args differ in length: {ops.shape[0]} vs {args.shape[0]}")
+    n_prog = prog_start.shape[0]
+    if prog_len.shape[0] != n_prog or const_start.shape[0] != n_prog:
+        raise ValueError(
+            "prog_start, prog_len and const_start must have one entry per program, got "
+            f"{n_prog}, {prog_len.shape[0]}, {const_start.shape[0]}"
+        )
+    # Constants owned by program p: up to the next program's const_start (or the table end).
+    n_consts = _constant_counts(const_start, consts.shape[0])
+    code, where_p, where_k, depth = _check_programs(
+        ops, args, n_consts, prog_start, prog_len, const_start, consts.shape[0], int(n_vars)
+    )
+    if code:
+        where = f"program {where_p}" + (f", instruction {where_k}" if where_k >= 0 else "")
+        raise ValueError(f"{where} {_CHECK_MESSAGES[code]}")
+    return int(depth)
+
+
+def _constant_counts(const_start, n_total):
+    """Constants available to each program: from its start to the end of the table.
+
+    Programs may share or interleave constant ranges, so the only safe bound for program ``p``
+    is the rest of the table.
+    """
+    return n_total - const_start
+
+
+def evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, X):
+    """Evaluate many packed postfix programs at many points in one call.
+
+    Args:
+        ops: int64[L] packed opcodes (see :data:`OPCODES`).
+        args: int64[L] the argument of each opcode: the column of ``X`` for ``var``, the
+            program-local constant index for ``const``, ignored otherwise.
+        consts: float64[C] packed constant table.
+        prog_start: int64[P] first instruction of each program in ``ops``.
+        prog_len: int64[P] number of instructions of each program.
+        const_start: int64[P] offset of each program's constants in ``consts``.
+        X: float64[n, d] input points, one column per variable.
+
+    Returns:
+        float64[P, n]: ``out[p, i]`` is program ``p`` at point ``X[i]`` (NaN where undefined).
+
+    Raises:
+        ValueError: on malformed arrays or programs (the message names the program and
+            instruction); evaluation itself never raises.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be two-dimensional [n, d], got shape {X.shape}")
+    depth = check_programs(ops, args, consts, prog_start, prog_len, const_start, X.shape[1])
+    ops = _as_int64("ops", ops)
+    args = _as_int64("args", args)
+    prog_start = _as_int64("prog_start", prog_start)
+    prog_len = _as_int64("prog_len", prog_len)
+    const_start = _as_int64("const_start", const_start)
+    consts = np.ascontiguousarray(consts, dtype=np.float64)
+    XT = np.ascontiguousarray(X.T)
+    out = np.empty((prog_start.shape[0], X.shape[0]), dtype=np.float64)
+    if out.size == 0:
+        return out
+    with np.errstate(all="ignore"):  # only matters when the JIT is disabled
+        _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT, depth, out)
+    return out

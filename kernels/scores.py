@@ -1,0 +1,313 @@
+"""Raw acquisition scores over a candidate pool (paper S2.1, eqs. S2 and S3).
+
+Both scores measure how much a committee of calibrated hypotheses disagrees at each pool point:
+
+* **variance** (eq. S2): each hypothesis is standardized over the pool by the mean and population
+  standard deviation of its finite predictions (a constant finite hypothesis becomes zeros); the
+  score is the population variance of the finite standardized predictions at the point, NaN when
+  fewer than two are finite.
+* **pairwise** (eq. S3): each hypothesis is centred by its median and scaled by its interquartile
+  range (its population standard deviation when the IQR is 0); a hypothesis whose scale is not
+  positive and finite is dropped. The score is the mean ``|r_i - r_k|`` over finite pairs ``i < k``,
+  NaN when there is none.
+
+Medians and quartiles use NumPy's default ("linear") percentile definition, reproduced exactly by
+:func:`_quantile_sorted` on radix-sorted values. Moments are plain sums; when they overflow (huge but
+finite predictions) the row is recomputed divided by its largest finite magnitude. A row whose
+standard deviation is at most ``const_rel`` times its largest finite magnitude counts as constant,
+which absorbs the rounding of the mean of identical values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from kernels._jit import JIT
+from kernels.rank_reg import _finite, _radix_argsort
+
+__all__ = ["variance_scores", "pairwise_scores", "finite_fraction", "CONST_REL", "PAIRWISE_DIRECT_MAX"]
+
+CONST_REL = 1e-12
+"""A row whose standard deviation is at most ``CONST_REL`` times its largest finite magnitude is constant."""
+
+PAIRWISE_DIRECT_MAX = 16
+"""Up to this many usable hypotheses the pairwise score sums pairs directly; above it, by sorting."""
+
+
+@njit(**JIT)
+def _quantile_sorted(v, n, q):
+    """Quantile ``q`` of the first ``n`` entries of an ascending array (NumPy "linear" method).
+
+    Parameters
+    ----------
+    v : float64[>= n]
+        Ascending values; only ``v[:n]`` is read.
+    n : int
+        Number of values, ``n >= 1``.
+    q : float
+        Quantile in [0, 1].
+
+    Returns
+    -------
+    float
+        ``lerp(v[lo], v[lo + 1], t)`` with ``lo + t = q (n - 1)``, using NumPy's two-sided lerp
+        (``b - (b - a)(1 - t)`` when ``t >= 0.5``) so results match ``np.percentile`` bit for bit.
+    """
+    idx = q * (n - 1)
+    lo = int(np.floor(idx))
+    if lo > n - 1:
+        lo = n - 1
+    hi = lo + 1 if lo + 1 < n else n - 1
+    t = idx - lo
+    a = v[lo]
+    b = v[hi]
+    diff = b - a
+    if t >= 0.5:
+        return b - diff * (1.0 - t)
+    return a + diff * t
+
+
+@njit(**JIT)
+def _row_moments(P, i):
+    """Finite count, scale factor, mean and population sd of row ``i`` of ``P`` in scaled units.
+
+    Returns ``(cnt, inv, mu, sd, maxabs)`` such that ``z = (p * inv - mu) / sd``: ``inv = 1``
+    unless the plain sums overflow, in which case the row is multiplied by ``inv = 1 / maxabs``
+    (``maxabs`` = largest finite magnitude) and the moments are recomputed.
+    """
+    n = P.shape[1]
+    cnt = 0
+    maxabs = 0.0
+    s = 0.0
+    for j in range(n):
+        p = P[i, j]
+        if _finite(p):
+            cnt += 1
+            s += p
+            maxabs = max(maxabs, abs(p))
+    if cnt == 0:
+        return 0, 1.0, np.nan, np.nan, 0.0
+    inv = 1.0
+    for attempt in range(2):
+        if attempt == 1:
+            inv = 1.0 / maxabs
+            s = 0.0
+            for j in range(n):
+                p = P[i, j]
+                if _finite(p):
+                    s += p * inv
+        mu = s / cnt
+        s2 = 0.0
+        for j in range(n):
+            p = P[i, j]
+            if _finite(p):
+                dv = p * inv - mu
+                s2 += dv * dv
+        sd = np.sqrt(s2 / cnt)
+        if _finite(sd):
+            break
+    return cnt, inv, mu, sd, maxabs
+
+
+@njit(**JIT)
+def _variance_scores(P, const_rel):
+    """Variance acquisition score (eq. S2).
+
+    Parameters
+    ----------
+    P : float64[n_hyp, n_pool]
+        Calibrated predictions of the committee on the available pool (NaN/inf = undefined).
+    const_rel : float
+        Relative standard deviation at or below which a hypothesis counts as constant.
+
+    Returns
+    -------
+    score : float64[n_pool]
+        ``(1/|I_j|) sum_{i in I_j} (z_ij - zbar_j)^2`` with ``z_ij = (p_ij - mu_i) / sigma_i``
+        (zeros for a constant finite row); NaN where ``|I_j| < 2``.
+    """
+    n_hyp, n = P.shape
+    cnt = np.zeros(n, dtype=np.int64)
+    s1 = np.zeros(n)
+    Z = np.empty((n_hyp, n))
+    for i in range(n_hyp):
+        c, inv, mu, sd, maxabs = _row_moments(P, i)
+        constant = c > 0 and sd <= const_rel * maxabs * inv
+        isd = 0.0 if constant else 1.0 / sd
+        for j in range(n):
+            p = P[i, j]
+            if c > 0 and _finite(p):
+                z = (p * inv - mu) * isd  # z = (p - mu_i) / sigma_i
+                Z[i, j] = z
+                cnt[j] += 1
+                s1[j] += z
+            else:
+                Z[i, j] = np.nan
+    out = np.empty(n)
+    for j in range(n):
+        s1[j] = s1[j] / cnt[j] if cnt[j] > 0 else 0.0
+    s2 = np.zeros(n)
+    for i in range(n_hyp):
+        for j in range(n):
+            z = Z[i, j]
+            if _finite(z):
+                dz = z - s1[j]
+                s2[j] += dz * dz
+    for j in range(n):
+        out[j] = s2[j] / cnt[j] if cnt[j] >= 2 else np.nan
+    return out
+
+
+@njit(**JIT)
+def _pairwise_normalize(P, const_rel):
+    """Rows of ``P`` centred by median and scaled by IQR (sd fallback); dropped rows are all NaN."""
+    n_hyp, n = P.shape
+    R = np.empty((n_hyp, n))
+    buf = np.empty(n)
+    for i in range(n_hyp):
+        m = 0
+        for j in range(n):
+            p = P[i, j]
+            if _finite(p):
+                buf[m] = p
+                m += 1
+        scale = 0.0
+        med = 0.0
+        if m > 0:
+            srt = buf[:m][_radix_argsort(buf[:m])]
+            med = _quantile_sorted(srt, m, 0.5)
+            scale = _quantile_sorted(srt, m, 0.75) - _quantile_sorted(srt, m, 0.25)
+            if not (scale > 0.0 and _finite(scale)):
+                c, inv, mu, sd, maxabs = _row_moments(P, i)
+                scale = 0.0 if sd <= const_rel * maxabs * inv else sd / inv
+        usable = scale > 0.0 and _finite(scale)
+        iscale = 1.0 / scale if usable else 0.0
+        for j in range(n):
+            p = P[i, j]
+            R[i, j] = (p - med) * iscale if (usable and _finite(p)) else np.nan  # (p - median) / scale
+    return R
+
+
+@njit(**JIT)
+def _pairwise_scores(P, const_rel, direct_max):
+    """Pairwise acquisition score (eq. S3).
+
+    Parameters
+    ----------
+    P : float64[n_hyp, n_pool]
+        Calibrated predictions of the committee on the available pool.
+    const_rel : float
+        Relative standard deviation at or below which the sd fallback scale counts as 0.
+    direct_max : int
+        With at most this many hypotheses the pairs are summed directly (``O(n_hyp^2)`` per
+        point); above it each point's finite values are sorted and
+        ``sum_{i<k} |r_i - r_k| = sum_t r_(t) (2t - m + 1)`` (``O(n_hyp log n_hyp)``).
+
+    Returns
+    -------
+    score : float64[n_pool]
+        ``(1/|P_j|) sum_{(i,k) in P_j} |r_ij - r_kj|`` over finite pairs ``i < k``; NaN if none.
+        ``r_ij = (p_ij - median_i) / scale_i``, ``scale_i`` = IQR, else population sd.
+    """
+    n_hyp, n = P.shape
+    R = _pairwise_normalize(P, const_rel)
+    out = np.empty(n)
+    if n_hyp <= direct_max:
+        acc = np.zeros(n)
+        cnt = np.zeros(n, dtype=np.int64)
+        for i in range(n_hyp):
+            for k in range(i + 1, n_hyp):
+                for j in range(n):
+                    d = R[i, j] - R[k, j]
+                    if _finite(d):
+                        acc[j] += abs(d)
+                        cnt[j] += 1
+        for j in range(n):
+            out[j] = acc[j] / cnt[j] if cnt[j] > 0 else np.nan
+        return out
+    col = np.empty(n_hyp)
+    for j in range(n):
+        m = 0
+        for i in range(n_hyp):
+            r = R[i, j]
+            if _finite(r):
+                col[m] = r
+                m += 1
+        if m < 2:
+            out[j] = np.nan
+            continue
+        srt = np.sort(col[:m])
+        s = 0.0
+        for t in range(m):
+            s += srt[t] * (2 * t - m + 1)
+        out[j] = s / (0.5 * m * (m - 1))
+    return out
+
+
+@njit(**JIT)
+def _finite_fraction(P):
+    """Fraction of finite predictions per pool point.
+
+    Parameters
+    ----------
+    P : float64[n_hyp, n_pool]
+
+    Returns
+    -------
+    v : float64[n_pool]
+        ``#{i : p_ij finite} / n_hyp`` (0 when ``n_hyp == 0``).
+    """
+    n_hyp, n = P.shape
+    cnt = np.zeros(n)
+    for i in range(n_hyp):
+        for j in range(n):
+            if _finite(P[i, j]):
+                cnt[j] += 1.0
+    if n_hyp > 0:
+        for j in range(n):
+            cnt[j] /= n_hyp
+    return cnt
+
+
+def _as_matrix(P, name: str = "P") -> np.ndarray:
+    P = np.asarray(P)
+    if P.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array [n_hyp, n_pool], got shape {P.shape}")
+    if not (np.issubdtype(P.dtype, np.floating) or np.issubdtype(P.dtype, np.integer) or P.dtype == np.bool_):
+        raise TypeError(f"{name} must hold real numbers, got dtype {P.dtype}")
+    return np.ascontiguousarray(P, dtype=np.float64)
+
+
+def variance_scores(P, *, const_rel: float = CONST_REL) -> np.ndarray:
+    """Variance acquisition score per pool point (eq. S2).
+
+    Args:
+        P: float64[n_hyp, n_pool] calibrated committee predictions on the available pool.
+        const_rel: Relative sd at or below which a hypothesis counts as constant (zeros).
+
+    Returns:
+        float64[n_pool]; NaN where fewer than two finite standardized predictions exist.
+    """
+    return _variance_scores(_as_matrix(P), float(const_rel))
+
+
+def pairwise_scores(P, *, const_rel: float = CONST_REL, direct_max: int = PAIRWISE_DIRECT_MAX) -> np.ndarray:
+    """Pairwise acquisition score per pool point (eq. S3).
+
+    Args:
+        P: float64[n_hyp, n_pool] calibrated committee predictions on the available pool.
+        const_rel: Relative sd at or below which the sd fallback scale counts as 0 (row dropped).
+        direct_max: Committee size up to which pairs are summed directly (else by sorting).
+
+    Returns:
+        float64[n_pool]; NaN where no finite pair exists.
+    """
+    if int(direct_max) < 0:
+        raise ValueError(f"direct_max must be >= 0, got {direct_max}")
+    return _pairwise_scores(_as_matrix(P), float(const_rel), int(direct_max))
+
+
+def finite_fraction(P) -> np.ndarray:
+    """Fraction of finite predictions per pool point: float64[n_pool] in [0, 1]."""
+    return _finite_fraction(_as_matrix(P))

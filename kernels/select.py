@@ -1,0 +1,476 @@
+"""Batch selection from regularized scores, random selection, and the fused planner step (paper S2.2).
+
+**Eligibility.** With ``n_f`` finite regularized scores, the ``m = max(ceil(top_fraction * n_f),
+min(k, n_f))`` highest are eligible (order: score descending, then index ascending, so equal scores
+at the cut are admitted lowest index first).
+
+**Greedy batch** (DESIGN "Planner step" 6). ``s'`` = min-max normalized eligible score (all equal ->
+1). The first pick is the highest score (ties: lowest index); each next pick maximizes
+``w_score * s'_j + w_div * delta_j``, ``delta_j`` = Euclidean distance in unit coordinates to the
+nearest point already picked, divided by ``sqrt(d)`` (ties: lowest index). ``min(k, m)`` picks.
+
+**Random batch** (step 7). Partial Fisher-Yates over the available indices in ascending order,
+driven by pre-drawn uniforms ``r_t`` in [0, 1): at step ``t`` swap position ``t`` with
+``t + floor(r_t (n - t))`` (clamped to ``n - 1``) and take position ``t``. The public wrapper draws
+``np.random.default_rng(seed).random(min(k, n))``.
+
+**Fused step.** :func:`acquisition_step` runs calibration, fit filter, scores, rank regularization
+and greedy selection in one compiled call (DESIGN "Planner step" 2-6).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from kernels._jit import JIT
+from kernels.calibrate import DEGENERATE_REL, _calibrate, _fit_filter
+from kernels.rank_reg import EDGE_HI, EDGE_LO, EDGE_POWER, _finite, _rank_regularize
+from kernels.scores import CONST_REL, PAIRWISE_DIRECT_MAX, _finite_fraction, _pairwise_scores, _variance_scores
+
+__all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step", "METHODS"]
+
+METHODS = {"variance": 0, "pairwise": 1}
+"""Scored acquisition methods and their kernel codes."""
+
+TOP_FRACTION = 0.25
+W_SCORE = 0.65
+W_DIV = 0.35
+
+
+@njit(**JIT)
+def _eligible(s, k, top_fraction):
+    """Eligible set: the ``m`` highest finite scores.
+
+    Parameters
+    ----------
+    s : float64[n]
+        Regularized scores (NaN = not eligible).
+    k : int
+        Batch size.
+    top_fraction : float
+        Fraction of finite scores eligible (paper: 0.25).
+
+    Returns
+    -------
+    eligible : int64[m]
+        Ascending indices; ``m = max(ceil(top_fraction n_f), min(k, n_f))`` capped at ``n_f``.
+
+    Notes
+    -----
+    The cut value ``T`` (the ``m``-th largest) comes from one ``np.partition`` (expected ``O(n)``);
+    entries above ``T`` are all taken and entries equal to ``T`` fill the rest in index order.
+    """
+    n = s.size
+    vals = np.empty(n)
+    nf = 0
+    for j in range(n):
+        if _finite(s[j]):
+            vals[nf] = s[j]
+            nf += 1
+    m = int(math.ceil(nf * top_fraction))
+    kk = k if k < nf else nf
+    if m < kk:
+        m = kk
+    if m > nf:
+        m = nf
+    out = np.empty(m, dtype=np.int64)
+    if m == 0:
+        return out
+    part = np.partition(vals[:nf], nf - m)
+    cut = part[nf - m]
+    n_eq = m
+    for j in range(n):
+        if s[j] > cut:
+            n_eq -= 1
+    q = 0
+    for j in range(n):
+        x = s[j]
+        if x > cut:
+            out[q] = j
+            q += 1
+        elif x == cut and n_eq > 0:
+            out[q] = j
+            q += 1
+            n_eq -= 1
+    return out
+
+
+@njit(**JIT)
+def _greedy(s, U, elig, k, w_score, w_div):
+    """Greedy diverse batch from the eligible set.
+
+    Parameters
+    ----------
+    s : float64[n]
+        Regularized scores.
+    U : float64[n, d]
+        Unit coordinates.
+    elig : int64[m]
+        Ascending eligible indices.
+    k : int
+        Batch size.
+    w_score, w_div : float
+        Weights of the normalized score and of the diversity term (paper: 0.65, 0.35).
+
+    Returns
+    -------
+    picks : int64[min(k, m)]
+        Pool indices in pick order.
+    """
+    m = elig.size
+    kk = k if k < m else m
+    picks = np.empty(kk, dtype=np.int64)
+    if kk == 0:
+        return picks
+    d = U.shape[1]
+    smin = np.inf
+    smax = -np.inf
+    first = 0
+    for q in range(m):
+        x = s[elig[q]]
+        if x < smin:
+            smin = x
+        if x > smax:
+            smax = x
+            first = q
+    span = smax - smin
+    sp = np.empty(m)
+    for q in range(m):
+        sp[q] = (s[elig[q]] - smin) / span if span > 0.0 else 1.0
+    taken = np.zeros(m, dtype=np.bool_)
+    dmin = np.full(m, np.inf)  # squared distance to the nearest pick
+    inv_sqrt_d = 1.0 / np.sqrt(d)
+    cur = first
+    for t in range(kk):
+        if t > 0:
+            best = -np.inf
+            cur = -1
+            for q in range(m):
+                if not taken[q]:
+                    val = w_score * sp[q] + w_div * np.sqrt(dmin[q]) * inv_sqrt_d
+                    if val > best:
+                        best = val
+                        cur = q
+        taken[cur] = True
+        p = elig[cur]
+        picks[t] = p
+        for q in range(m):
+            if not taken[q]:
+                jq = elig[q]
+                acc = 0.0
+                for c in range(d):
+                    diff = U[jq, c] - U[p, c]
+                    acc += diff * diff
+                if acc < dmin[q]:
+                    dmin[q] = acc
+    return picks
+
+
+@njit(**JIT)
+def _select_batch(s, U, k, top_fraction, w_score, w_div):
+    """Eligible set and greedy batch (see module docstring).
+
+    Parameters
+    ----------
+    s : float64[n]
+    U : float64[n, d]
+    k : int
+    top_fraction, w_score, w_div : float
+
+    Returns
+    -------
+    picks : int64[k']
+    eligible : int64[m]
+    """
+    elig = _eligible(s, k, top_fraction)
+    return _greedy(s, U, elig, k, w_score, w_div), elig
+
+
+@njit(**JIT)
+def _select_random(pool_idx, uniforms):
+    """Partial Fisher-Yates draw without replacement.
+
+    Parameters
+    ----------
+    pool_idx : int64[n]
+        Candidate indices (ascending).
+    uniforms : float64[k]
+        Pre-drawn uniforms in [0, 1).
+
+    Returns
+    -------
+    picks : int64[min(k, n)]
+    """
+    arr = pool_idx.copy()
+    n = arr.size
+    kk = uniforms.size if uniforms.size < n else n
+    for t in range(kk):
+        j = t + int(uniforms[t] * (n - t))
+        if j > n - 1:
+            j = n - 1
+        tmp = arr[t]
+        arr[t] = arr[j]
+        arr[j] = tmp
+    return arr[:kk].copy()
+
+
+@njit(**JIT)
+def _first_bad_unit(U):
+    """Flat index of the first entry of ``U`` outside [0, 1] (NaN included), or -1."""
+    n, d = U.shape
+    for j in range(n):
+        for c in range(d):
+            u = U[j, c]
+            if not (u >= 0.0 and u <= 1.0):
+                return j * d + c
+    return -1
+
+
+@njit(**JIT)
+def _acquisition_step(
+    H_obs, y_obs, H_pool, U, method, k,
+    max_keep, threshold, min_keep, deg_rel, const_rel, direct_max,
+    edge_lo, edge_hi, power, top_fraction, w_score, w_div,
+):  # fmt: skip
+    """Planner step 2-6 in one call: calibrate, filter, score, regularize, select.
+
+    Parameters
+    ----------
+    H_obs : float64[n_hyp, n_obs]
+        Hypothesis values at the observed inputs.
+    y_obs : float64[n_obs]
+        Observed outputs.
+    H_pool : float64[n_hyp, n_pool]
+        Hypothesis values on the available pool.
+    U : float64[n_pool, d]
+        Unit coordinates of the available pool.
+    method : int
+        0 = variance (eq. S2), 1 = pairwise (eq. S3).
+    k : int
+        Batch size.
+    max_keep, threshold, min_keep : int, float, int
+        Fit-filter constants.
+    deg_rel, const_rel : float
+        Degenerate-fit and constant-row thresholds.
+    direct_max : int
+        Pairwise direct-sum limit.
+    edge_lo, edge_hi, power : float
+        Boundary ramp constants.
+    top_fraction, w_score, w_div : float
+        Selection constants.
+
+    Returns
+    -------
+    a, b : float64[n_hyp]
+    n_pairs : int64[n_hyp]
+    ok : bool[n_hyp]
+    err : float64[n_hyp]
+    keep : bool[n_hyp]
+    fallback : bool
+    raw : float64[n_pool]
+    v : float64[n_pool]
+    reg : float64[n_pool]
+    eligible : int64[m]
+    picks : int64[k']
+    bad_u : int
+        Flat index of the first ``U`` entry outside [0, 1], or -1 (then nothing else is computed
+        beyond calibration and filtering).
+    """
+    a, b, n_pairs, ok, err = _calibrate(H_obs, y_obs, deg_rel)
+    keep, fallback = _fit_filter(err, ok, max_keep, threshold, min_keep)
+    n_hyp, n = H_pool.shape
+    bad_u = _first_bad_unit(U)
+    if bad_u >= 0:
+        e = np.full(n, np.nan)
+        return a, b, n_pairs, ok, err, keep, fallback, e, e.copy(), e.copy(), np.empty(0, np.int64), np.empty(0, np.int64), bad_u
+    n_keep = 0
+    for i in range(n_hyp):
+        if keep[i]:
+            n_keep += 1
+    P = np.empty((n_keep, n))
+    r = 0
+    for i in range(n_hyp):
+        if keep[i]:
+            ai = a[i]
+            bi = b[i]
+            for j in range(n):
+                P[r, j] = ai * H_pool[i, j] + bi  # h~ = a h + b
+            r += 1
+    if method == 0:
+        raw = _variance_scores(P, const_rel)
+    else:
+        raw = _pairwise_scores(P, const_rel, direct_max)
+    v = _finite_fraction(P)
+    reg = _rank_regularize(raw, U, v, edge_lo, edge_hi, power)
+    picks, elig = _select_batch(reg, U, k, top_fraction, w_score, w_div)
+    return a, b, n_pairs, ok, err, keep, fallback, raw, v, reg, elig, picks, bad_u
+
+
+# ---------------------------------------------------------------------------------------------
+# Public wrappers
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_k(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"k must be a non-negative integer, got {k!r}")
+    return int(k)
+
+
+def _check_scores_unit(s, U) -> tuple[np.ndarray, np.ndarray]:
+    s = np.asarray(s)
+    if s.ndim != 1:
+        raise ValueError(f"scores must be 1-D, got shape {s.shape}")
+    if not (np.issubdtype(s.dtype, np.floating) or np.issubdtype(s.dtype, np.integer)):
+        raise TypeError(f"scores must hold real numbers, got dtype {s.dtype}")
+    U = np.asarray(U)
+    if U.ndim != 2 or U.shape[1] < 1 or U.shape[0] != s.shape[0]:
+        raise ValueError(f"U must have shape [{s.shape[0]}, d >= 1] (one row per score), got {U.shape}")
+    if not (np.issubdtype(U.dtype, np.floating) or np.issubdtype(U.dtype, np.integer)):
+        raise TypeError(f"U must hold real numbers, got dtype {U.dtype}")
+    U = np.ascontiguousarray(U, dtype=np.float64)
+    bad = _first_bad_unit(U)
+    if bad >= 0:
+        j, c = divmod(bad, U.shape[1])
+        raise ValueError(f"U must lie in [0, 1]; U[{j}, {c}] = {U[j, c]!r}")
+    return np.ascontiguousarray(s, dtype=np.float64), U
+
+
+def _check_fraction(top_fraction) -> float:
+    f = float(top_fraction)
+    if not (0.0 < f <= 1.0):
+        raise ValueError(f"top_fraction must be in (0, 1], got {top_fraction!r}")
+    return f
+
+
+def eligible_set(scores, k: int, *, top_fraction: float = TOP_FRACTION) -> np.ndarray:
+    """Ascending indices of the eligible points: int64[m] (module docstring)."""
+    s = np.asarray(scores)
+    if s.ndim != 1:
+        raise ValueError(f"scores must be 1-D, got shape {s.shape}")
+    return _eligible(np.ascontiguousarray(s, dtype=np.float64), _check_k(k), _check_fraction(top_fraction))
+
+
+def select_batch(
+    scores, U, k: int, *, top_fraction: float = TOP_FRACTION, w_score: float = W_SCORE, w_div: float = W_DIV
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pick a diverse batch of high-scoring pool points (DESIGN "Planner step" 6).
+
+    Args:
+        scores: float64[n] regularized scores (NaN = not eligible).
+        U: float64[n, d] unit coordinates in [0, 1].
+        k: Batch size (>= 0).
+        top_fraction: Eligible fraction of the finite scores.
+        w_score: Weight of the min-max normalized score.
+        w_div: Weight of the distance to the nearest pick (divided by sqrt(d)).
+
+    Returns:
+        ``(picks, eligible)``: int64[min(k, m)] unique indices in pick order, int64[m] ascending.
+    """
+    s, U = _check_scores_unit(scores, U)
+    return _select_batch(s, U, _check_k(k), _check_fraction(top_fraction), float(w_score), float(w_div))
+
+
+def select_random(available, k: int, *, seed: int | None = None, uniforms=None) -> np.ndarray:
+    """Uniform draw of ``min(k, #available)`` available pool indices without replacement (step 7).
+
+    Args:
+        available: bool[n_pool] mask of unused pool points.
+        k: Batch size.
+        seed: Seed of ``np.random.default_rng``; used when ``uniforms`` is None.
+        uniforms: float64[>= min(k, #available)] pre-drawn uniforms in [0, 1) (overrides ``seed``).
+
+    Returns:
+        int64[min(k, #available)] pool indices in draw order.
+    """
+    mask = np.asarray(available)
+    if mask.ndim != 1 or mask.dtype != np.bool_:
+        raise ValueError(f"available must be a 1-D boolean mask, got shape {mask.shape} dtype {mask.dtype}")
+    k = _check_k(k)
+    pool_idx = np.flatnonzero(mask).astype(np.int64)
+    kk = min(k, pool_idx.size)
+    if uniforms is None:
+        if seed is None:
+            raise ValueError("select_random needs a seed or pre-drawn uniforms")
+        r = np.random.default_rng(seed).random(kk)
+    else:
+        r = np.ascontiguousarray(uniforms, dtype=np.float64)
+        if r.ndim != 1 or r.size < kk:
+            raise ValueError(f"uniforms must be 1-D with at least {kk} values, got shape {r.shape}")
+        if not np.all((r >= 0.0) & (r < 1.0)):
+            raise ValueError("uniforms must lie in [0, 1)")
+        r = r[:kk]
+    return _select_random(pool_idx, r)
+
+
+def acquisition_step(
+    H_obs,
+    y_obs,
+    H_pool,
+    U_pool,
+    method: str,
+    k: int,
+    *,
+    max_keep: int = 4,
+    threshold: float = 0.75,
+    min_keep: int = 2,
+    edge_lo: float = EDGE_LO,
+    edge_hi: float = EDGE_HI,
+    power: float = EDGE_POWER,
+    top_fraction: float = TOP_FRACTION,
+    w_score: float = W_SCORE,
+    w_div: float = W_DIV,
+    deg_rel: float = DEGENERATE_REL,
+    const_rel: float = CONST_REL,
+    direct_max: int = PAIRWISE_DIRECT_MAX,
+):
+    """Planner step 2-6 (calibrate, filter, score, regularize, select) in one compiled call.
+
+    Args:
+        H_obs: float64[n_hyp, n_obs] hypothesis values at the observed inputs.
+        y_obs: float64[n_obs] observed outputs.
+        H_pool: float64[n_hyp, n_pool] hypothesis values on the available pool.
+        U_pool: float64[n_pool, d] unit coordinates of the available pool, in [0, 1].
+        method: ``"variance"`` or ``"pairwise"``.
+        k: Batch size.
+        max_keep, threshold, min_keep: Fit-filter constants (paper 4, 0.75, 2).
+        edge_lo, edge_hi, power: Boundary ramp constants (paper 0.08, 0.5, 1.5).
+        top_fraction, w_score, w_div: Selection constants (paper 0.25, 0.65, 0.35).
+        deg_rel, const_rel, direct_max: Numerical thresholds (see the kernel modules).
+
+    Returns:
+        Tuple ``(a, b, n_pairs, ok, err, keep, fallback, raw, v, reg, eligible, picks)`` as
+        documented on :func:`_acquisition_step` (indices refer to columns of ``H_pool``).
+    """
+    code = METHODS.get(method)
+    if code is None:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    H_obs = np.ascontiguousarray(H_obs, dtype=np.float64)
+    y_obs = np.ascontiguousarray(y_obs, dtype=np.float64)
+    H_pool = np.ascontiguousarray(H_pool, dtype=np.float64)
+    U_pool = np.ascontiguousarray(U_pool, dtype=np.float64)
+    if H_obs.ndim != 2 or y_obs.ndim != 1 or H_obs.shape[1] != y_obs.shape[0]:
+        raise ValueError(f"H_obs must be [n_hyp, n_obs] matching y_obs [n_obs]; got {H_obs.shape} and {y_obs.shape}")
+    if H_pool.ndim != 2 or H_pool.shape[0] != H_obs.shape[0]:
+        raise ValueError(f"H_pool must be [n_hyp={H_obs.shape[0]}, n_pool]; got {H_pool.shape}")
+    if U_pool.ndim != 2 or U_pool.shape[0] != H_pool.shape[1] or U_pool.shape[1] < 1:
+        raise ValueError(f"U_pool must be [n_pool={H_pool.shape[1]}, d >= 1]; got {U_pool.shape}")
+    k = _check_k(k)
+    if int(min_keep) < 1 or int(max_keep) < int(min_keep):
+        raise ValueError(f"need 1 <= min_keep <= max_keep, got min_keep={min_keep}, max_keep={max_keep}")
+    lo, hi, pw = float(edge_lo), float(edge_hi), float(power)
+    if not (hi > lo and pw > 0):
+        raise ValueError(f"need edge_lo < edge_hi and power > 0, got {edge_lo}, {edge_hi}, {power}")
+    out = _acquisition_step(
+        H_obs, y_obs, H_pool, U_pool, code, k,
+        int(max_keep), float(threshold), int(min_keep), float(deg_rel), float(const_rel), int(direct_max),
+        lo, hi, pw, _check_fraction(top_fraction), float(w_score), float(w_div),
+    )  # fmt: skip
+    bad = out[-1]
+    if bad >= 0:
+        j, c = divmod(int(bad), U_pool.shape[1])
+        raise ValueError(f"U_pool must lie in [0, 1]; U_pool[{j}, {c}] = {U_pool[j, c]!r}")
+    return out[:-1]

@@ -1,0 +1,217 @@
+"""kernels.metrics against its NumPy twin: hand cases, edge cases, properties and the paper's audit cases."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+import numpy.testing as npt
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import kernels
+from kernels.metrics import _rmsle_coverage, coverage_q, rmsle_coverage
+from tests.reference import rmsle_coverage_ref, rmsle_ref
+
+nan, inf = float("nan"), float("inf")
+
+
+def assert_same(got, ref):
+    assert len(got) == len(ref) == 5
+    r_got, r_ref = got[0], ref[0]
+    if math.isnan(r_ref):
+        assert math.isnan(r_got)
+    elif math.isinf(r_ref):
+        assert r_got == r_ref
+    else:
+        npt.assert_allclose(r_got, r_ref, rtol=1e-12, atol=1e-15)
+    assert tuple(got[1:]) == tuple(ref[1:])
+
+
+def test_exported_from_kernels():
+    assert kernels.rmsle_coverage is rmsle_coverage
+    assert kernels.coverage_q is coverage_q
+
+
+@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="JIT off")
+def test_jit_options():
+    opts = _rmsle_coverage.targetoptions
+    assert "nnan" not in opts["fastmath"] and "ninf" not in opts["fastmath"]
+    assert opts["nogil"] and not opts.get("parallel", False)
+
+
+def test_hand_value():
+    t = np.array([1.0, 10.0, 100.0])
+    p = np.array([2.0, 10.0, 50.0])
+    expected = math.sqrt(((math.log1p(2) - math.log1p(1)) ** 2 + 0 + (math.log1p(50) - math.log1p(100)) ** 2) / 3)
+    got = rmsle_coverage(t, p)
+    npt.assert_allclose(got[0], expected, rtol=1e-14)
+    assert got[1:] == (3, 3, True, 0)
+
+
+def test_equal_inputs_score_zero():
+    t = np.array([-3.0, 0.0, 1e-300, 1e300, 7.5])
+    assert rmsle_coverage(t, t.copy()) == (0.0, 5, 5, True, 0)
+
+
+def test_absolute_values_hide_sign():
+    t = np.array([1.0, -2.0, 3.0, 0.0])
+    p = np.array([-1.0, 2.0, 3.0, -5.0])
+    r, n_ft, n_fp, complete, sign = rmsle_coverage(t, p)
+    assert sign == 2  # the zero target does not count
+    npt.assert_allclose(r, math.sqrt((math.log1p(5) ** 2) / 4), rtol=1e-14)
+    assert complete
+
+
+@pytest.mark.parametrize(
+    "t, p",
+    [
+        ([], []),
+        ([nan], [1.0]),
+        ([1.0], [nan]),
+        ([inf], [inf]),
+        ([inf, 1.0], [inf, 2.0]),
+        ([-inf], [inf]),
+        ([inf], [1.0]),
+        ([1.0], [-inf]),
+        ([nan, inf, 2.0], [1.0, 3.0, nan]),
+        ([0.0, -0.0], [-0.0, 0.0]),
+        ([1e308, -1e308], [-1e308, 1e308]),
+    ],
+)
+def test_edge_cases_match_twin(t, p):
+    assert_same(rmsle_coverage(np.array(t, float), np.array(p, float)), rmsle_coverage_ref(t, p))
+
+
+def test_inf_only_one_side_is_inf_and_both_sides_is_dropped():
+    assert rmsle_coverage([inf, 1.0], [2.0, 1.0])[0] == inf
+    assert rmsle_coverage([inf, 1.0], [-inf, 1.0])[0] == 0.0
+    assert math.isnan(rmsle_coverage([inf], [inf])[0])
+
+
+def test_accepts_lists_and_ints():
+    assert rmsle_coverage([1, 2], [1, 2]) == (0.0, 2, 2, True, 0)
+
+
+def test_rejects_non_numeric():
+    with pytest.raises(TypeError, match="y_pred"):
+        rmsle_coverage([1.0], np.array(["a"]))
+
+
+# --- the paper's six audit cases (S5: coverage tests) ---------------------------------------------
+def test_audit_partial_nan_predictions():
+    t = np.array([1.0, 2.0, 3.0, 4.0])
+    p = np.array([1.0, nan, 3.0, nan])
+    r, n_ft, n_fp, complete, _ = rmsle_coverage(t, p)
+    assert r == 0.0  # the finite score hides two missing predictions
+    assert (n_ft, n_fp, complete) == (4, 2, False)
+    assert_same((r, n_ft, n_fp, complete, 0), rmsle_coverage_ref(t, p))
+
+
+def test_audit_invalid_target_points():
+    t = np.array([1.0, nan, 3.0, nan])  # target undefined on half the domain (like Snell)
+    p = np.array([1.0, 5.0, 3.0, nan])
+    r, n_ft, n_fp, complete, _ = rmsle_coverage(t, p)
+    assert r == 0.0
+    assert (n_ft, n_fp, complete) == (2, 2, True)  # completeness is relative to finite targets
+
+
+def test_audit_infinite_predictions():
+    t = np.array([1.0, 2.0, 3.0])
+    p = np.array([1.0, inf, 3.0])
+    r, n_ft, n_fp, complete, _ = rmsle_coverage(t, p)
+    assert r == inf
+    assert (n_ft, n_fp, complete) == (3, 2, False)
+    assert not coverage_q(complete, r).any()
+
+
+def test_audit_sign_changes():
+    t = np.array([1.0, 2.0, -3.0, 4.0])
+    p = -t
+    r, n_ft, n_fp, complete, sign = rmsle_coverage(t, p)
+    assert r == 0.0 and complete and sign == 4  # the magnitude metric cannot see it
+    assert coverage_q(complete, r).all()
+
+
+def test_audit_empty_finite_target_set():
+    t = np.array([nan, inf, -inf])
+    p = np.array([1.0, 2.0, 3.0])
+    r, n_ft, n_fp, complete, sign = rmsle_coverage(t, p)
+    assert (n_ft, n_fp, complete, sign) == (0, 0, False, 0)
+    assert r == inf  # NewtonBench: the (inf, 2) pair makes the score infinite
+    assert not coverage_q(complete, r).any()
+    r2 = rmsle_coverage([nan, nan], [1.0, 2.0])
+    assert math.isnan(r2[0]) and r2[1:] == (0, 0, False, 0)
+
+
+def test_audit_mismatched_array_shapes():
+    with pytest.raises(ValueError, match=r"y_true has shape \(3,\) but y_pred has shape \(2,\)"):
+        rmsle_coverage(np.ones(3), np.ones(2))
+    with pytest.raises(ValueError, match="one-dimensional"):
+        rmsle_coverage(np.ones((2, 2)), np.ones((2, 2)))
+
+
+# --- properties --------------------------------------------------------------------------------------
+_values = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=64),
+    st.sampled_from([0.0, -0.0, nan, inf, -inf, 1.0, -1.0]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 40).flatmap(lambda n: st.tuples(hnp.arrays(np.float64, n, elements=_values),
+                                                     hnp.arrays(np.float64, n, elements=_values))))
+def test_kernel_equals_twin(pair):
+    t, p = pair
+    assert_same(rmsle_coverage(t, p), rmsle_coverage_ref(t, p))
+
+
+@settings(max_examples=100, deadline=None)
+@given(hnp.arrays(np.float64, st.integers(1, 50), elements=st.floats(-1e300, 1e300)))
+def test_zero_on_equal_and_non_negative(t):
+    r, n_ft, n_fp, complete, sign = rmsle_coverage(t, t.copy())
+    assert r == 0.0 and complete and sign == 0 and n_ft == n_fp == t.size
+    r2 = rmsle_coverage(t, t[::-1].copy())[0]
+    assert r2 >= 0.0
+
+
+def test_magnitude_sweep_finite_and_monotone():
+    scales = 10.0 ** np.arange(-100, 101, 10)
+    rs = [rmsle_coverage([1.0], [s])[0] for s in scales[scales >= 1]]
+    assert all(np.isfinite(rs)) and all(np.diff(rs) > 0)
+
+
+def test_twin_rmsle_is_newtonbench_formula():
+    rng = np.random.default_rng(3)
+    t = rng.normal(size=200) * 10
+    p = t + rng.normal(size=200)
+    npt.assert_allclose(rmsle_ref(t, p), np.sqrt(np.mean((np.log1p(np.abs(p)) - np.log1p(np.abs(t))) ** 2)))
+
+
+def test_large_random_matches_twin():
+    rng = np.random.default_rng(0)
+    t = rng.normal(size=5000) * 100
+    p = t * rng.uniform(0.5, 1.5, size=5000)
+    p[rng.integers(0, 5000, 50)] = nan
+    t[rng.integers(0, 5000, 50)] = nan
+    assert_same(rmsle_coverage(t, p), rmsle_coverage_ref(t, p))
+
+
+# --- coverage_q ----------------------------------------------------------------------------------------
+def test_coverage_q_thresholds():
+    c = np.array([True, True, False, True, True])
+    r = np.array([0.005, 0.05, 0.0, nan, inf])
+    q = coverage_q(c, r)
+    assert q.shape == (5, 3)
+    assert q.tolist() == [[True, True, True], [False, True, True], [False] * 3, [False] * 3, [False] * 3]
+    assert coverage_q(True, 1.0).tolist() == [False, False, True]
+
+
+def test_coverage_q_bad_input():
+    with pytest.raises(ValueError, match="shape"):
+        coverage_q([True, False], [0.1])
+    with pytest.raises(ValueError, match="thresholds"):
+        coverage_q(True, 0.1, taus=(nan,))

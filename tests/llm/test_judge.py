@@ -1,0 +1,113 @@
+"""The NewtonBench LLM judge: verdict parsing, retries, prompt contents, settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from etc_fast.llm import LLMClient, LLMConfigError
+from etc_fast.llm.judge import DEFAULT_JUDGE_MODEL, LLMJudge, judge_settings, parse_verdict
+from etc_fast.tasks import get_task
+from tests.llm._server import error, ok
+from tests.llm.conftest import fast_settings
+
+LAW = "def discovered_law(mass1, mass2, distance):\n    C = 6.7e-5\n    return C * mass1 * mass2 / distance ** 1.5"
+
+
+@pytest.mark.parametrize(
+    "reply, verdict",
+    [
+        ("Reasoning: same.\nAnswer: YES", True),
+        ("Reasoning: differs.\nAnswer: NO", False),
+        ("reasoning: ...\nanswer: yes", True),
+        ("Reasoning: x\n**Answer:** NO", False),
+        ("Reasoning: x\nANSWER:NO", False),
+        ("Reasoning: I first thought yes, but the exponent differs. Answer: NO", False),
+        ("The answer is NO, definitely not... actually YES", True),  # last whole word
+        ("NOTHING here says YESTERDAY", None),  # no whole-word YES/NO
+        ("", None),
+        (None, None),
+        ("Answer: YES\nOn reflection. Answer: NO", False),  # the last verdict line wins
+    ],
+)
+def test_parse_verdict(reply, verdict):
+    assert parse_verdict(reply) is verdict
+
+
+def test_defaults_follow_newtonbench():
+    s = judge_settings()
+    assert s.model == DEFAULT_JUDGE_MODEL == "gpt41" and s.temperature == 0.6
+    assert s.resolved.model_id == "gpt-4.1-2025-04-14"
+    with pytest.raises(ValueError, match="unknown judge setting"):
+        judge_settings(colour="red")
+
+
+def test_missing_key_is_a_config_error(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(LLMConfigError, match="OPENAI_API_KEY"):
+        LLMJudge()
+
+
+def _judge(srv, **kw):
+    client = LLMClient(fast_settings(srv.base_url, model="gpt41", temperature=0.6, **kw), sleep=lambda s: None, environ={})
+    return LLMJudge(client=client)
+
+
+def test_judge_sends_truth_submission_and_parameters(serve):
+    task = get_task("m0_gravity", "easy")
+    srv = serve([ok("Reasoning: the constant is absorbed.\nAnswer: YES")])
+    verdict = _judge(srv).judge(LAW, task)
+    assert verdict.credited and verdict.judge == "llm" and "YES" in verdict.reason
+    body = srv.requests[0]
+    assert body["model"] == "gpt-4.1-2025-04-14" and body["temperature"] == 0.6
+    prompt = body["messages"][-1]["content"]
+    assert task.ground_truth_text in prompt and LAW in prompt and task.param_description.strip() in prompt
+    assert "Answer: YES or NO" in prompt
+
+
+def test_no_is_not_credited(serve):
+    srv = serve([ok("Reasoning: exponent 2 vs 1.5.\nAnswer: NO")])
+    verdict = _judge(srv).judge(LAW, get_task("m0_gravity"))
+    assert not verdict.credited and "NO" in verdict.reason
+
+
+def test_garbage_then_retry_then_verdict(serve):
+    srv = serve([ok("I cannot decide."), ok(""), ok("Reasoning: fine\nAnswer: YES")])
+    judge = _judge(srv)
+    verdict = judge.judge(LAW, get_task("m0_gravity"))
+    assert verdict.credited and "attempt 3" in verdict.reason
+    assert srv.n_requests == 3 and judge.usage["calls"] == 3
+
+
+def test_three_failures_are_not_credited(serve):
+    srv = serve([ok("maybe"), error(400), ok("perhaps"), ok("Answer: YES")])
+    verdict = _judge(srv).judge(LAW, get_task("m0_gravity"))
+    assert not verdict.credited
+    assert srv.n_requests == 3, "at most three attempts"
+    assert "no verdict in 3 attempts" in verdict.reason and "HTTP 400" in verdict.reason
+
+
+def test_no_function_means_no_call(serve):
+    srv = serve([ok("Answer: YES")])
+    judge = _judge(srv)
+    assert not judge.judge("F = C*m1*m2/r**2", get_task("m0_gravity")).credited
+    assert not judge.judge("", get_task("m0_gravity")).credited
+    assert srv.n_requests == 0
+
+
+def test_retries_are_distinct_cache_entries(serve, tmp_path):
+    srv = serve([ok("unsure"), ok("Answer: NO")])
+    path = tmp_path / "judge.db"
+    judge = _judge(srv, cache_path=str(path), cache_mode="use")
+    assert not judge.judge(LAW, get_task("m0_gravity")).credited
+    assert srv.n_requests == 2
+    again = _judge(srv, cache_path=str(path), cache_mode="use").judge(LAW, get_task("m0_gravity"))
+    assert not again.credited and "NO" in again.reason and srv.n_requests == 2
+
+
+def test_create_judge_builds_the_llm_judge(serve):
+    from etc_fast.evaluate import create_judge
+
+    srv = serve([ok("Answer: YES")])
+    judge = create_judge("llm", base_url=srv.base_url, cache_mode="off", max_retries=0)
+    assert judge.name == "llm" and judge.settings.model == "gpt41" and judge.settings.temperature == 0.6
+    assert judge.judge(LAW, get_task("m0_gravity")).credited

@@ -1,0 +1,217 @@
+"""LLMPolicy decision by decision against the scripted server (real openai client underneath)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from etc_fast.llm import LLMClient, LLMConfigError
+from etc_fast.policies import create_policy
+from etc_fast.policies.llm import LLMPolicy
+from etc_fast.protocol import Observation, get_configuration
+from etc_fast.sampling import bootstrap_probes
+from etc_fast.tasks import get_task, task_view
+from tests.llm._server import dropped, error, ok, slow
+from tests.llm.conftest import fast_settings
+
+TASK = get_task("m0_gravity", "easy")
+VIEW = task_view(TASK)
+_, XB = bootstrap_probes(TASK)
+YB = TASK.truth(XB)
+DRAFT = "def discovered_law(mass1, mass2, distance):\n    C = 6.674e-5\n    return C * mass1 * mass2 / distance ** 1.5"
+
+
+def explore_obs(X=XB, y=YB, *, feedback=None, kind=None, new_rows=0, turn=0, interpreter=False) -> Observation:
+    allowed = {"committee", "draft"} | ({"analysis"} if interpreter else set())
+    return Observation(
+        phase="explore", task=VIEW, X=X, y=y, diagnostics=None, turn=turn, turns_left=7 - turn,
+        measurements_used=int(y.shape[0]), measurements_left=None, allowed=frozenset(allowed),
+        interpreter=interpreter, feedback=feedback, feedback_kind=kind, new_rows=new_rows,
+    )
+
+
+def baseline_obs(X, y, *, phase="baseline", feedback=None, kind=None, turn=0, interpreter=False) -> Observation:
+    allowed = {"final"} if phase == "final" else {"experiment", "final"} | ({"analysis"} if interpreter else set())
+    return Observation(
+        phase=phase, task=VIEW, X=X, y=y, diagnostics=None, turn=turn, turns_left=9 - turn,
+        measurements_used=int(y.shape[0]), measurements_left=None, allowed=frozenset(allowed),
+        interpreter=interpreter, feedback=feedback, feedback_kind=kind,
+    )
+
+
+def make_policy(srv, **overrides) -> LLMPolicy:
+    client = LLMClient(fast_settings(srv.base_url, **overrides), sleep=lambda s: None, environ={})
+    return LLMPolicy(client=client)
+
+
+def started(srv, phase="explore", config="variance_n", **overrides) -> LLMPolicy:
+    p = make_policy(srv, **overrides)
+    p.begin(phase, VIEW, get_configuration(config), 0)
+    return p
+
+
+# -- one reply, one action -------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "reply, kind",
+    [
+        ('{"hypotheses": ["C*mass1*mass2/distance**2", "C*mass1*mass2/distance**1.5"]}', "committee"),
+        ('Sure.\n```json\n{"hypotheses": ["C*mass1/distance", "C*mass2/distance"]}\n```', "committee"),
+        ("The data fit well.\n<draft_law>\n" + DRAFT + "\n</draft_law>\nThat is my draft.", "draft"),
+        ('{"hypotheses": ["C*mass1", ', "invalid"),
+        ("", "invalid"),
+    ],
+    ids=["json", "fenced-json", "prose-around-tags", "malformed-json", "empty"],
+)
+def test_reply_kinds_become_actions(serve, reply, kind):
+    srv = serve([ok(reply, prompt_tokens=321, completion_tokens=54)])
+    p = started(srv)
+    a = p.act(explore_obs())
+    assert a.kind == kind
+    assert a.raw == reply
+    assert a.usage == {"prompt_tokens": 321, "completion_tokens": 54, "calls": 1, "cached": 0}
+    if kind == "draft":
+        assert a.source == DRAFT
+    if kind == "invalid":
+        assert a.error
+
+
+def test_rate_limit_then_reply_is_transparent(serve):
+    srv = serve([error(429, retry_after="0"), ok('{"hypotheses": ["C*mass1", "C*mass2"]}')])
+    a = started(srv).act(explore_obs())
+    assert a.kind == "committee" and srv.n_requests == 2
+
+
+@pytest.mark.parametrize(
+    "script, fragment",
+    [
+        ([error(500)] * 3, "HTTP 500"),
+        ([slow(0.5)], "timeout"),
+        ([dropped()], "connection"),
+        ([error(401)], "HTTP 401"),
+    ],
+    ids=["5xx-exhausted", "timeout", "dropped", "auth"],
+)
+def test_call_failures_become_invalid_actions(serve, script, fragment):
+    srv = serve(script + [ok("unused")] * 3)
+    p = started(srv, max_retries=0 if fragment != "HTTP 500" else 2, timeout_s=0.15)
+    a = p.act(explore_obs())
+    assert a.kind == "invalid" and "model call failed" in a.error and fragment in a.error
+    assert a.usage["completion_tokens"] == 0 and a.usage["calls"] == 1
+
+
+def test_failed_turn_text_is_carried_into_the_next_message(serve):
+    srv = serve([error(500), ok('{"hypotheses": ["C*mass1", "C*mass2"]}')])
+    p = started(srv, max_retries=0)
+    assert p.act(explore_obs()).kind == "invalid"
+    a = p.act(explore_obs(feedback="Your reply could not be used (x).", kind="repair", turn=1))
+    assert a.kind == "committee"
+    msgs = srv.requests[1]["messages"]
+    roles = [m["role"] for m in msgs]
+    assert roles == ["system", "user"], "no unanswered user message may stay in the history"
+    assert "Observations so far" in msgs[1]["content"] and "could not be used" in msgs[1]["content"]
+
+
+# -- conversation --------------------------------------------------------------------------------
+def test_explore_conversation_shows_new_rows_and_feedback(serve):
+    srv = serve([ok('{"hypotheses": ["C*mass1", "C*mass2"]}'), ok("<draft_law>\n" + DRAFT + "\n</draft_law>")])
+    p = started(srv)
+    p.act(explore_obs())
+    X2 = np.vstack([XB, [[10.0, 20.0, 2.0]]])
+    y2 = np.concatenate([YB, TASK.truth(X2[-1:])])
+    fb = "The planner (variance) selected and measured 1 new point(s): observations 5-5."
+    a = p.act(explore_obs(X2, y2, feedback=fb, kind="selection", new_rows=1, turn=1))
+    assert a.kind == "draft"
+    msgs = srv.requests[1]["messages"]
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
+    last = msgs[-1]["content"]
+    assert fb in last and "New observations (1)" in last and "Observations so far" not in last
+    assert "5 " in last.split("New observations (1):")[1]  # numbered from 5
+
+
+def test_begin_starts_a_fresh_conversation(serve):
+    srv = serve([ok('{"hypotheses": ["a", "b"]}'), ok("<final_law>\n" + DRAFT + "\n</final_law>")])
+    p = started(srv)
+    p.act(explore_obs())
+    p.begin("synthesis", VIEW, get_configuration("variance_n"), 0)
+    obs = Observation(
+        phase="synthesis", task=VIEW, X=XB, y=YB, diagnostics=None, turn=0, turns_left=0, measurements_used=4,
+        measurements_left=0, allowed=frozenset({"final"}), interpreter=False, draft=DRAFT,
+    )
+    a = p.act(obs)
+    assert a.kind == "final" and a.source == DRAFT
+    msgs = srv.requests[1]["messages"]
+    assert [m["role"] for m in msgs] == ["system", "user"]
+    assert "Keep this draft unless" in msgs[1]["content"] and DRAFT in msgs[1]["content"]
+    assert "not available" in msgs[1]["content"]
+
+
+def test_reasoning_is_kept_and_resent(serve):
+    srv = serve([ok('{"hypotheses": ["a", "b"]}', reasoning="Exponent looks like 1.5."), ok('{"hypotheses": ["c", "d"]}')])
+    p = started(srv)
+    p.act(explore_obs())
+    p.act(explore_obs(turn=1))
+    assistant = srv.requests[1]["messages"][2]["content"]
+    assert assistant.startswith("**Reasoning Process:**\nExponent looks like 1.5.") and "**Main Response:**" in assistant
+
+
+def test_baseline_messages_follow_newtonbench(serve):
+    srv = serve([
+        ok('<run_experiment>[{"mass1": 1, "mass2": 2, "distance": 3}]</run_experiment>'),
+        ok("<run_experiment>[{mass1: 1}]</run_experiment>"),
+        ok("<final_law>\n" + DRAFT + "\n</final_law>"),
+    ])
+    p = started(srv, phase="baseline", config="baseline_n")
+    empty = np.empty((0, 3))
+    a = p.act(baseline_obs(empty, np.empty(0)))
+    assert a.kind == "experiment" and a.points == ({"mass1": 1, "mass2": 2, "distance": 3},)
+    first = srv.requests[0]["messages"]
+    assert "<run_experiment>" in first[0]["content"] and "<final_law>" in first[1]["content"]
+    assert VIEW.signature in first[1]["content"] and '"distance": ...' in first[1]["content"]
+    X1 = np.array([[1.0, 2.0, 3.0]])
+    y1 = TASK.truth(X1)
+    out = '<experiment_output>\n["' + f"{y1[0]:.15e}" + '"]\n</experiment_output>'
+    b = p.act(baseline_obs(X1, y1, feedback=out, kind="experiment", turn=1))
+    assert b.kind == "invalid" and "not valid JSON" in b.error
+    assert srv.requests[1]["messages"][-1]["content"].startswith(out)
+    c = p.act(baseline_obs(X1, y1, phase="final", feedback="Invalid response.", kind="repair", turn=0))
+    assert c.kind == "final"
+    forced = srv.requests[2]["messages"][-1]["content"]
+    assert forced.startswith("Invalid response.") and "<final_law>" in forced and "used up" in forced
+
+
+def test_code_assisted_baseline_wraps_python_output_and_reminds(serve):
+    srv = serve([ok("<python>\nprint(1)\n</python>"), ok("<final_law>\n" + DRAFT + "\n</final_law>")])
+    p = started(srv, phase="baseline", config="baseline_c")
+    empty = np.empty((0, 3))
+    assert p.act(baseline_obs(empty, np.empty(0), interpreter=True)).kind == "analysis"
+    p.act(baseline_obs(empty, np.empty(0), feedback="Python execution succeeded.\nOutput:\n1", kind="analysis", turn=1, interpreter=True))
+    last = srv.requests[1]["messages"][-1]["content"]
+    assert last.startswith("<python_output>\nPython execution succeeded.") and "Reminder: one action per reply" in last
+
+
+# -- construction -----------------------------------------------------------------------------------
+def test_no_key_fails_at_construction_with_the_way_out(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(LLMConfigError) as err:
+        create_policy("gpt41mini")
+    assert "OPENAI_API_KEY" in str(err.value) and "--model symbolic" in str(err.value)
+
+
+def test_options_and_base_url_through_create_policy(serve):
+    srv = serve([ok('{"hypotheses": ["a", "b"]}')])
+    p = create_policy("my-local-model", base_url=srv.base_url, temperature=0.1, cache_mode="off", max_retries=0)
+    assert isinstance(p, LLMPolicy) and p.name == "llm:my-local-model"
+    p.begin("explore", VIEW, get_configuration("random_n"), 3)
+    assert p.act(explore_obs()).kind == "committee"
+    assert srv.requests[0]["model"] == "my-local-model" and srv.requests[0]["temperature"] == 0.1
+    with pytest.raises(LLMConfigError, match="unknown LLM option"):
+        create_policy("my-local-model", base_url=srv.base_url, colour="blue")
+
+
+def test_act_before_begin_and_unknown_phase(serve):
+    srv = serve([])
+    p = make_policy(srv)
+    with pytest.raises(RuntimeError, match="before begin"):
+        p.act(explore_obs())
+    with pytest.raises(ValueError, match="unknown phase"):
+        p.begin("final", VIEW, get_configuration("baseline_n"), 0)

@@ -1,0 +1,213 @@
+"""Symbolic search and policy: recovers laws written only here, deterministic, bounded."""
+
+import numpy as np
+import pytest
+
+from etc_fast.evaluate._structural import StructuralJudge
+from etc_fast.policies.symbolic import SymbolicPolicy, VariableDomain, is_confident, search
+from etc_fast.protocol._types import CONFIGURATIONS, Diagnostics, Observation, Policy
+from etc_fast.tasks import task_view
+from etc_fast.tasks._base import Task, Variable
+
+
+def make_task(name: str, law: str, variables: list[tuple[str, str, float, float]]) -> Task:
+    """A task whose truth is ``law`` (hypothesis language) over ``(name, scale, low, high)`` inputs."""
+    from etc_fast.expr import parse
+
+    vs = tuple(Variable(n, n, None, f"input {n}", sc, lo, hi) for n, sc, lo, hi in variables)
+    prog = parse(law, [v.name for v in vs])
+    return Task(
+        name=name, module=name, difficulty="custom", law_version="custom", title=name, description=name,
+        output_name="y", output_description="the output", variables=vs, noise_floor=0.0,
+        ground_truth_text=law, param_description="", truth_fn=prog.evaluate, law_expression=law, source="test",
+    )
+
+
+def sobol_points(task: Task, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    from etc_fast.sampling import pool_unit
+
+    X = task.unit_to_inputs(pool_unit(task.d, seed, 64)[:n])
+    return X, task.truth(X)
+
+
+LAWS = [
+    ("power", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)]),
+    ("poly", "2*a + 5*a**3", [("a", "log", 0.01, 3)]),
+    ("decay", "7*exp(-0.5*a*b)", [("a", "log", 0.1, 3), ("b", "log", 0.1, 3)]),
+    ("trig", "4*sin(a)**2*b", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)]),
+    ("root", "sqrt(a**2 + 3*b)", [("a", "log", 0.5, 5), ("b", "log", 0.5, 5)]),
+    ("angle", "degrees(asin(0.8*sin(radians(a))/b))", [("a", "linear", 0, 90), ("b", "linear", 1, 1.5)]),
+]
+
+
+def domains(task):
+    return [VariableDomain(v.name, v.scale, v.low, v.high) for v in task.variables]
+
+
+@pytest.mark.parametrize("name,law,variables", LAWS, ids=[x[0] for x in LAWS])
+def test_search_recovers_law(name, law, variables):
+    task = make_task(name, law, variables)
+    X, y = sobol_points(task, 16)
+    res = search(X, y, domains(task), time_budget_s=5.0)
+    best = res.best
+    assert best.error <= res.tol, (best.expression, best.error)
+    assert is_confident(res)
+    v = StructuralJudge().judge(best.source, task)
+    assert v.credited, (best.expression, v.reason)
+
+
+def test_candidates_are_in_the_language_and_agree():
+    from etc_fast.expr import parse
+
+    task = make_task("t", "2*a + 5*a**3", [("a", "log", 0.01, 3)])
+    X, y = sobol_points(task, 10)
+    res = search(X, y, domains(task), time_budget_s=5.0)
+    assert len({c.structure for c in res.candidates}) == len(res.candidates)
+    for c in res.candidates[:8]:
+        a = parse(c.expression, ["a"]).evaluate(X)
+        b = parse(c.source, ["a"]).evaluate(X)
+        np.testing.assert_allclose(a, b, rtol=1e-12, equal_nan=True)
+        assert c.source.startswith("def discovered_law(a):")
+    assert [c.score for c in res.candidates] == sorted(c.score for c in res.candidates)
+
+
+def test_search_deterministic():
+    task = make_task("t", "7*exp(-0.5*a*b)", [("a", "log", 0.1, 3), ("b", "log", 0.1, 3)])
+    X, y = sobol_points(task, 12)
+    r1 = search(X, y, domains(task), time_budget_s=30.0)
+    r2 = search(X, y, domains(task), time_budget_s=30.0)
+    assert [c.expression for c in r1.candidates] == [c.expression for c in r2.candidates]
+
+
+def test_time_budget_stops_the_search():
+    task = make_task("t", "4*sin(a)**2*b", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)])
+    X, y = sobol_points(task, 12)
+    full = search(X, y, domains(task), time_budget_s=30.0)
+    cut = search(X, y, domains(task), time_budget_s=1e-9)
+    assert cut.timed_out and not full.timed_out
+    assert len(cut.families_tried) < len(full.families_tried)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="X must be"):
+        search(np.ones((3, 2)), np.ones(3), [VariableDomain("a")])
+    with pytest.raises(ValueError, match="mode"):
+        search(np.ones((3, 1)), np.ones(3), [VariableDomain("a")], mode="magic")
+    with pytest.raises(ValueError, match="time_budget_s"):
+        SymbolicPolicy(time_budget_s=0)
+
+
+def test_noise_sets_tolerance():
+    task = make_task("t", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
+    X, y = sobol_points(task, 24)
+    y = y * (1 + 1e-3 * np.random.default_rng(0).standard_normal(y.size))
+    res = search(X, y, domains(task), noise=1e-3, time_budget_s=5.0)
+    assert res.best.structure == "C*a**2/b"
+    assert StructuralJudge().judge(res.best.source, task).credited
+
+
+def test_diagnostic_mode_uses_only_power_law_edits():
+    task = make_task("t", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
+    X, y = sobol_points(task, 8)
+    res = search(X, y, domains(task), mode="diagnostic", exponent_hint=[1.98, -1.01])
+    assert res.best.structure == "C*a**2/b"
+    assert all(c.family.startswith("id/") for c in res.candidates)
+
+
+# ----------------------------------------------------------------------------------------
+# Policy
+# ----------------------------------------------------------------------------------------
+def _obs(phase, task, X, y, *, turn=0, turns_left=7, allowed=("committee", "draft"), interpreter=True, draft=None,
+         diagnostics=None, left=None):
+    return Observation(phase=phase, task=task_view(task), X=X, y=y, diagnostics=diagnostics, turn=turn, turns_left=turns_left,
+                       measurements_used=len(y), measurements_left=left, allowed=frozenset(allowed), interpreter=interpreter,
+                       draft=draft)
+
+
+def _planner(task, policy, config="random_c", seed=0):
+    """A minimal planner loop (bootstrap, random batches of 4, synthesis) around the policy."""
+    from etc_fast.sampling import bootstrap_probes, candidate_pool
+
+    cfg = CONFIGURATIONS[config]
+    _, X = bootstrap_probes(task, 3)
+    y = task.truth(X)
+    pool = candidate_pool(task, seed, 256)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(pool))
+    policy.begin("explore", task_view(task), cfg, seed)
+    draft, kinds = None, []
+    for turn in range(cfg.exploration_turns):
+        a = policy.act(_obs("explore", task, X, y, turn=turn, turns_left=cfg.exploration_turns - turn - 1,
+                            interpreter=cfg.interpreter))
+        kinds.append(a.kind)
+        if a.kind == "draft":
+            draft = a.source
+            break
+        assert a.kind == "committee" and 2 <= len(a.hypotheses) <= 5
+        new = pool[order[4 * turn:4 * turn + 4]]
+        X, y = np.vstack([X, new]), np.concatenate([y, task.truth(new)])
+    policy.begin("synthesis", task_view(task), cfg, seed)
+    a = policy.act(_obs("synthesis", task, X, y, allowed=("final",), interpreter=cfg.interpreter, draft=draft))
+    assert a.kind == "final"
+    return a.source, len(y), kinds
+
+
+@pytest.mark.parametrize("name,law,variables", LAWS[:4], ids=[x[0] for x in LAWS[:4]])
+def test_policy_planner_recovers_law(name, law, variables):
+    task = make_task(name, law, variables)
+    pol = SymbolicPolicy()
+    assert isinstance(pol, Policy)
+    source, n, kinds = _planner(task, pol)
+    assert kinds[-1] == "draft" and n <= 16, (kinds, n)
+    assert StructuralJudge().judge(source, task).credited, source
+
+
+def test_policy_deterministic():
+    task = make_task("t", "2*a + 5*a**3", [("a", "log", 0.01, 3)])
+    assert _planner(task, SymbolicPolicy(seed=3)) == _planner(task, SymbolicPolicy(seed=3))
+
+
+def test_synthesis_keeps_agreeing_draft_and_replaces_a_wrong_one():
+    task = make_task("t", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
+    X, y = sobol_points(task, 12)
+    pol = SymbolicPolicy()
+    pol.begin("synthesis", task_view(task), CONFIGURATIONS["variance_c"], 0)
+    keep = "def discovered_law(a, b):\n    return 9*a*a/b\n"
+    assert pol.act(_obs("synthesis", task, X, y, allowed=("final",), draft=keep)).source == keep
+    wrong = "def discovered_law(a, b):\n    return 9*a/b\n"
+    src = pol.act(_obs("synthesis", task, X, y, allowed=("final",), draft=wrong)).source
+    assert src != wrong and StructuralJudge().judge(src, task).credited
+
+
+def test_no_interpreter_uses_diagnostics():
+    task = make_task("t", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
+    X, y = sobol_points(task, 8)
+    diag = Diagnostics(sensitivities={"a": 2.0, "b": -1.0}, exponents={"a": 2.0, "b": -1.0}, intercept=None, r2=1.0,
+                       residual_rms=0.0, n_used=8, text="")
+    pol = SymbolicPolicy()
+    pol.begin("explore", task_view(task), CONFIGURATIONS["variance_n"], 0)
+    a = pol.act(_obs("explore", task, X, y, interpreter=False, diagnostics=diag))
+    assert a.kind == "draft" and StructuralJudge().judge(a.source, task).credited
+    assert pol.last_search.families_tried and all(f.endswith(":id") for f in pol.last_search.families_tried)
+
+
+def test_baseline_designs_experiments_then_submits():
+    task = make_task("t", "7*exp(-0.5*a*b)", [("a", "log", 0.1, 3), ("b", "linear", 0.1, 3)])
+    pol = SymbolicPolicy(seed=1)
+    pol.begin("baseline", task_view(task), CONFIGURATIONS["baseline_c"], 0)
+    X, y = np.empty((0, 2)), np.empty(0)
+    allowed = ("experiment", "final", "analysis")
+    for r in range(10):
+        a = pol.act(_obs("baseline", task, X, y, turn=r, turns_left=9 - r, allowed=allowed))
+        if a.kind == "final":
+            break
+        assert a.kind == "experiment" and 1 <= len(a.points) <= 20
+        for p in a.points:
+            assert set(p) == {"a", "b"} and 0.1 <= p["a"] <= 3 and 0.1 <= p["b"] <= 3
+        new = task.inputs_from_request(a.points)
+        X, y = np.vstack([X, new]), np.concatenate([y, task.truth(new)])
+    assert a.kind == "final" and StructuralJudge().judge(a.source, task).credited
+    assert len(y) <= 24
+    pol.begin("final", task_view(task), CONFIGURATIONS["baseline_c"], 0)
+    forced = pol.act(_obs("final", task, X, y, allowed=("final",), turns_left=0))
+    assert forced.kind == "final"

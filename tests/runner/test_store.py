@@ -1,0 +1,125 @@
+import dataclasses
+import json
+import math
+
+import polars as pl
+import pytest
+
+from etc_fast.protocol import SUMMARY_COLUMNS, TrialRecord
+from etc_fast.runner import (
+    TRIALS_SCHEMA,
+    RunDirError,
+    RunStore,
+    check_manifest,
+    expand_grid,
+    read_trials,
+    write_manifest,
+)
+from tests.runner._fakes import FakeWorker
+
+
+def _records(cfg, n):
+    w = FakeWorker()
+    return [w.run_trial(s).to_dict() for s in expand_grid(cfg)[:n]]
+
+
+def test_append_writes_transcript_then_line(small_config):
+    recs = _records(small_config, 3)
+    with RunStore.open(small_config) as store:
+        for r in recs:
+            entry = store.append(r)
+            assert store.transcript_path(r["trial_id"]).exists()
+            assert entry["summary"]["trial_id"] == r["trial_id"]
+        with pytest.raises(RunDirError, match="already stored"):
+            store.append(recs[0])
+    entries = read_trials(store.trials_path)
+    assert [e["trial_id"] for e in entries] == [r["trial_id"] for r in recs]
+    stored = json.loads(store.transcript_path(recs[1]["trial_id"]).read_text())
+    assert stored == json.loads(json.dumps(recs[1]))
+    assert TrialRecord.from_dict(stored).summary()["measurements"] == recs[1]["measurements"]
+    for name in ("config.resolved.yaml", "versions.json"):
+        assert (store.root / name).exists()
+    versions = json.loads((store.root / "versions.json").read_text())
+    assert {"python", "numpy", "numba", "scipy", "polars", "openai", "etc_fast", "platform"} <= set(versions)
+
+
+def test_torn_last_line_is_dropped_and_truncated(small_config):
+    recs = _records(small_config, 3)
+    with RunStore.open(small_config) as store:
+        for r in recs[:2]:
+            store.append(r)
+    path = store.trials_path
+    good = path.read_bytes()
+    path.write_bytes(good + b'{"trial_id": "abc", "summ')  # killed mid-write
+    with pytest.warns(RuntimeWarning, match="torn last line"):
+        assert len(read_trials(path)) == 2
+    assert path.read_bytes().endswith(b'"summ')  # reading alone does not modify
+    with pytest.warns(RuntimeWarning, match="truncated"):
+        with RunStore.open(small_config) as store:
+            assert store.finished == {r["trial_id"] for r in recs[:2]}
+            store.append(recs[2])
+    assert path.read_bytes().startswith(good)
+    assert [e["trial_id"] for e in read_trials(path)] == [r["trial_id"] for r in recs]
+
+
+def test_damaged_middle_line_is_an_error(small_config):
+    recs = _records(small_config, 2)
+    with RunStore.open(small_config) as store:
+        for r in recs:
+            store.append(r)
+    lines = store.trials_path.read_bytes().split(b"\n")
+    store.trials_path.write_bytes(b"\n".join([lines[0][:-5], *lines[1:]]))
+    with pytest.raises(RunDirError, match="line 1 is not a valid trial entry"):
+        read_trials(store.trials_path)
+
+
+def test_resume_refuses_a_different_grid(small_config):
+    RunStore.open(small_config).close()
+    # workers / executor do not change results: fine
+    RunStore.open(small_config.with_overrides(workers=1)).close()
+    other = small_config.with_overrides(model="symbolic2")
+    with pytest.raises(RunDirError, match=r"different configuration \(grids\[0\]\.model: stored 'symbolic', now 'symbolic2'\).*new --out"):
+        RunStore.open(other)
+    changed = dataclasses.replace(small_config, judge="structural")
+    with pytest.raises(RunDirError, match="judge"):
+        RunStore.open(changed)
+
+
+def test_second_writer_is_refused(small_config):
+    with RunStore.open(small_config):
+        with pytest.raises(RunDirError, match="another run"):
+            RunStore.open(small_config)
+
+
+def test_parquet_schema_and_values(small_config):
+    recs = _records(small_config, 24)
+    with RunStore.open(small_config) as store:
+        for r in recs:
+            store.append(r)
+        path = store.export_parquet()
+    frame = pl.read_parquet(path)
+    assert frame.schema == TRIALS_SCHEMA
+    assert frame.columns == list(SUMMARY_COLUMNS)
+    assert frame.height == 24
+    want = [TrialRecord.from_dict(r).summary() for r in recs]
+    got = frame.to_dicts()
+    for w, g in zip(want, got):
+        for col in SUMMARY_COLUMNS:
+            if isinstance(w[col], float) and math.isnan(w[col]):
+                assert math.isnan(g[col]), col
+            else:
+                assert g[col] == w[col], col
+    assert any(math.isnan(v) for v in frame["rmsle"].to_list())  # NaN survives as NaN, not null
+
+
+def test_manifest_detects_changes(small_config):
+    recs = _records(small_config, 2)
+    with RunStore.open(small_config) as store:
+        for r in recs:
+            store.append(r)
+    hashes = write_manifest(store.root)
+    assert "trials.jsonl" in hashes and f"transcripts/{recs[0]['trial_id']}.json" in hashes
+    assert check_manifest(store.root) == []
+    t = store.transcript_path(recs[0]["trial_id"])
+    t.write_text(t.read_text().replace('"fake"', '"faked"'))
+    assert check_manifest(store.root) == [f"transcripts/{recs[0]['trial_id']}.json: SHA-256 differs from the manifest"]
