@@ -2,7 +2,7 @@
 
 This Numba/llvmlite build has no SVML: a ``math.log1p`` inside a loop is a scalar libm call per
 element and keeps the loop from vectorizing. :func:`log1p_nonneg` computes the same function from
-bit manipulation, one division and a polynomial; once inlined into a loop body it becomes packed SIMD
+bit manipulation, two divisions and a polynomial; once inlined into a loop body it becomes packed SIMD
 code.
 
 Floating-point flags
@@ -15,6 +15,8 @@ the same way. Fast-math flags live on each LLVM instruction, so after LLVM inlin
 kernel compiled with the looser :data:`kernels._jit.JIT` set, the helper's instructions keep their
 stricter flags while the kernel's own reductions may still be reassociated (and vectorized).
 ``contract`` stays on: fusing a multiply and an add into one FMA only removes a rounding.
+``error_model="numpy"`` drops the zero-divisor checks Numba otherwise places before each division
+(the divisors here are never zero); those checks are branches that stop vectorization.
 
 Every helper also runs as plain Python (``NUMBA_DISABLE_JIT=1``): bit views go through NumPy scalars
 and the float arithmetic through Python floats, which give the same results without warnings.
@@ -27,7 +29,7 @@ from numba import njit
 
 __all__ = ["MATH_JIT", "log1p_nonneg"]
 
-MATH_JIT = dict(cache=True, nogil=True, fastmath={"nsz", "contract"})
+MATH_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath={"nsz", "contract"})
 
 # ln 2 split so that k * _LN2_HI is exact for every binary exponent k (|k| < 2**20): _LN2_HI is
 # ln 2 rounded to double with its 20 low significand bits cleared (0x3FE62E42FEF00000), _LN2_LO is
@@ -38,6 +40,8 @@ _LN2_LO = 7.440617110012397e-11
 # Bits of sqrt(1/2) (0x3FE6A09E667F3BCD): subtracting them before taking the exponent field puts the
 # reduced argument in [sqrt(1/2), sqrt(2)).
 _SQRT_HALF_BITS = 0x3FE6A09E667F3BCD
+_TWO52 = 4503599627370496.0  # 2**52
+_TWO52_BITS = 0x4330000000000000  # its bits; adding |k| < 2**51 to them gives the double 2**52 + k
 
 # P(z), z = s**2, with 2 atanh(s) = 2 s + s z P(z) on z in [0, (3 - 2 sqrt 2)**2]: the degree-6
 # Chebyshev fit (mpmath.chebyfit, 50 digits) of P(z) = (2 atanh(sqrt z) / sqrt z - 2) / z, relative
@@ -80,7 +84,9 @@ def log1p_nonneg(x):
     ix = np.float64(u).view(np.int64)
     k = (ix - _SQRT_HALF_BITS) >> 52
     m = float(np.int64(ix - (k << 52)).view(np.float64))
-    kd = float(k)
+    # float(k) through the bits of 2**52 + k: integer add and a float subtract, which vectorize on
+    # every x86-64 level (a packed int64 -> float64 conversion needs AVX-512DQ)
+    kd = float(np.int64(k + _TWO52_BITS).view(np.float64)) - _TWO52
     f = m - 1.0
     s = f / (2.0 + f)
     z = s * s

@@ -30,7 +30,7 @@ from kernels._jit import JIT
 from kernels.rank_reg import _finite
 from kernels.scores import _quantile_sorted
 
-__all__ = ["calibrate", "fit_filter", "fit_denominator", "DEGENERATE_REL"]
+__all__ = ["calibrate", "fit_filter", "fit_denominator"]
 
 DEGENERATE_REL = 1e-20
 """Centred/raw sum-of-squares ratio of the scaled hypothesis at or below which a fit is degenerate."""

@@ -15,6 +15,7 @@ fractional power), division by zero gives a signed infinity or NaN, and nothing 
 """
 
 import numpy as np
+from numba import config as numba_config
 from numba import njit
 
 from kernels._jit import JIT
@@ -357,13 +358,65 @@ def _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT,
     return out
 
 
+@njit(**JIT)
+def _check_and_evaluate(ops, args, consts, prog_start, prog_len, const_start, XT, out):
+    """Validate, then evaluate: one compiled call for the public wrapper.
+
+    Parameters are as in :func:`_evaluate_programs` (``out`` : float64[P, n] is filled only when
+    the programs are valid). A program may read constants from its ``const_start`` to the end
+    of the table, since packed constant ranges may be shared.
+
+    Returns
+    -------
+    code, where_p, where_k : int
+        As returned by :func:`_check_programs`; ``code == 0`` means ``out`` holds the values.
+    """
+    n_consts = consts.shape[0] - const_start
+    code, where_p, where_k, depth = _check_programs(
+        ops, args, n_consts, prog_start, prog_len, const_start, consts.shape[0], XT.shape[0]
+    )
+    if code == 0 and out.size > 0:
+        _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT, depth, out)
+    return code, where_p, where_k, depth
+
+
+_JIT_OFF = numba_config.DISABLE_JIT
+
+
 def _as_int64(name, a):
+    if type(a) is np.ndarray and a.dtype == np.int64 and a.ndim == 1 and a.flags.c_contiguous:
+        return a
     a = np.ascontiguousarray(a)
     if a.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
     if a.size and not np.issubdtype(a.dtype, np.integer):
         raise ValueError(f"{name} must hold integers, got dtype {a.dtype}")
     return a.astype(np.int64, copy=False)
+
+
+def _coerce(ops, args, consts, prog_start, prog_len, const_start):
+    ops = _as_int64("ops", ops)
+    args = _as_int64("args", args)
+    prog_start = _as_int64("prog_start", prog_start)
+    prog_len = _as_int64("prog_len", prog_len)
+    const_start = _as_int64("const_start", const_start)
+    consts = np.ascontiguousarray(consts, dtype=np.float64)
+    if consts.ndim != 1:
+        raise ValueError(f"consts must be one-dimensional, got shape {consts.shape}")
+    if ops.shape != args.shape:
+        raise ValueError(f"ops and args differ in length: {ops.shape[0]} vs {args.shape[0]}")
+    n_prog = prog_start.shape[0]
+    if prog_len.shape[0] != n_prog or const_start.shape[0] != n_prog:
+        raise ValueError(
+            "prog_start, prog_len and const_start must have one entry per program, got "
+            f"{n_prog}, {prog_len.shape[0]}, {const_start.shape[0]}"
+        )
+    return ops, args, consts, prog_start, prog_len, const_start
+
+
+def _raise_invalid(code, where_p, where_k):
+    where = f"program {where_p}" + (f", instruction {where_k}" if where_k >= 0 else "")
+    raise ValueError(f"{where} {_CHECK_MESSAGES[code]}")
 
 
 def check_programs(ops, args, consts, prog_start, prog_len, const_start, n_vars):
@@ -381,40 +434,16 @@ def check_programs(ops, args, consts, prog_start, prog_len, const_start, n_vars)
     Raises:
         ValueError: naming the first bad program and instruction.
     """
-    ops = _as_int64("ops", ops)
-    args = _as_int64("args", args)
-    prog_start = _as_int64("prog_start", prog_start)
-    prog_len = _as_int64("prog_len", prog_len)
-    const_start = _as_int64("const_start", const_start)
-    consts = np.ascontiguousarray(consts, dtype=np.float64)
-    if consts.ndim != 1:
-        raise ValueError(f"consts must be one-dimensional, got shape {consts.shape}")
-    if ops.shape != args.shape:
-        raise ValueError(f"ops and args differ in length: {ops.shape[0]} vs {args.shape[0]}")
-    n_prog = prog_start.shape[0]
-    if prog_len.shape[0] != n_prog or const_start.shape[0] != n_prog:
-        raise ValueError(
-            "prog_start, prog_len and const_start must have one entry per program, got "
-            f"{n_prog}, {prog_len.shape[0]}, {const_start.shape[0]}"
-        )
-    # Constants owned by program p: up to the next program's const_start (or the table end).
-    n_consts = _constant_counts(const_start, consts.shape[0])
+    ops, args, consts, prog_start, prog_len, const_start = _coerce(
+        ops, args, consts, prog_start, prog_len, const_start
+    )
+    n_consts = consts.shape[0] - const_start
     code, where_p, where_k, depth = _check_programs(
         ops, args, n_consts, prog_start, prog_len, const_start, consts.shape[0], int(n_vars)
     )
     if code:
-        where = f"program {where_p}" + (f", instruction {where_k}" if where_k >= 0 else "")
-        raise ValueError(f"{where} {_CHECK_MESSAGES[code]}")
+        _raise_invalid(code, where_p, where_k)
     return int(depth)
-
-
-def _constant_counts(const_start, n_total):
-    """Constants available to each program: from its start to the end of the table.
-
-    Programs may share or interleave constant ranges, so the only safe bound for program ``p``
-    is the rest of the table.
-    """
-    return n_total - const_start
 
 
 def evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, X):
@@ -440,17 +469,14 @@ def evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, X):
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise ValueError(f"X must be two-dimensional [n, d], got shape {X.shape}")
-    depth = check_programs(ops, args, consts, prog_start, prog_len, const_start, X.shape[1])
-    ops = _as_int64("ops", ops)
-    args = _as_int64("args", args)
-    prog_start = _as_int64("prog_start", prog_start)
-    prog_len = _as_int64("prog_len", prog_len)
-    const_start = _as_int64("const_start", const_start)
-    consts = np.ascontiguousarray(consts, dtype=np.float64)
+    packed = _coerce(ops, args, consts, prog_start, prog_len, const_start)
     XT = np.ascontiguousarray(X.T)
-    out = np.empty((prog_start.shape[0], X.shape[0]), dtype=np.float64)
-    if out.size == 0:
-        return out
-    with np.errstate(all="ignore"):  # only matters when the JIT is disabled
-        _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT, depth, out)
+    out = np.empty((packed[3].shape[0], X.shape[0]), dtype=np.float64)
+    if _JIT_OFF:  # NumPy scalars warn where compiled code is silent
+        with np.errstate(all="ignore"):
+            code, where_p, where_k, _ = _check_and_evaluate(*packed, XT, out)
+    else:
+        code, where_p, where_k, _ = _check_and_evaluate(*packed, XT, out)
+    if code:
+        _raise_invalid(code, where_p, where_k)
     return out

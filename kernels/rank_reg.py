@@ -19,7 +19,7 @@ from numba import njit
 
 from kernels._jit import JIT
 
-__all__ = ["stable_argsort", "ordinal_rank", "edge_weight", "rank_regularize", "EDGE_LO", "EDGE_HI", "EDGE_POWER"]
+__all__ = ["stable_argsort", "ordinal_rank", "edge_weight", "rank_regularize"]
 
 EDGE_LO = 0.08
 EDGE_HI = 0.5
@@ -30,7 +30,7 @@ EDGE_POWER = 1.5
 def _finite(x):
     """``x`` is neither NaN nor infinite, robust to the JIT's fastmath flags.
 
-    Numba lowers ``np.isfinite(x)`` as ``x - x == x - x``; with ``reassoc`` + ``nsz`` LLVM folds
+    Numba lowers ``np.isfinite(x)`` as "``x - x`` is not NaN"; with ``reassoc`` + ``nsz`` LLVM folds
     that to true whenever ``x`` is itself computed (e.g. ``_finite(a - b)``). An ordered
     comparison of ``|x|`` with infinity cannot be folded without ``nnan``/``ninf``.
     """

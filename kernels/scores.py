@@ -12,8 +12,8 @@ Both scores measure how much a committee of calibrated hypotheses disagrees at e
   NaN when there is none.
 
 Medians and quartiles use NumPy's default ("linear") percentile definition, reproduced exactly by
-:func:`_quantile_sorted` on radix-sorted values. Moments are plain sums; when they overflow (huge but
-finite predictions) the row is recomputed divided by its largest finite magnitude. A row whose
+:func:`_quantile_sorted` on radix-sorted values. Moments are plain sums, on the row divided by its largest
+finite magnitude when that lies outside [1e-100, 1e100] (no overflow or underflow when squaring). A row whose
 standard deviation is at most ``const_rel`` times its largest finite magnitude counts as constant,
 which absorbs the rounding of the mean of identical values.
 """
@@ -26,10 +26,14 @@ from numba import njit
 from kernels._jit import JIT
 from kernels.rank_reg import _finite, _radix_argsort
 
-__all__ = ["variance_scores", "pairwise_scores", "finite_fraction", "CONST_REL", "PAIRWISE_DIRECT_MAX"]
+__all__ = ["variance_scores", "pairwise_scores", "finite_fraction"]
 
 CONST_REL = 1e-12
 """A row whose standard deviation is at most ``CONST_REL`` times its largest finite magnitude is constant."""
+
+SAFE_LO = 1e-100
+SAFE_HI = 1e100
+"""Largest finite magnitudes outside [SAFE_LO, SAFE_HI] are rescaled before squaring."""
 
 PAIRWISE_DIRECT_MAX = 16
 """Up to this many usable hypotheses the pairwise score sums pairs directly; above it, by sorting."""
@@ -72,42 +76,38 @@ def _quantile_sorted(v, n, q):
 def _row_moments(P, i):
     """Finite count, scale factor, mean and population sd of row ``i`` of ``P`` in scaled units.
 
-    Returns ``(cnt, inv, mu, sd, maxabs)`` such that ``z = (p * inv - mu) / sd``: ``inv = 1``
-    unless the plain sums overflow, in which case the row is multiplied by ``inv = 1 / maxabs``
-    (``maxabs`` = largest finite magnitude) and the moments are recomputed.
+    Returns ``(cnt, inv, mu, sd, maxabs)`` with ``z = (p * inv - mu) / sd``. ``inv = 1`` while the
+    largest finite magnitude ``maxabs`` lies in [SAFE_LO, SAFE_HI]; outside it the row is
+    multiplied by ``inv = 1 / maxabs`` so squares neither overflow nor underflow.
     """
     n = P.shape[1]
     cnt = 0
     maxabs = 0.0
-    s = 0.0
     for j in range(n):
         p = P[i, j]
         if _finite(p):
             cnt += 1
-            s += p
             maxabs = max(maxabs, abs(p))
     if cnt == 0:
         return 0, 1.0, np.nan, np.nan, 0.0
     inv = 1.0
-    for attempt in range(2):
-        if attempt == 1:
-            inv = 1.0 / maxabs
-            s = 0.0
-            for j in range(n):
-                p = P[i, j]
-                if _finite(p):
-                    s += p * inv
-        mu = s / cnt
-        s2 = 0.0
-        for j in range(n):
-            p = P[i, j]
-            if _finite(p):
-                dv = p * inv - mu
-                s2 += dv * dv
-        sd = np.sqrt(s2 / cnt)
-        if _finite(sd):
-            break
-    return cnt, inv, mu, sd, maxabs
+    if maxabs > SAFE_HI or (maxabs < SAFE_LO and maxabs > 0.0):
+        inv = 1.0 / maxabs
+        if not _finite(inv):
+            inv = 1.0
+    s = 0.0
+    for j in range(n):
+        p = P[i, j]
+        if _finite(p):
+            s += p * inv
+    mu = s / cnt
+    s2 = 0.0
+    for j in range(n):
+        p = P[i, j]
+        if _finite(p):
+            dv = p * inv - mu
+            s2 += dv * dv
+    return cnt, inv, mu, np.sqrt(s2 / cnt), maxabs
 
 
 @njit(**JIT)

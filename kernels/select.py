@@ -30,7 +30,7 @@ from kernels.calibrate import DEGENERATE_REL, _calibrate, _fit_filter
 from kernels.rank_reg import EDGE_HI, EDGE_LO, EDGE_POWER, _finite, _rank_regularize
 from kernels.scores import CONST_REL, PAIRWISE_DIRECT_MAX, _finite_fraction, _pairwise_scores, _variance_scores
 
-__all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step", "METHODS"]
+__all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step"]
 
 METHODS = {"variance": 0, "pairwise": 1}
 """Scored acquisition methods and their kernel codes."""

@@ -96,18 +96,17 @@ def fit_filter_ref(err, ok, max_keep=4, threshold=0.75, min_keep=2):
 
 
 def _row_stats(p):
-    """``(inv, mu, sd, maxabs)`` of finite values ``p``: plain moments, or moments of ``p / maxabs``
-    when the plain ones overflow (then ``inv = 1 / maxabs``)."""
+    """``(inv, mu, sd, maxabs)`` of finite values ``p``: moments of ``p * inv``, ``inv = 1 / maxabs``
+    when the largest magnitude is outside [1e-100, 1e100], else 1."""
     maxabs = float(np.max(np.abs(p)))
-    with np.errstate(all="ignore"):
-        mu = float(np.mean(p))
-        sd = float(np.sqrt(np.mean((p - mu) ** 2)))
-        if np.isfinite(sd):
-            return 1.0, mu, sd, maxabs
-        inv = 1.0 / maxabs
-        q = p * inv
-        mu = float(np.mean(q))
-        return inv, mu, float(np.sqrt(np.mean((q - mu) ** 2))), maxabs
+    inv = 1.0
+    if maxabs > 1e100 or 0 < maxabs < 1e-100:
+        with np.errstate(all="ignore"):
+            inv = 1.0 / maxabs
+        inv = inv if np.isfinite(inv) else 1.0
+    q = p * inv
+    mu = float(np.mean(q))
+    return inv, mu, float(np.sqrt(np.mean((q - mu) ** 2))), maxabs
 
 
 def variance_scores_ref(P, const_rel=CONST_REL):

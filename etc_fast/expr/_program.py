@@ -28,7 +28,7 @@ _P_ADD, _P_MUL, _P_UNARY, _P_POW, _P_ATOM = 1, 2, 3, 4, 5
 _PREC = {"+": _P_ADD, "-": _P_ADD, "*": _P_MUL, "/": _P_MUL, "**": _P_POW}
 
 
-def format_number(value: float, source: bool = False) -> tuple[str, int]:
+def format_number(value: float) -> tuple[str, int]:
     """Exact text of a float constant and its printing precedence.
 
     Integral values below 1e15 print as integers; other finite values as ``repr`` (shortest
@@ -64,7 +64,7 @@ def _render(ops, args, consts, const_names, variables, source: bool) -> str:
             elif name is not None:  # nuisance constant, by name
                 stack.append((name, _P_ATOM))
             else:
-                stack.append(format_number(consts[a], source))
+                stack.append(format_number(consts[a]))
         elif op in _BINARY_SYMBOL:
             right = stack.pop()
             left = stack.pop()
@@ -130,6 +130,8 @@ class Program:
         variables = tuple(variables)
         ops = _frozen_array(ops, np.int64)
         args = _frozen_array(args, np.int64)
+        consts = np.array(consts, dtype=np.float64)
+        consts[np.isnan(consts)] = np.nan  # one NaN bit pattern, so equal programs compare equal
         consts = _frozen_array(consts, np.float64)
         const_is_exponent = _frozen_array(const_is_exponent, bool)
         const_names = tuple(const_names)
@@ -170,7 +172,7 @@ class Program:
             if name is None or name in ("pi", "e") or name in seen:
                 continue
             seen.add(name)
-            lines.append(f"    {name} = {format_number(value, True)[0]}")
+            lines.append(f"    {name} = {format_number(value)[0]}")
         lines.append(f"    return {body}")
         return "\n".join(lines) + "\n"
 

@@ -13,8 +13,10 @@ import email.utils
 import math
 import os
 import random
+import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -440,7 +442,10 @@ class LLMClient:
                 raise CacheMiss(key, self.model.model_id)
         content, reasoning, p_tok, c_tok, attempts = self._call(request)
         if cache is not None:
-            cache.put(key, request, CachedReply(content, reasoning, p_tok, c_tok))
+            try:
+                cache.put(key, request, CachedReply(content, reasoning, p_tok, c_tok))
+            except sqlite3.Error as exc:  # a paid reply is still returned; only its reuse is lost
+                warnings.warn(f"could not store reply {key} in {cache.path}: {exc}", RuntimeWarning, stacklevel=2)
         return Completion(content, reasoning, p_tok, c_tok, False, self.model.model_id, key, attempts)
 
     def _call(self, request: dict[str, Any]) -> tuple[str, str | None, int, int, int]:

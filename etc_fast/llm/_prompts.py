@@ -15,13 +15,12 @@ The structure and tags follow NewtonBench; the wording is this project's own.
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from etc_fast.diagnostics import render_observations
+from etc_fast.diagnostics import format_number, render_observations
 from etc_fast.protocol._types import Diagnostics, TaskView
 
 # ----------------------------------------------------------------------------------------
@@ -102,15 +101,6 @@ def submission_block(task: TaskView, *, probing: bool = True) -> str:
     return text
 
 
-def fmt_number(v: float, digits: int = 10) -> str:
-    v = float(v)
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.{digits}g}"
-
-
 def observations_table(task: TaskView, X: np.ndarray, y: np.ndarray, *, start: int = 0) -> str:
     """Plain-text table of observations, rows numbered from ``start + 1``."""
     return render_observations(_var_names(task), X, y, output_name=task.output_name or "y", start=start)
@@ -124,11 +114,11 @@ def diagnostics_block(diag: Diagnostics | None) -> str:
         return diag.text.strip()
     parts = ["Automatic diagnostics (advisory):"]
     for name, s in diag.sensitivities.items():
-        parts.append(f"  sensitivity of {name}: {'n/a' if s is None else fmt_number(s, 6)}")
+        parts.append(f"  sensitivity of {name}: {'n/a' if s is None else format_number(s, 6)}")
     if diag.exponents:
-        parts.append("  power-law exponents: " + ", ".join(f"{k}={fmt_number(b, 6)}" for k, b in diag.exponents.items()))
+        parts.append("  power-law exponents: " + ", ".join(f"{k}={format_number(b, 6)}" for k, b in diag.exponents.items()))
         if diag.r2 is not None:
-            parts.append(f"  R^2 = {fmt_number(diag.r2, 8)}")
+            parts.append(f"  R^2 = {format_number(diag.r2, 8)}")
     return "\n".join(parts)
 
 
@@ -442,14 +432,9 @@ def format_vanilla_value(v: Any) -> str:
 
 def experiment_output(values: Sequence[float] | np.ndarray, *, interpreter: bool) -> str:
     """``<experiment_output>`` block: ``{:.15e}`` strings (vanilla) or raw numbers (code-assisted)."""
-    vals = [float(v) for v in np.asarray(values, dtype=np.float64).reshape(-1)]
-    if interpreter:
-        body = json.dumps(vals)  # NaN/Infinity written bare, as Python's json does
-        return (
-            f"<experiment_output>\n{body}\n</experiment_output>\n"
-            "You can analyse these values with a <python> block."
-        )
-    return "<experiment_output>\n" + json.dumps([format_vanilla_value(v) for v in vals]) + "\n</experiment_output>"
+    from etc_fast.protocol._baseline import format_experiment_output
+
+    return format_experiment_output(np.asarray(values, dtype=np.float64), interpreter)
 
 
 def python_output(feedback: str) -> str:

@@ -52,6 +52,10 @@ class LLMPolicy:
         settings: Full client settings (instead of ``model`` + options).
         client: A ready client (shares its cache and concurrency limit).
         max_feedback_chars: Cut longer feedback (interpreter output) to this many characters.
+
+    Attributes:
+        transcript: Every message of the current trial across its contexts (system, user,
+            assistant, plus ``begin``/``call_failed`` events), for the runner's transcript file.
         **options: :class:`~etc_fast.llm.LLMSettings` fields (``base_url``, ``temperature``,
             ``cache_path``, ``cache_mode``, ...).
 
@@ -99,6 +103,8 @@ class LLMPolicy:
         if phase not in _PHASES:
             raise ValueError(f"LLMPolicy.begin: unknown phase {phase!r}; expected one of {', '.join(_PHASES)}")
         self._reset(phase, task, config, int(seed))
+        if phase in ("explore", "baseline"):  # a new trial: the transcript restarts
+            self.transcript = []
         if phase == "explore":
             system = P.planner_system_prompt(config.interpreter)
         elif phase == "synthesis":

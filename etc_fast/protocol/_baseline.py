@@ -18,23 +18,25 @@ from etc_fast.protocol._state import TrialState, action_record, run_analysis
 from etc_fast.protocol._types import Observation, to_jsonable
 
 INVALID_VANILLA = (
-    "Invalid response. Please use <run_experiment> tag with the correct JSON format or <final_law> tag to submit the law."
+    "That reply held no usable action. Request measurements with a <run_experiment> block holding a JSON "
+    "list of input objects, or submit your law in a <final_law> block."
 )
 INVALID_CODE = (
-    "**Action Reminder:** Please use exactly 1 action per turn: <run_experiment>, <python> or <final_law>. "
-    "Spend your actions wisely and only submit <final_law> when you are confident."
+    "That reply held no usable action. Take exactly one action per turn: a <run_experiment> block, a "
+    "<python> block, or your law in a <final_law> block once you are confident."
 )
-#: NewtonBench's forced-final instruction (rendered by LLM policies at the ``final`` phase).
-FORCED_FINAL = "You have used all your experiment turns. Please submit your final law now using the <final_law> tag."
 
 
 def format_experiment_output(y: np.ndarray, interpreter: bool) -> str:
-    """NewtonBench's reply to an experiment: ``{:.15e}`` strings (vanilla) or raw numbers (code-assisted)."""
+    """The reply to an experiment in NewtonBench's format: ``{:.15e}`` strings (vanilla) or raw
+    numbers, NaN written bare (interpreter variant). The LLM prompts use this formatter too."""
+    vals = [float(v) for v in np.asarray(y, dtype=np.float64).reshape(-1)]
     if interpreter:
-        body = json.dumps([float(v) for v in y])  # NaN -> NaN, as json.dumps writes it
-        return f"<experiment_output>\n{body}\n</experiment_output>\nYou can analyse these results with <python>."
-    body = json.dumps(["{:.15e}".format(float(v)) for v in y])
-    return f"<experiment_output>\n{body}\n</experiment_output>"
+        return (
+            f"<experiment_output>\n{json.dumps(vals)}\n</experiment_output>\n"
+            "You can analyse these values with a <python> block."
+        )
+    return "<experiment_output>\n" + json.dumps([f"{v:.15e}" for v in vals]) + "\n</experiment_output>"
 
 
 def run_baseline(state: TrialState) -> Outcome:
@@ -83,7 +85,7 @@ def run_baseline(state: TrialState) -> Outcome:
         state.events.append(ev)
 
     # The forced call carries the reply to the last round's action; phase "final" tells the policy
-    # that only a law is accepted now (an LLM policy appends NewtonBench's FORCED_FINAL text).
+    # that only a law is accepted now (an LLM policy adds its own forced-final instruction).
     X_obs, y_obs = state.frozen_observations()
     obs = Observation(
         phase="final", task=state.view, X=X_obs, y=y_obs, diagnostics=None, turn=0, turns_left=0,

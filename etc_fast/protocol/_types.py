@@ -157,11 +157,11 @@ class TrialSpec:
             if not isinstance(val, str) or not val.strip():
                 errors.append(f"{field} must be a non-empty string, got {val!r}")
         noise = self.noise
-        if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not (noise >= 0 and noise < float("inf")):
+        if isinstance(noise, bool) or not isinstance(noise, (int, float, np.integer, np.floating)) or not (noise >= 0 and noise < float("inf")):
             errors.append(f"noise must be a finite number >= 0, got {noise!r}")
         for field in ("rollout", "noise_seed"):
             val = getattr(self, field)
-            if isinstance(val, bool) or not isinstance(val, int) or val < 0:
+            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
                 errors.append(f"{field} must be an integer >= 0, got {val!r}")
         if errors:
             raise ValueError("trial spec: " + "; ".join(errors))

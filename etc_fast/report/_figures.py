@@ -56,8 +56,7 @@ def plot_savings(savings: pl.DataFrame, keys: list[str], path: Path) -> Path:
     ax.set_xlabel("measurements saved per rollout (baseline mean − planner-family mean)")
     ax.set_title("Measurement savings per module")
     ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    fig.savefig(path)
+    fig.savefig(path, bbox_inches="tight")
     return path
 
 
@@ -94,8 +93,7 @@ def plot_heatmap(heat: pl.DataFrame, keys: list[str], path: Path) -> Path:
     if heat.height == 0 or not cfgs:
         return _empty(path, "no trials")
     conds = list(dict.fromkeys(tuple(r[k] for k in keys) for r in heat.iter_rows(named=True)))
-    ncol = min(2, len(conds))
-    nrow = math.ceil(len(conds) / ncol)
+    ncol, nrow = 1, len(conds)  # stacked: module names never run into the neighbouring panel
     n_tasks = max(heat.filter(pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, c)])).height for c in conds)
     fig = _figure(max(5.0, 0.7 * len(cfgs) + 2.5) * ncol, (0.32 * n_tasks + 1.8) * nrow)
     image = None
@@ -110,6 +108,7 @@ def plot_heatmap(heat: pl.DataFrame, keys: list[str], path: Path) -> Path:
         ax.set_xticks(range(len(cfgs)), cfgs, rotation=45, ha="right", fontsize=8)
         ax.set_yticks(range(part.height), part.get_column("task").to_list(), fontsize=8)
         ax.set_title("SA (%) " + _cond_label(dict(zip(keys, cond)), keys), fontsize=9)
+    fig.subplots_adjust(hspace=0.5)
     if image is not None:
         fig.colorbar(image, ax=fig.axes, shrink=0.6, label="SA (%)")
     fig.savefig(path, bbox_inches="tight")

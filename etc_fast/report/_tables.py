@@ -69,7 +69,7 @@ def _sort(out: pl.DataFrame, src: pl.DataFrame, keys: Sequence[str], extra: Sequ
     for i, (col, mapping) in enumerate(extra):
         cols.append(pl.col(col).replace_strict(mapping, default=len(mapping), return_dtype=pl.Int64).alias(f"_e{i}"))
         order.append(f"_e{i}")
-    return out.with_columns(cols).sort(order).drop([c for c in order if c.startswith("_")])
+    return out.with_columns(cols).sort(order, maintain_order=True).drop([c for c in order if c.startswith("_")])
 
 
 def _metrics() -> list[pl.Expr]:
@@ -199,8 +199,8 @@ def coverage_curves(df: pl.DataFrame, taus: Sequence[float]) -> pl.DataFrame:
         frames.append(d.group_by(keys + ["group"]).agg((_q(float(t)).mean() * 100).alias("q")).with_columns(tau=pl.lit(float(t))))
     if not frames:
         return pl.DataFrame()
-    out = pl.concat(frames)
-    return _sort(out, df, keys, [("group", _GROUP_ORDER)]).sort(keys + ["group", "tau"], maintain_order=True)
+    out = pl.concat(frames).sort("tau", maintain_order=True)
+    return _sort(out, df, keys, [("group", _GROUP_ORDER)])
 
 
 def table_heatmap(df: pl.DataFrame) -> pl.DataFrame:

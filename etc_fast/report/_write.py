@@ -70,9 +70,8 @@ def _fmt(col: str, v: Any) -> str:
             return str(int(v))
         if col == "sign_flip_p":
             return f"{v:.4g}"
-        if col.startswith("rmsle"):
-            return f"{v:.3f}"
-        return f"{v:.1f}"
+        digits = 3 if col.startswith("rmsle") else 1
+        return f"{round(v, digits) + 0.0:.{digits}f}"  # + 0.0 turns -0.0 into 0.0
     return str(v).replace("|", "\\|")
 
 

@@ -5,14 +5,20 @@ from __future__ import annotations
 import math
 import os
 
+import re
+
 import numpy as np
 import numpy.testing as npt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from numba import float64, njit
 
 import kernels
+from kernels import _mathlib
+from kernels._jit import JIT
+from kernels._mathlib import log1p_nonneg
 from kernels.metrics import _rmsle_coverage, coverage_q, rmsle_coverage
 from tests.reference import rmsle_coverage_ref, rmsle_ref
 
@@ -36,11 +42,119 @@ def test_exported_from_kernels():
     assert kernels.coverage_q is coverage_q
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="JIT off")
+JIT_OFF = os.environ.get("NUMBA_DISABLE_JIT") == "1"
+
+
+@pytest.mark.skipif(JIT_OFF, reason="JIT off")
 def test_jit_options():
     opts = _rmsle_coverage.targetoptions
     assert "nnan" not in opts["fastmath"] and "ninf" not in opts["fastmath"]
     assert opts["nogil"] and not opts.get("parallel", False)
+    # the log1p correction term x - ((1 + x) - 1) must not be reassociated away
+    math_opts = log1p_nonneg.targetoptions
+    assert not {"reassoc", "nnan", "ninf", "afn", "arcp"} & set(math_opts["fastmath"])
+    assert math_opts["error_model"] == "numpy"
+
+
+@pytest.mark.skipif(JIT_OFF, reason="JIT off")
+def test_kernel_loop_vectorizes():
+    # an uncached copy: inspecting a kernel loaded from the on-disk cache returns no IR
+    fresh = njit(**{**JIT, "cache": False})(_rmsle_coverage.py_func)
+    sig = (float64[::1], float64[::1])
+    fresh.compile(sig)
+    ir = fresh.inspect_llvm(sig)
+    assert re.search(r"<\d+ x double>", ir), "the RMSLE loop was not vectorized"
+    assert "log1p" not in ir.replace("log1p_nonneg", "")  # no libm call left in the loop
+
+
+# --- the branch-free log1p ---------------------------------------------------------------------------
+@njit
+def _log1p_many(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = log1p_nonneg(x[i])
+    return out
+
+
+def _log1p_inputs():
+    rng = np.random.default_rng(11)
+    tiny = np.finfo(np.float64).tiny
+    parts = [
+        np.logspace(-300, 300, 6001),
+        [0.0, -0.0, 5e-324, 1e-320, 1e-310, tiny, np.nextafter(tiny, 0.0), 1e-17, 1.1e-16, 2.2e-16, 1e-8],
+        [np.finfo(np.float64).max, 2.0**53, 2.0**53 + 2.0, 2.0**54 - 1.0, 1.0, 2.0, 0.5],
+        math.sqrt(2.0) * 2.0 ** np.arange(0.0, 60.0) - 1.0,  # reduction boundaries u = sqrt(2) 2**k
+        np.nextafter(math.sqrt(2.0) * 2.0 ** np.arange(0.0, 60.0) - 1.0, 0.0),
+        rng.uniform(0.0, 1.0, 2000),
+        rng.uniform(0.0, 1e-3, 1000),
+        rng.uniform(0.0, 50.0, 1000),
+        np.exp(rng.uniform(-745.0, 709.0, 2000)),
+    ]
+    return np.abs(np.concatenate([np.asarray(a, dtype=np.float64) for a in parts]))
+
+
+def test_log1p_nonneg_matches_numpy_to_one_ulp():
+    x = _log1p_inputs()
+    got = _log1p_many(x)
+    ref = np.log1p(x)
+    err = np.abs(got - ref)
+    assert np.all(err <= np.spacing(ref)), x[np.argmax(err / np.spacing(ref))]
+    assert np.all(err <= 2.3e-16 * ref + 1e-320)
+    assert np.all(got[x == 0.0] == 0.0)
+    small = x < 1e-17
+    assert np.array_equal(got[small], x[small])  # log1p(x) rounds to x: the correction term is intact
+
+
+def test_log1p_nonneg_scalar_path_agrees():
+    x = _log1p_inputs()[::25]
+    got = np.array([log1p_nonneg(v) for v in x])  # scalar calls (plain Python when the JIT is off)
+    npt.assert_array_less(np.abs(got - np.log1p(x)), np.spacing(np.log1p(x)) * 1.000001 + 1e-323)
+
+
+def test_log1p_nonneg_special_values():
+    assert log1p_nonneg(inf) == inf
+    assert math.isnan(log1p_nonneg(nan))
+    assert log1p_nonneg(0.0) == 0.0 and log1p_nonneg(-0.0) == 0.0
+    assert log1p_nonneg(5e-324) == 5e-324
+    assert log1p_nonneg(1.0) == math.log(2.0)
+    out = _log1p_many(np.array([inf, nan, 0.0, 1e300]))
+    assert out[0] == inf and math.isnan(out[1]) and out[2] == 0.0
+    npt.assert_allclose(out[3], math.log1p(1e300), rtol=2.3e-16)
+
+
+def test_log1p_nonneg_against_high_precision():
+    mp = pytest.importorskip("mpmath")
+    x = _log1p_inputs()[::7]
+    got = _log1p_many(x)
+    with mp.workdps(40):
+        worst = 0.0
+        for xi, gi in zip(x, got):
+            if xi == 0.0:
+                continue
+            exact = mp.log1p(mp.mpf(float(xi)))
+            worst = max(worst, float(abs(mp.mpf(float(gi)) - exact) / mp.mpf(np.spacing(float(exact)))))
+    assert worst < 0.9  # ulps of the exact result
+
+
+def test_log1p_nonneg_constants_reproduce():
+    mp = pytest.importorskip("mpmath")
+    with mp.workdps(50):
+        ln2 = mp.log(2)
+        hi_bits = np.array([float(ln2)]).view(np.int64)[0] & ~((1 << 20) - 1)
+        assert np.array([_mathlib._LN2_HI]).view(np.int64)[0] == hi_bits
+        assert _mathlib._LN2_LO == float(ln2 - mp.mpf(_mathlib._LN2_HI))
+        assert np.array([math.sqrt(0.5)]).view(np.int64)[0] == _mathlib._SQRT_HALF_BITS
+        assert np.array([_mathlib._TWO52]).view(np.int64)[0] == _mathlib._TWO52_BITS
+
+        def p_of_z(z):
+            if z == 0:
+                return mp.mpf(2) / 3
+            s = mp.sqrt(z)
+            return (2 * mp.atanh(s) / s - 2) / z
+
+        coeffs = mp.chebyfit(p_of_z, [0, (3 - 2 * mp.sqrt(2)) ** 2], 7)[::-1]
+    mine = [getattr(_mathlib, f"_P{i}") for i in range(7)]
+    npt.assert_allclose(mine, [float(c) for c in coeffs], rtol=1e-15)
 
 
 def test_hand_value():

@@ -156,3 +156,15 @@ def test_processes_share_one_cache(tmp_path):
     assert [p.exitcode for p in procs] == [0, 0, 0]
     with ResponseCache(path) as cache:
         assert len(cache) == 120
+
+
+def test_a_failed_cache_write_still_returns_the_paid_reply(serve, tmp_path, monkeypatch):
+    srv = serve(_echo)
+    with _client(srv, tmp_path / "c.db", "use") as c:
+        def broken_put(*args, **kwargs):
+            raise sqlite3.OperationalError("database or disk is full")
+
+        monkeypatch.setattr(c.cache, "put", broken_put)
+        with pytest.warns(RuntimeWarning, match="disk is full"):
+            reply = c.complete(CALLS[0])
+    assert reply.content.startswith("reply to question 0") and not reply.cached

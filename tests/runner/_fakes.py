@@ -52,6 +52,7 @@ class FakeWorker(TrialWorker):
         crash_on: Tasks whose trials kill their worker process.
         hang_on: Tasks whose trials sleep for an hour (for the timeout).
         marker_dir: If set, each trial touches ``<marker_dir>/<trial_id>.<pid>.<n>`` when it starts.
+        real: Run the real protocol, policy and judge (the failure knobs still apply).
     """
 
     sleep_s: float = 0.0
@@ -59,12 +60,13 @@ class FakeWorker(TrialWorker):
     crash_on: tuple[str, ...] = ()
     hang_on: tuple[str, ...] = ()
     marker_dir: str | None = None
+    real: bool = False
 
     def make_policy(self, model):
-        return None
+        return super().make_policy(model) if self.real else None
 
     def make_judge(self):
-        return None
+        return super().make_judge() if self.real else None
 
     def run_trial(self, spec: TrialSpec) -> TrialRecord:
         if self.marker_dir:
@@ -77,6 +79,8 @@ class FakeWorker(TrialWorker):
         if spec.task in self.hang_on:
             time.sleep(3600)
         time.sleep(self.sleep_s)
+        if self.real:
+            return super().run_trial(spec)
         m = fake_metrics(spec)
         return TrialRecord(
             spec=spec,

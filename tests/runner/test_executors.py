@@ -2,7 +2,7 @@ import importlib.util
 
 import pytest
 
-from etc_fast.runner import LocalExecutor, RayExecutor, expand_grid
+from etc_fast.runner import LocalExecutor, RayExecutor, TrialWorker, expand_grid
 from tests.runner._fakes import FakeWorker
 
 
@@ -56,11 +56,19 @@ def test_crash_does_not_fail_innocent_trials(small_config, tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed")
 def test_ray_and_local_records_identical(small_config):
-    specs = expand_grid(small_config)[:6]
-    worker = FakeWorker(raise_on=("m9_hooke_law",))
+    # real protocol + symbolic policy + structural judge on cheap trials, plus one failing trial
+    cheap = [s for s in expand_grid(small_config) if s.task == "m9_hooke_law" and s.difficulty == "easy"
+             and s.rollout == 0 and s.config.name in ("baseline_n", "random_c")]
+    boom = [s for s in expand_grid(small_config) if s.task == "m0_gravity"][:1]
+    worker = FakeWorker(TrialWorker.from_config(small_config).policy_options, judge="structural",
+                        raise_on=("m0_gravity",), real=True)
+    specs = cheap + boom
     local = {s.trial_id: _strip(r) for s, r in LocalExecutor(2).run(specs, worker)}
     ray = {s.trial_id: _strip(r) for s, r in RayExecutor(2).run(specs, worker)}
     for rec in list(local.values()) + list(ray.values()):
         for ev in rec["events"]:
-            ev.pop("traceback", None)  # file paths / frames differ between executors
+            if isinstance(ev, dict):
+                ev.pop("traceback", None)  # file paths / frames differ between executors
+    assert [local[s.trial_id]["status"] == "failed" for s in specs] == [False, False, True]
+    assert all(local[s.trial_id]["final_source"] for s in cheap)
     assert ray == local
