@@ -4,13 +4,17 @@ Committees of realistic hypotheses for three tasks (gravity, damped oscillator, 
 paper's size (5 hypotheses) and at 100x (500: the same forms with different constants).
 
 What bounds them: the twin pays one NumPy call and one temporary array per instruction (~1-2 ns
-per point for arithmetic, the same order as the arithmetic itself), with SIMD transcendental loops.
-The kernel interprets each instruction once per block of 256 points and runs arithmetic as
-vectorized loops over an L1-resident stack, fusing a leaf into the following binary instruction
-and small integer / half-integer powers into multiplications and ``sqrt``; arithmetic costs
-~0.1-0.5 ns per point. Transcendental functions and general powers call scalar libm (no SVML
-here), ~3-9 ns each, 1.5-3x slower than NumPy's SIMD loops, so a committee dominated by
-``sin``/``acos`` (Snell) is bound by libm and gains least.
+per point for arithmetic, the same order as the arithmetic itself); NumPy's ``arcsin``,
+``arccos``, ``arctan``, ``tan``, ``exp``, ``log`` are SIMD loops (~0.7-1.9 ns per point here) but
+its float64 ``sin``/``cos`` are scalar (~7 ns per point). The kernel interprets each instruction
+once per block of 256 points and runs arithmetic as vectorized loops over an L1-resident stack,
+fusing a leaf into the following binary instruction and small integer / half-integer powers into
+multiplications and ``sqrt``; arithmetic costs ~0.1-0.5 ns per point. Elementary functions are the
+branch-free SIMD versions of ``kernels._vecmath`` (per point on AVX-512: ``sin``/``cos``/``tan``
+~1.1-1.4 ns, ``asin``/``acos``/``atan`` ~0.65-0.8 ns, ``exp``/``log`` ~0.6 ns), so
+transcendental-heavy committees (Snell) now cost about as much per instruction as the rest, and
+what remains is the polynomial arithmetic of those functions plus, for general powers
+(``r**1.7``), scalar libm ``pow``.
 """
 
 from __future__ import annotations

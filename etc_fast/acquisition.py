@@ -222,6 +222,20 @@ class Committee:
 # ------------------------------------------------------------------------------------------------
 
 
+_IDENTITY: dict[int, np.ndarray] = {}
+
+
+def _identity(n: int) -> np.ndarray:
+    """Read-only ``arange(n)`` (int64), cached: the pool index map when columns are pool indices."""
+    a = _IDENTITY.get(n)
+    if a is None:
+        a = np.arange(n, dtype=np.int64)
+        a.flags.writeable = False
+        if len(_IDENTITY) < 64:
+            _IDENTITY[n] = a
+    return a
+
+
 def _check_method_k(method: str, k) -> int:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -234,7 +248,7 @@ def _float_array(x, name: str, ndim: int) -> np.ndarray:
     a = np.asarray(x)
     if a.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got shape {a.shape}")
-    if a.dtype == object or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+    if a.dtype.kind not in "fiu":
         raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
     return np.ascontiguousarray(a, dtype=np.float64)
 
@@ -272,11 +286,12 @@ def plan_step_arrays(
     k = _check_method_k(method, k)
     U = _float_array(U_pool, "U_pool", 2)
     n_avail = U.shape[0]
-    if pool_indices is None:
-        cols = np.arange(n_avail, dtype=np.int64)
+    identity = pool_indices is None
+    if identity:
+        cols = _identity(n_avail)
     else:
         cols = np.asarray(pool_indices)
-        if cols.shape != (n_avail,) or not np.issubdtype(cols.dtype, np.integer):
+        if cols.shape != (n_avail,) or cols.dtype.kind not in "iu":
             raise ValueError(f"pool_indices must be an integer array of shape ({n_avail},), got {cols.dtype} {cols.shape}")
         cols = cols.astype(np.int64, copy=False)
     if method == "random":
@@ -304,9 +319,9 @@ def plan_step_arrays(
     if picks.size == 0 and k > 0:
         error = "no available pool points" if n_avail == 0 else "no pool point received a finite score"
     return StepResult(
-        method, k, seed, cols[picks], error, bool(fallback), rows=rows, a=a, b=b, n_pairs=n_pairs, fit_ok=ok,
-        fit_error=err, keep=keep, pool_indices=cols, raw_scores=raw, finite_fraction=v, regularized=reg,
-        eligible=cols[elig], chosen_u=U[picks],
+        method, k, seed, picks if identity else cols[picks], error, bool(fallback), rows=rows, a=a, b=b,
+        n_pairs=n_pairs, fit_ok=ok, fit_error=err, keep=keep, pool_indices=cols, raw_scores=raw,
+        finite_fraction=v, regularized=reg, eligible=elig if identity else cols[elig], chosen_u=U[picks],
     )  # fmt: skip
 
 

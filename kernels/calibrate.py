@@ -235,7 +235,7 @@ def _as_float(x, name: str, ndim: int) -> np.ndarray:
     x = np.asarray(x)
     if x.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D, got shape {x.shape}")
-    if not (np.issubdtype(x.dtype, np.floating) or np.issubdtype(x.dtype, np.integer) or x.dtype == np.bool_):
+    if x.dtype.kind not in "fiub":
         raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
     return np.ascontiguousarray(x, dtype=np.float64)
 

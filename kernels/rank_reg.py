@@ -38,8 +38,53 @@ def _finite(x):
 
 
 @njit(**JIT)
+def _float_keys(x):
+    """Order-preserving unsigned keys of finite float64 values.
+
+    Negative values get all bits flipped, non-negative ones the sign bit set, so unsigned key order
+    is float order; ``-0.0`` maps like ``+0.0`` (they compare equal).
+
+    Parameters
+    ----------
+    x : float64[n]
+        Finite values.
+
+    Returns
+    -------
+    keys : uint64[n]
+    """
+    n = x.size
+    bits = x.view(np.uint64)
+    sign = np.uint64(0x8000000000000000)
+    keys = np.empty(n, dtype=np.uint64)
+    for j in range(n):
+        b = bits[j]
+        if b == sign:
+            b = np.uint64(0)
+        keys[j] = ~b if (b & sign) else (b | sign)
+    return keys
+
+
+@njit(**JIT)
+def _key_to_float(k):
+    """Inverse of :func:`_float_keys` for one key."""
+    sign = np.uint64(0x8000000000000000)
+    b = (k ^ sign) if (k & sign) else ~k
+    return np.array([b]).view(np.float64)[0]
+
+
+@njit(**JIT)
+def _bit_length(v):
+    nbits = 0
+    while v > np.uint64(0):
+        v >>= np.uint64(1)
+        nbits += 1
+    return nbits
+
+
+@njit(**JIT)
 def _radix_argsort(x):
-    """Stable ascending argsort of finite float64 values by LSD radix sort (no data-dependent branches).
+    """Stable ascending argsort of finite float64 values, without comparison-sort branches.
 
     Parameters
     ----------
@@ -54,67 +99,171 @@ def _radix_argsort(x):
 
     Notes
     -----
-    Float bits map to order-preserving unsigned keys (negative: all bits flipped; non-negative:
-    sign bit set); keys are offset by their minimum and sorted 11 bits per pass, only over the
-    bits the key range spans, skipping passes whose digit is constant. Comparison sorts on fresh
-    data pay a branch misprediction per comparison; this costs a fixed few passes per element.
+    Most-significant-digit radix sort on the keys of :func:`_float_keys`: a segment is split
+    stably into up to 2048 buckets by the top bits of its own key range, buckets larger than 24
+    keys are split again (each level resolves at least 11 more bits, so a cluster of nearly equal
+    scores costs one extra pass over the cluster only), smaller ones are insertion-sorted.
+    Typical score vectors take two or three passes over the data. A comparison sort on fresh data
+    pays a branch misprediction per comparison, several times this cost.
     """
     n = x.size
-    bits = x.view(np.uint64)
-    sign = np.uint64(0x8000000000000000)
-    keys = np.empty(n, dtype=np.uint64)
-    kmin = np.uint64(0xFFFFFFFFFFFFFFFF)
-    kmax = np.uint64(0)
-    for j in range(n):
-        b = bits[j]
-        if b == sign:  # -0.0 equals +0.0
-            b = np.uint64(0)
-        k = ~b if (b & sign) else (b | sign)
-        keys[j] = k
-        if k < kmin:
-            kmin = k
-        if k > kmax:
-            kmax = k
+    keys = _float_keys(x)
     order = np.arange(n)
-    if n < 2 or kmin == kmax:
+    if n < 2:
         return order
-    span = kmax - kmin
-    nbits = 0
-    while span > np.uint64(0):
-        span >>= np.uint64(1)
-        nbits += 1
-    npass = (nbits + 10) // 11
-    hist = np.zeros((npass, 2049), dtype=np.int64)
-    mask = np.uint64(2047)
-    for j in range(n):
-        k = keys[j] - kmin
-        keys[j] = k
-        for p in range(npass):
-            hist[p, ((k >> np.uint64(11 * p)) & mask) + np.uint64(1)] += 1
-    k2 = np.empty(n, dtype=np.uint64)
-    o2 = np.empty(n, dtype=np.int64)
-    for p in range(npass):
-        h = hist[p]
-        trivial = False
-        for bkt in range(1, 2049):
-            if h[bkt] == n:
-                trivial = True
-                break
-        if trivial:
+    tk = np.empty(n, dtype=np.uint64)
+    to = np.empty(n, dtype=np.int64)
+    cnt = np.empty(2049, dtype=np.int64)
+    # pending segments are disjoint and hold >= 2 keys each, so at most n // 2 are ever stacked
+    stack_lo = np.empty(n // 2 + 1, dtype=np.int64)
+    stack_hi = np.empty(n // 2 + 1, dtype=np.int64)
+    stack_lo[0] = 0
+    stack_hi[0] = n
+    sp = 1
+    while sp > 0:
+        sp -= 1
+        lo = stack_lo[sp]
+        hi = stack_hi[sp]
+        size = hi - lo
+        if size <= 24:
+            for t in range(lo + 1, hi):  # stable insertion sort
+                k = keys[t]
+                o = order[t]
+                u = t
+                while u > lo and keys[u - 1] > k:
+                    keys[u] = keys[u - 1]
+                    order[u] = order[u - 1]
+                    u -= 1
+                keys[u] = k
+                order[u] = o
             continue
-        for bkt in range(2048):
-            h[bkt + 1] += h[bkt]
-        sh = np.uint64(11 * p)
-        for j in range(n):
-            k = keys[j]
-            dgt = (k >> sh) & mask
-            pos = h[dgt]
-            h[dgt] = pos + 1
-            k2[pos] = k
-            o2[pos] = order[j]
-        keys, k2 = k2, keys
-        order, o2 = o2, order
+        kmin = keys[lo]
+        kmax = keys[lo]
+        for t in range(lo + 1, hi):
+            k = keys[t]
+            kmin = min(kmin, k)
+            kmax = max(kmax, k)
+        if kmin == kmax:
+            continue
+        nb = _bit_length(kmax - kmin)
+        digits = 11
+        while digits > 4 and (1 << (digits - 1)) >= 2 * size:  # fewer buckets for small segments
+            digits -= 1
+        nbk = 1 << digits
+        shift = np.uint64(nb - digits if nb > digits else 0)
+        cnt[: nbk + 1] = 0
+        for t in range(lo, hi):
+            cnt[((keys[t] - kmin) >> shift) + np.uint64(1)] += 1
+        for b in range(nbk):
+            cnt[b + 1] += cnt[b]
+        for t in range(lo, hi):
+            k = keys[t]
+            b = (k - kmin) >> shift
+            q = lo + cnt[b]
+            cnt[b] += 1
+            tk[q] = k
+            to[q] = order[t]
+        for t in range(lo, hi):
+            keys[t] = tk[t]
+            order[t] = to[t]
+        # after the scatter cnt[b] is the end of bucket b; push buckets holding more than one key
+        prev = lo
+        for b in range(nbk):
+            end = lo + cnt[b]
+            if end - prev > 1:
+                stack_lo[sp] = prev
+                stack_hi[sp] = end
+                sp += 1
+            prev = end
     return order
+
+
+@njit(**JIT)
+def _radix_select(keys, r):
+    """The ``r``-th smallest (0-based) of ``keys`` (uint64[n], ``0 <= r < n``) by MSD radix select.
+
+    Each level histograms 11 bits of the remaining keys' range and keeps the bucket holding rank
+    ``r``: a few branch-free passes, expected ``O(n)``. ``keys`` is left untouched.
+    """
+    cand = keys.copy()
+    m = cand.size
+    hist = np.zeros(2048, dtype=np.int64)
+    while True:
+        kmin = cand[0]
+        kmax = cand[0]
+        for t in range(1, m):
+            k = cand[t]
+            kmin = min(kmin, k)
+            kmax = max(kmax, k)
+        if kmin == kmax:
+            return kmin
+        nbits = _bit_length(kmax - kmin)
+        shift = np.uint64(nbits - 11 if nbits > 11 else 0)
+        hist[:] = 0
+        for t in range(m):
+            hist[(cand[t] - kmin) >> shift] += 1
+        b = 0
+        while r >= hist[b]:
+            r -= hist[b]
+            b += 1
+        q = 0
+        bb = np.uint64(b)
+        for t in range(m):
+            k = cand[t]
+            if ((k - kmin) >> shift) == bb:
+                cand[q] = k
+                q += 1
+        m = q
+
+
+@njit(**JIT)
+def _select_many(keys, ranks):
+    """Keys at several 0-based ranks (ascending order) of ``keys``: uint64[len(ranks)].
+
+    One 11-bit MSD histogram pass locates the bucket of every requested rank; only those buckets'
+    keys are gathered and resolved by :func:`_radix_select`. About three passes over ``keys`` for
+    any number of ranks (used for the median and quartiles).
+    """
+    n = keys.size
+    nr = ranks.size
+    out = np.empty(nr, dtype=np.uint64)
+    kmin = keys.min()
+    kmax = keys.max()
+    if kmin == kmax:
+        out[:] = kmin
+        return out
+    nb = _bit_length(kmax - kmin)
+    shift = np.uint64(nb - 11 if nb > 11 else 0)
+    start = np.zeros(2049, dtype=np.int64)
+    for j in range(n):
+        start[((keys[j] - kmin) >> shift) + np.uint64(1)] += 1
+    for b in range(2048):
+        start[b + 1] += start[b]
+    bucket = np.empty(nr, dtype=np.int64)
+    need = np.zeros(2048, dtype=np.bool_)
+    for t in range(nr):
+        b = np.searchsorted(start[1:], ranks[t], side="right")
+        bucket[t] = b
+        need[b] = True
+    off = np.full(2048, -1, dtype=np.int64)
+    total = 0
+    for b in range(2048):
+        if need[b]:
+            off[b] = total
+            total += start[b + 1] - start[b]
+    buf = np.empty(total, dtype=np.uint64)
+    fill = off.copy()
+    for j in range(n):
+        k = keys[j]
+        b = (k - kmin) >> shift
+        if need[b]:
+            buf[fill[b]] = k
+            fill[b] += 1
+    for t in range(nr):
+        b = bucket[t]
+        size = start[b + 1] - start[b]
+        out[t] = _radix_select(buf[off[b]:off[b] + size], ranks[t] - start[b])
+    return out
 
 
 @njit(**JIT)
@@ -174,23 +323,20 @@ def _edge_weight(U, edge_lo, edge_hi, power):
         ``e = min_k min(u_k, 1 - u_k)``.
     """
     n, d = U.shape
+    e = np.full(n, np.inf)
+    for c in range(d):  # column by column: the inner loop vectorizes
+        for j in range(n):
+            u = U[j, c]
+            e[j] = min(e[j], min(u, 1.0 - u))
     w = np.empty(n)
     inv = 1.0 / (edge_hi - edge_lo)
-    for j in range(n):
-        e = np.inf
-        for c in range(d):
-            u = U[j, c]
-            m = u if u < 1.0 - u else 1.0 - u
-            if m < e:
-                e = m
-        x = (e - edge_lo) * inv
-        if x <= 0.0:
-            w[j] = 0.0
-        elif x >= 1.0:
-            w[j] = 1.0
-        elif power == 1.5:
+    if power == 1.5:
+        for j in range(n):
+            x = min(max((e[j] - edge_lo) * inv, 0.0), 1.0)
             w[j] = x * np.sqrt(x)  # x ** 1.5 without a pow call
-        else:
+    else:
+        for j in range(n):
+            x = min(max((e[j] - edge_lo) * inv, 0.0), 1.0)
             w[j] = x**power
     return w
 
@@ -223,16 +369,27 @@ def _rank_regularize(raw, U, v, edge_lo, edge_hi, power):
     return out
 
 
+@njit(**JIT)
+def _first_outside_unit(a):
+    """Flat index of the first entry of ``a`` (any shape, C order) outside [0, 1] (NaN included), or -1."""
+    flat = a.ravel()
+    for t in range(flat.size):
+        u = flat[t]
+        if not (u >= 0.0 and u <= 1.0):
+            return t
+    return -1
+
+
 def _check_unit(U) -> np.ndarray:
     U = np.asarray(U)
     if U.ndim != 2 or U.shape[1] < 1:
         raise ValueError(f"U must be a 2-D array [n, d] with d >= 1, got shape {U.shape}")
-    if not (np.issubdtype(U.dtype, np.floating) or np.issubdtype(U.dtype, np.integer)):
+    if U.dtype.kind not in "fiu":
         raise TypeError(f"U must hold real numbers, got dtype {U.dtype}")
     U = np.ascontiguousarray(U, dtype=np.float64)
-    bad = ~((U >= 0.0) & (U <= 1.0))
-    if bad.any():
-        j, c = np.argwhere(bad)[0]
+    bad = _first_outside_unit(U)
+    if bad >= 0:
+        j, c = divmod(int(bad), U.shape[1])
         raise ValueError(f"U must lie in [0, 1]; U[{j}, {c}] = {U[j, c]!r}")
     return U
 
@@ -250,7 +407,7 @@ def _as_vector(x, name: str) -> np.ndarray:
     x = np.asarray(x)
     if x.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {x.shape}")
-    if not (np.issubdtype(x.dtype, np.floating) or np.issubdtype(x.dtype, np.integer)):
+    if x.dtype.kind not in "fiu":
         raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
     return np.ascontiguousarray(x, dtype=np.float64)
 
@@ -294,6 +451,7 @@ def rank_regularize(
     vv = _as_vector(v, "v")
     if U.shape[0] != r.shape[0] or vv.shape[0] != r.shape[0]:
         raise ValueError(f"raw ({r.shape[0]}), U ({U.shape[0]} rows) and v ({vv.shape[0]}) must have one entry per point")
-    if not np.all((vv >= 0.0) & (vv <= 1.0)):
-        raise ValueError("v must lie in [0, 1]")
+    bad = _first_outside_unit(vv)
+    if bad >= 0:
+        raise ValueError(f"v must lie in [0, 1]; v[{bad}] = {vv[bad]!r}")
     return _rank_regularize(r, U, vv, *_check_edges(edge_lo, edge_hi, power))

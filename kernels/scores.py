@@ -12,7 +12,7 @@ Both scores measure how much a committee of calibrated hypotheses disagrees at e
   NaN when there is none.
 
 Medians and quartiles use NumPy's default ("linear") percentile definition, reproduced exactly by
-:func:`_quantile_sorted` on radix-sorted values. Moments are plain sums, on the row divided by its largest
+:func:`_quantile_sorted` (sorted input) and :func:`_quartiles` (radix multi-select). Moments are plain sums, on the row divided by its largest
 finite magnitude when that lies outside [1e-100, 1e100] (no overflow or underflow when squaring). A row whose
 standard deviation is at most ``const_rel`` times its largest finite magnitude counts as constant,
 which absorbs the rounding of the mean of identical values.
@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from kernels._jit import JIT
-from kernels.rank_reg import _finite, _radix_argsort
+from kernels.rank_reg import _finite, _float_keys, _key_to_float, _select_many
 
 __all__ = ["variance_scores", "pairwise_scores", "finite_fraction"]
 
@@ -73,21 +73,59 @@ def _quantile_sorted(v, n, q):
 
 
 @njit(**JIT)
+def _lerp(a, b, t):
+    """NumPy's two-sided linear interpolation between ``a`` and ``b`` at ``t`` in [0, 1]."""
+    diff = b - a
+    if t >= 0.5:
+        return b - diff * (1.0 - t)
+    return a + diff * t
+
+
+@njit(**JIT)
+def _quartiles(vals):
+    """``(q25, median, q75)`` of finite values (NumPy "linear" percentiles) without sorting.
+
+    The six order statistics the three interpolations need come from one radix multi-select
+    (:func:`kernels.rank_reg._select_many`), expected ``O(n)``.
+    """
+    m = vals.size
+    ranks = np.empty(6, dtype=np.int64)
+    ts = np.empty(3)
+    for t in range(3):
+        idx = (0.25 * (t + 1)) * (m - 1)
+        lo = int(np.floor(idx))
+        ranks[2 * t] = lo
+        ranks[2 * t + 1] = lo + 1 if lo + 1 < m else m - 1
+        ts[t] = idx - lo
+    keys = _select_many(_float_keys(vals), ranks)
+    q25 = _lerp(_key_to_float(keys[0]), _key_to_float(keys[1]), ts[0])
+    med = _lerp(_key_to_float(keys[2]), _key_to_float(keys[3]), ts[1])
+    q75 = _lerp(_key_to_float(keys[4]), _key_to_float(keys[5]), ts[2])
+    return q25, med, q75
+
+
+@njit(**JIT)
 def _row_moments(P, i):
     """Finite count, scale factor, mean and population sd of row ``i`` of ``P`` in scaled units.
 
     Returns ``(cnt, inv, mu, sd, maxabs)`` with ``z = (p * inv - mu) / sd``. ``inv = 1`` while the
     largest finite magnitude ``maxabs`` lies in [SAFE_LO, SAFE_HI]; outside it the row is
     multiplied by ``inv = 1 / maxabs`` so squares neither overflow nor underflow.
+
+    Loops are written as selects (``x if finite else 0``) rather than ``if`` blocks: LLVM
+    vectorizes the select form and not the branch form.
     """
-    n = P.shape[1]
+    row = P[i]
+    n = row.size
     cnt = 0
     maxabs = 0.0
+    s = 0.0
     for j in range(n):
-        p = P[i, j]
-        if _finite(p):
-            cnt += 1
-            maxabs = max(maxabs, abs(p))
+        p = row[j]
+        f = abs(p) < np.inf
+        cnt += f
+        maxabs = max(maxabs, abs(p) if f else 0.0)
+        s += p if f else 0.0
     if cnt == 0:
         return 0, 1.0, np.nan, np.nan, 0.0
     inv = 1.0
@@ -95,18 +133,16 @@ def _row_moments(P, i):
         inv = 1.0 / maxabs
         if not _finite(inv):
             inv = 1.0
-    s = 0.0
-    for j in range(n):
-        p = P[i, j]
-        if _finite(p):
-            s += p * inv
+        s = 0.0
+        for j in range(n):
+            p = row[j]
+            s += p * inv if abs(p) < np.inf else 0.0
     mu = s / cnt
     s2 = 0.0
     for j in range(n):
-        p = P[i, j]
-        if _finite(p):
-            dv = p * inv - mu
-            s2 += dv * dv
+        p = row[j]
+        dv = p * inv - mu
+        s2 += dv * dv if abs(p) < np.inf else 0.0
     return cnt, inv, mu, np.sqrt(s2 / cnt), maxabs
 
 
@@ -126,34 +162,41 @@ def _variance_scores(P, const_rel):
     score : float64[n_pool]
         ``(1/|I_j|) sum_{i in I_j} (z_ij - zbar_j)^2`` with ``z_ij = (p_ij - mu_i) / sigma_i``
         (zeros for a constant finite row); NaN where ``|I_j| < 2``.
+
+    Notes
+    -----
+    Two passes over the committee per point (mean, then squared deviations), row by row so every
+    loop runs over contiguous memory and vectorizes.
     """
     n_hyp, n = P.shape
-    cnt = np.zeros(n, dtype=np.int64)
+    cnt = np.zeros(n)
     s1 = np.zeros(n)
     Z = np.empty((n_hyp, n))
     for i in range(n_hyp):
         c, inv, mu, sd, maxabs = _row_moments(P, i)
-        constant = c > 0 and sd <= const_rel * maxabs * inv
+        if c == 0:
+            Z[i, :] = np.nan
+            continue
+        constant = sd <= const_rel * maxabs * inv
         isd = 0.0 if constant else 1.0 / sd
+        row = P[i]
+        zrow = Z[i]
         for j in range(n):
-            p = P[i, j]
-            if c > 0 and _finite(p):
-                z = (p * inv - mu) * isd  # z = (p - mu_i) / sigma_i
-                Z[i, j] = z
-                cnt[j] += 1
-                s1[j] += z
-            else:
-                Z[i, j] = np.nan
-    out = np.empty(n)
+            p = row[j]
+            f = abs(p) < np.inf
+            z = (p * inv - mu) * isd  # z = (p - mu_i) / sigma_i
+            zrow[j] = z if f else np.nan
+            cnt[j] += 1.0 if f else 0.0
+            s1[j] += z if f else 0.0
     for j in range(n):
         s1[j] = s1[j] / cnt[j] if cnt[j] > 0 else 0.0
     s2 = np.zeros(n)
     for i in range(n_hyp):
+        zrow = Z[i]
         for j in range(n):
-            z = Z[i, j]
-            if _finite(z):
-                dz = z - s1[j]
-                s2[j] += dz * dz
+            dz = zrow[j] - s1[j]
+            s2[j] += dz * dz if abs(dz) < np.inf else 0.0
+    out = np.empty(n)
     for j in range(n):
         out[j] = s2[j] / cnt[j] if cnt[j] >= 2 else np.nan
     return out
@@ -175,17 +218,21 @@ def _pairwise_normalize(P, const_rel):
         scale = 0.0
         med = 0.0
         if m > 0:
-            srt = buf[:m][_radix_argsort(buf[:m])]
-            med = _quantile_sorted(srt, m, 0.5)
-            scale = _quantile_sorted(srt, m, 0.75) - _quantile_sorted(srt, m, 0.25)
+            q25, med, q75 = _quartiles(buf[:m])
+            scale = q75 - q25
             if not (scale > 0.0 and _finite(scale)):
                 c, inv, mu, sd, maxabs = _row_moments(P, i)
                 scale = 0.0 if sd <= const_rel * maxabs * inv else sd / inv
         usable = scale > 0.0 and _finite(scale)
-        iscale = 1.0 / scale if usable else 0.0
+        if not usable:
+            R[i, :] = np.nan
+            continue
+        iscale = 1.0 / scale
+        row = P[i]
+        rrow = R[i]
         for j in range(n):
-            p = P[i, j]
-            R[i, j] = (p - med) * iscale if (usable and _finite(p)) else np.nan  # (p - median) / scale
+            p = row[j]
+            rrow[j] = (p - med) * iscale if abs(p) < np.inf else np.nan  # (p - median) / scale
     return R
 
 
@@ -217,12 +264,14 @@ def _pairwise_scores(P, const_rel, direct_max):
         acc = np.zeros(n)
         cnt = np.zeros(n, dtype=np.int64)
         for i in range(n_hyp):
+            ri = R[i]
             for k in range(i + 1, n_hyp):
+                rk = R[k]
                 for j in range(n):
-                    d = R[i, j] - R[k, j]
-                    if _finite(d):
-                        acc[j] += abs(d)
-                        cnt[j] += 1
+                    d = abs(ri[j] - rk[j])
+                    f = d < np.inf
+                    acc[j] += d if f else 0.0
+                    cnt[j] += 1 if f else 0
         for j in range(n):
             out[j] = acc[j] / cnt[j] if cnt[j] > 0 else np.nan
         return out
@@ -261,9 +310,9 @@ def _finite_fraction(P):
     n_hyp, n = P.shape
     cnt = np.zeros(n)
     for i in range(n_hyp):
+        row = P[i]
         for j in range(n):
-            if _finite(P[i, j]):
-                cnt[j] += 1.0
+            cnt[j] += 1.0 if abs(row[j]) < np.inf else 0.0
     if n_hyp > 0:
         for j in range(n):
             cnt[j] /= n_hyp
@@ -274,7 +323,7 @@ def _as_matrix(P, name: str = "P") -> np.ndarray:
     P = np.asarray(P)
     if P.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array [n_hyp, n_pool], got shape {P.shape}")
-    if not (np.issubdtype(P.dtype, np.floating) or np.issubdtype(P.dtype, np.integer) or P.dtype == np.bool_):
+    if P.dtype.kind not in "fiub":
         raise TypeError(f"{name} must hold real numbers, got dtype {P.dtype}")
     return np.ascontiguousarray(P, dtype=np.float64)
 

@@ -27,7 +27,7 @@ from numba import njit
 
 from kernels._jit import JIT
 from kernels.calibrate import DEGENERATE_REL, _calibrate, _fit_filter
-from kernels.rank_reg import EDGE_HI, EDGE_LO, EDGE_POWER, _finite, _rank_regularize
+from kernels.rank_reg import EDGE_HI, EDGE_LO, EDGE_POWER, _finite, _first_outside_unit, _radix_select, _rank_regularize
 from kernels.scores import CONST_REL, PAIRWISE_DIRECT_MAX, _finite_fraction, _pairwise_scores, _variance_scores
 
 __all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step"]
@@ -60,15 +60,21 @@ def _eligible(s, k, top_fraction):
 
     Notes
     -----
-    The cut value ``T`` (the ``m``-th largest) comes from one ``np.partition`` (expected ``O(n)``);
-    entries above ``T`` are all taken and entries equal to ``T`` fill the rest in index order.
+    The cut ``T`` (the ``m``-th largest) comes from a radix select on order-preserving integer keys
+    of the scores (expected ``O(n)``, no data-dependent comparison branches); entries above ``T``
+    are all taken and entries equal to ``T`` fill the rest in index order.
     """
     n = s.size
-    vals = np.empty(n)
+    sign = np.uint64(0x8000000000000000)
+    bits = s.view(np.uint64)
+    keys = np.empty(n, dtype=np.uint64)
     nf = 0
     for j in range(n):
         if _finite(s[j]):
-            vals[nf] = s[j]
+            b = bits[j]
+            if b == sign:  # -0.0 ranks as +0.0
+                b = np.uint64(0)
+            keys[nf] = ~b if (b & sign) else (b | sign)
             nf += 1
     m = int(math.ceil(nf * top_fraction))
     kk = k if k < nf else nf
@@ -79,22 +85,24 @@ def _eligible(s, k, top_fraction):
     out = np.empty(m, dtype=np.int64)
     if m == 0:
         return out
-    part = np.partition(vals[:nf], nf - m)
-    cut = part[nf - m]
-    n_eq = m
-    for j in range(n):
-        if s[j] > cut:
-            n_eq -= 1
+    cut = _radix_select(keys[:nf], nf - m)  # key of the m-th largest finite score
+    n_above = 0
+    for t in range(nf):
+        n_above += 1 if keys[t] > cut else 0
+    n_eq = m - n_above
     q = 0
+    t = 0
     for j in range(n):
-        x = s[j]
-        if x > cut:
-            out[q] = j
-            q += 1
-        elif x == cut and n_eq > 0:
-            out[q] = j
-            q += 1
-            n_eq -= 1
+        if _finite(s[j]):
+            key = keys[t]
+            t += 1
+            if key > cut:
+                out[q] = j
+                q += 1
+            elif key == cut and n_eq > 0:
+                out[q] = j
+                q += 1
+                n_eq -= 1
     return out
 
 
@@ -125,6 +133,53 @@ def _greedy(s, U, elig, k, w_score, w_div):
     picks = np.empty(kk, dtype=np.int64)
     if kk == 0:
         return picks
+    d = U.shape[1]
+    UeT = np.empty((d, m))  # eligible coordinates, one contiguous row per dimension
+    se = np.empty(m)
+    for q in range(m):
+        se[q] = s[elig[q]]
+        for c in range(d):
+            UeT[c, q] = U[elig[q], c]
+    smin = np.inf
+    smax = -np.inf
+    first = 0
+    for q in range(m):
+        x = se[q]
+        smin = min(smin, x)
+        if x > smax:
+            smax = x
+            first = q
+    span = smax - smin
+    sp = np.empty(m)
+    for q in range(m):
+        sp[q] = (se[q] - smin) / span if span > 0.0 else 1.0
+    taken = np.zeros(m, dtype=np.bool_)
+    dist = np.full(m, np.inf)  # distance to the nearest pick
+    acc = np.empty(m)
+    inv_sqrt_d = 1.0 / np.sqrt(d)
+    cur = first
+    for t in range(kk):
+        if t > 0:
+            best = -np.inf
+            cur = 0
+            for q in range(m):
+                val = -np.inf if taken[q] else w_score * sp[q] + w_div * dist[q] * inv_sqrt_d
+                if val > best:
+                    best = val
+                    cur = q
+        taken[cur] = True
+        picks[t] = elig[cur]
+        if t + 1 < kk:
+            acc[:] = 0.0
+            for c in range(d):
+                row = UeT[c]
+                pc = row[cur]
+                for q in range(m):
+                    diff = row[q] - pc
+                    acc[q] += diff * diff
+            for q in range(m):
+                dist[q] = min(dist[q], np.sqrt(acc[q]))
+    return picks
     d = U.shape[1]
     smin = np.inf
     smax = -np.inf
@@ -218,18 +273,6 @@ def _select_random(pool_idx, uniforms):
 
 
 @njit(**JIT)
-def _first_bad_unit(U):
-    """Flat index of the first entry of ``U`` outside [0, 1] (NaN included), or -1."""
-    n, d = U.shape
-    for j in range(n):
-        for c in range(d):
-            u = U[j, c]
-            if not (u >= 0.0 and u <= 1.0):
-                return j * d + c
-    return -1
-
-
-@njit(**JIT)
 def _acquisition_step(
     H_obs, y_obs, H_pool, U, method, k,
     max_keep, threshold, min_keep, deg_rel, const_rel, direct_max,
@@ -282,7 +325,7 @@ def _acquisition_step(
     a, b, n_pairs, ok, err = _calibrate(H_obs, y_obs, deg_rel)
     keep, fallback = _fit_filter(err, ok, max_keep, threshold, min_keep)
     n_hyp, n = H_pool.shape
-    bad_u = _first_bad_unit(U)
+    bad_u = _first_outside_unit(U)
     if bad_u >= 0:
         e = np.full(n, np.nan)
         return a, b, n_pairs, ok, err, keep, fallback, e, e.copy(), e.copy(), np.empty(0, np.int64), np.empty(0, np.int64), bad_u
@@ -324,15 +367,15 @@ def _check_scores_unit(s, U) -> tuple[np.ndarray, np.ndarray]:
     s = np.asarray(s)
     if s.ndim != 1:
         raise ValueError(f"scores must be 1-D, got shape {s.shape}")
-    if not (np.issubdtype(s.dtype, np.floating) or np.issubdtype(s.dtype, np.integer)):
+    if s.dtype.kind not in "fiu":
         raise TypeError(f"scores must hold real numbers, got dtype {s.dtype}")
     U = np.asarray(U)
     if U.ndim != 2 or U.shape[1] < 1 or U.shape[0] != s.shape[0]:
         raise ValueError(f"U must have shape [{s.shape[0]}, d >= 1] (one row per score), got {U.shape}")
-    if not (np.issubdtype(U.dtype, np.floating) or np.issubdtype(U.dtype, np.integer)):
+    if U.dtype.kind not in "fiu":
         raise TypeError(f"U must hold real numbers, got dtype {U.dtype}")
     U = np.ascontiguousarray(U, dtype=np.float64)
-    bad = _first_bad_unit(U)
+    bad = _first_outside_unit(U)
     if bad >= 0:
         j, c = divmod(bad, U.shape[1])
         raise ValueError(f"U must lie in [0, 1]; U[{j}, {c}] = {U[j, c]!r}")

@@ -278,3 +278,149 @@ def acquisition_step_ref(H_obs, y_obs, H_pool, U_pool, method, k, pairwise_fast=
     reg = rank_regularize_ref(raw, U_pool, v)
     picks, elig = select_batch_ref(reg, U_pool, k)
     return a, b, n_pairs, ok, err, keep, fallback, raw, v, reg, elig, picks
+
+
+# ------------------------------------------------------------------------------------------------
+# Vectorized NumPy versions (what a plain NumPy implementation of the step looks like; the
+# benchmarks time these against the kernels, and the tests check them against the twins above)
+# ------------------------------------------------------------------------------------------------
+
+
+def calibrate_np_ref(H, y, deg_rel=DEGENERATE_REL):
+    H = np.asarray(H, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    n_hyp = H.shape[0]
+    M = np.isfinite(H) & np.isfinite(y)[None, :]
+    n = M.sum(axis=1)
+    with np.errstate(all="ignore"):
+        s = np.where(M, np.abs(H), 0.0).max(axis=1, initial=0.0)
+        s = np.where(s == 0, 1.0, s)
+        hs = np.where(M, H / s[:, None], 0.0)
+        yy = np.where(M, y[None, :], 0.0)
+        nn = np.maximum(n, 1)
+        mh = hs.sum(axis=1) / nn
+        my = yy.sum(axis=1) / nn
+        dh = np.where(M, hs - mh[:, None], 0.0)
+        sxx = (dh * dh).sum(axis=1)
+        sxy = (dh * np.where(M, yy - my[:, None], 0.0)).sum(axis=1)
+        shh = (hs * hs).sum(axis=1)
+        shy = (hs * yy).sum(axis=1)
+        two = n == 2
+        degenerate = sxx <= deg_rel * shh
+        slope = np.where(two, np.where(shh > 0, shy / shh, 0.0), np.where(degenerate, 0.0, sxy / sxx))
+        off = np.where(two, 0.0, np.where(degenerate, my, my - slope * mh))
+        r = np.where(M, slope[:, None] * hs + off[:, None] - yy, 0.0)
+        rmax = np.abs(r).max(axis=1, initial=0.0)
+        rms = np.where(rmax == 0, 0.0, rmax * np.sqrt(((r / np.where(rmax == 0, 1.0, rmax)[:, None]) ** 2).sum(axis=1) / nn))
+        a = slope / s
+        err = rms / fit_denominator_ref(y)
+    ok = (n >= 2) & np.isfinite(a) & np.isfinite(off) & np.isfinite(err)
+    return (np.where(ok, a, 1.0), np.where(ok, off, 0.0), n.astype(np.int64), ok, np.where(ok, err, np.nan)[:n_hyp])
+
+
+def _row_scale_np(P):
+    """Per-row ``inv`` (1, or 1 / maxabs outside [1e-100, 1e100]) and finite mask."""
+    fin = np.isfinite(P)
+    maxabs = np.where(fin, np.abs(P), 0.0).max(axis=1, initial=0.0)
+    with np.errstate(divide="ignore"):
+        inv = np.where((maxabs > 1e100) | ((maxabs > 0) & (maxabs < 1e-100)), 1.0 / maxabs, 1.0)
+    inv = np.where(np.isfinite(inv), inv, 1.0)
+    return fin, maxabs, inv
+
+
+def variance_scores_np_ref(P, const_rel=CONST_REL):
+    P = np.asarray(P, dtype=np.float64)
+    fin, maxabs, inv = _row_scale_np(P)
+    with np.errstate(all="ignore"):
+        Q = np.where(fin, P * inv[:, None], np.nan)
+        mu = np.nanmean(Q, axis=1, keepdims=True) if P.shape[1] else np.zeros((P.shape[0], 1))
+        sd = np.sqrt(np.nanmean((Q - mu) ** 2, axis=1, keepdims=True)) if P.shape[1] else np.zeros((P.shape[0], 1))
+        constant = sd <= const_rel * (maxabs * inv)[:, None]
+        Z = np.where(constant, np.where(fin, 0.0, np.nan), (Q - mu) / sd)
+        cnt = np.isfinite(Z).sum(axis=0)
+        zbar = np.nansum(Z, axis=0) / np.maximum(cnt, 1)
+        var = np.nansum((Z - zbar) ** 2, axis=0) / np.maximum(cnt, 1)
+    return np.where(cnt >= 2, var, np.nan)
+
+
+def pairwise_scores_np_ref(P, const_rel=CONST_REL):
+    P = np.asarray(P, dtype=np.float64)
+    fin, maxabs, inv = _row_scale_np(P)
+    with np.errstate(all="ignore"):
+        Q = np.where(fin, P, np.nan)
+        if P.shape[1] and P.shape[0]:
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                q25, med, q75 = np.nanpercentile(Q, [25, 50, 75], axis=1)
+                Qs = Q * inv[:, None]
+                mu = np.nanmean(Qs, axis=1, keepdims=True)
+                sd = np.sqrt(np.nanmean((Qs - mu) ** 2, axis=1))
+        else:
+            q25 = med = q75 = sd = np.zeros(P.shape[0])
+        iqr = q75 - q25
+        sd_scale = np.where(sd <= const_rel * maxabs * inv, 0.0, sd / inv)
+        scale = np.where((iqr > 0) & np.isfinite(iqr), iqr, sd_scale)
+        usable = (scale > 0) & np.isfinite(scale)
+        R = np.where(usable[:, None], (Q - med[:, None]) / np.where(usable, scale, 1.0)[:, None], np.nan)
+        acc = np.zeros(P.shape[1])
+        cnt = np.zeros(P.shape[1])
+        for i in range(P.shape[0] - 1):
+            d = np.abs(R[i + 1 :] - R[i])
+            f = np.isfinite(d)
+            acc += np.where(f, d, 0.0).sum(axis=0)
+            cnt += f.sum(axis=0)
+        return np.where(cnt > 0, acc / np.maximum(cnt, 1), np.nan)
+
+
+def rank_regularize_np_ref(raw, U, v, edge_lo=0.08, edge_hi=0.5, power=1.5):
+    raw = np.asarray(raw, dtype=np.float64)
+    fin = np.flatnonzero(np.isfinite(raw))
+    rho = np.full(raw.size, np.nan)
+    if fin.size == 1:
+        rho[fin] = 1.0
+    elif fin.size > 1:
+        rho[fin[np.argsort(raw[fin], kind="stable")]] = np.arange(fin.size) / (fin.size - 1)
+    return rho * edge_weight_ref(U, edge_lo, edge_hi, power) * v
+
+
+def select_batch_np_ref(s, U, k, top_fraction=0.25, w_score=0.65, w_div=0.35):
+    s = np.asarray(s, dtype=np.float64)
+    fin = np.flatnonzero(np.isfinite(s))
+    nf = fin.size
+    m = min(max(int(math.ceil(nf * top_fraction)), min(k, nf)), nf)
+    elig = np.sort(fin[np.argsort(-s[fin], kind="stable")[:m]])
+    kk = min(k, m)
+    if kk == 0:
+        return np.zeros(0, dtype=np.int64), elig
+    se = s[elig]
+    span = se.max() - se.min()
+    sp = (se - se.min()) / span if span > 0 else np.ones(m)
+    Ue = U[elig]
+    first = int(np.argmax(se))
+    picks = [first]
+    dmin = np.sqrt(((Ue - Ue[first]) ** 2).sum(axis=1))
+    taken = np.zeros(m, dtype=bool)
+    taken[first] = True
+    inv = 1.0 / math.sqrt(U.shape[1])
+    for _ in range(1, kk):
+        val = np.where(taken, -np.inf, w_score * sp + w_div * dmin * inv)
+        q = int(np.argmax(val))
+        picks.append(q)
+        taken[q] = True
+        dmin = np.minimum(dmin, np.sqrt(((Ue - Ue[q]) ** 2).sum(axis=1)))
+    return elig[np.array(picks)], elig
+
+
+def acquisition_step_np_ref(H_obs, y_obs, H_pool, U_pool, method, k):
+    """Planner step 2-6 in plain vectorized NumPy (paper constants)."""
+    a, b, n_pairs, ok, err = calibrate_np_ref(H_obs, y_obs)
+    keep, fallback = fit_filter_ref(err, ok)
+    with np.errstate(all="ignore"):
+        P = a[keep, None] * H_pool[keep] + b[keep, None]
+    raw = variance_scores_np_ref(P) if method == "variance" else pairwise_scores_np_ref(P)
+    v = finite_fraction_ref(P)
+    reg = rank_regularize_np_ref(raw, U_pool, v)
+    picks, elig = select_batch_np_ref(reg, U_pool, k)
+    return a, b, n_pairs, ok, err, keep, fallback, raw, v, reg, elig, picks

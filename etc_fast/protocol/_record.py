@@ -47,7 +47,8 @@ class TrialRecord:
             ``none``. The origin says where the text came from, not that it is valid: the
             evaluation decides that.
         evaluation: Metrics from :func:`etc_fast.evaluate.evaluate_submission` (as a dict).
-        judge: Judge verdict: ``{"judge": name, "credited": bool, "reason": str}``.
+        judge: Judge verdict: ``{"judge": name, "credited": bool, "reason": str}``, plus ``usage``
+            (prompt/completion tokens and calls this trial cost) for an LLM judge.
         prompt_tokens / completion_tokens / llm_calls: Summed over the trial.
         wall_s: Wall-clock seconds of the trial (excluded from reproducibility comparisons).
         error: Protocol-level error message, if any.

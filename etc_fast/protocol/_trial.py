@@ -114,7 +114,12 @@ def _judge(source: str, task: Any, judge: Any) -> dict[str, Any]:
 
             judge = create_judge("structural")
             name = getattr(judge, "name", name)
+        before = dict(getattr(judge, "usage", None) or {})
         verdict = judge.judge(source, task)
-        return {"judge": str(verdict.judge), "credited": bool(verdict.credited), "reason": str(verdict.reason)}
+        out = {"judge": str(verdict.judge), "credited": bool(verdict.credited), "reason": str(verdict.reason)}
+        after = getattr(judge, "usage", None) or {}
+        if after:  # an LLM judge counts tokens across trials; keep this trial's share
+            out["usage"] = {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in after}
+        return out
     except Exception as exc:  # noqa: BLE001 - a judge failure is recorded as not credited
         return {"judge": str(name), "credited": False, "reason": f"judge failed: {type(exc).__name__}: {exc}"}

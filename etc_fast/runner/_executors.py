@@ -272,6 +272,10 @@ def _ray_entry(worker: TrialWorker, spec_dict: dict[str, Any]) -> dict[str, Any]
 class RayExecutor:
     """Ray tasks (one CPU each) on an existing cluster (``address``) or a local Ray instance.
 
+    A local instance gets this checkout on its workers' ``PYTHONPATH``; on an existing cluster
+    etc_fast must be importable on every node (installed, or shipped with a Ray runtime env).
+    Ray retries a task once if its worker dies; a second death is recorded as a failed trial.
+
     Args:
         workers: CPUs of the local instance (ignored with ``address``).
         address: Existing cluster address; ``None`` starts (and afterwards stops) a local one.

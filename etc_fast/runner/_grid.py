@@ -61,7 +61,7 @@ def describe_grid(specs: list[TrialSpec]) -> str:
         rollouts = sorted({s.rollout for s in cell})
         lines.append(
             f"  {model} / {diff} / {version} / noise {noise:g}: {n} trials = "
-            f"{len(cfgs)} configurations x {len(tasks)} tasks x {len(rollouts)} rollouts"
+            f"{len(cfgs)} configurations x {len(tasks)} tasks x {len(rollouts)} rollout{'s' if len(rollouts) != 1 else ''}"
         )
         lines.append(f"    configurations: {', '.join(cfgs)}")
         lines.append(f"    tasks: {', '.join(tasks)}")

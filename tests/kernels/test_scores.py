@@ -175,3 +175,24 @@ def test_scores_invariant_to_positive_affine_rows(seed, n_hyp, n):
     close(variance_scores(A * P + B), variance_scores(P), rtol=1e-7, atol=1e-9)
     close(pairwise_scores(A * P + B), pairwise_scores(P), rtol=1e-7, atol=1e-9)
     assert np.all(variance_scores(P) >= 0) and np.all(pairwise_scores(P) >= 0)
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 3000),
+    kind=st.sampled_from(["lognormal", "ties", "cluster", "signed"]),
+)
+def test_quartiles_equal_numpy_percentile(seed, n, kind):
+    """The radix multi-select quartiles are bit-identical to np.percentile (linear)."""
+    from kernels.scores import _quartiles
+
+    rng = np.random.default_rng(seed)
+    x = rng.lognormal(0, 4, size=n)
+    if kind == "ties":
+        x = np.round(x, 0)
+    elif kind == "cluster":
+        x = 1.0 + 1e-12 * rng.random(n)
+        x[: n // 10] = 1e6
+    elif kind == "signed":
+        x = x * rng.choice([-1.0, 1.0], size=n)
+    assert tuple(_quartiles(x)) == tuple(np.percentile(x, [25, 50, 75]))

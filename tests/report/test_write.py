@@ -1,13 +1,14 @@
+import json
+
 import polars as pl
 
 from etc_fast.report import write_report
 from etc_fast.report.__main__ import main
-from etc_fast.runner import check_manifest
+from etc_fast.runner import check_manifest, trials_frame
 from tests.report.test_tables import fixture_rows
-from etc_fast.runner import trials_frame
 
-TABLES = ("table1_families", "table2_configurations", "table_s2_sa_effects", "table_s3_coverage", "table_heatmap",
-          "table_savings")
+TABLES = ("table1_families", "table2_configurations", "table_s2_sa_effects", "table_s2_module_effects",
+          "table_s3_coverage", "table_heatmap", "table_savings")
 FIGURES = ("measurement_savings.png", "coverage_curves.png", "credit_heatmap.png")
 
 
@@ -28,6 +29,7 @@ def test_report_files_and_shapes(tmp_path, capsys):
     assert pl.read_parquet(out / "table1_families.parquet").shape == (4, 3 + 7)
     assert pl.read_parquet(out / "table2_configurations.parquet").shape == (8, 4 + 7)
     assert pl.read_parquet(out / "table_s2_sa_effects.parquet").shape == (2, 3 + 10)
+    assert pl.read_parquet(out / "table_s2_module_effects.parquet").shape == (24, 3 + 4)
     assert pl.read_parquet(out / "table_s3_coverage.parquet").shape == (4, 3 + 5)
     assert pl.read_parquet(out / "table_heatmap.parquet").shape == (12, 3 + 8)
     assert "over 200 module resamples" in md
@@ -35,8 +37,6 @@ def test_report_files_and_shapes(tmp_path, capsys):
 
 
 def test_report_from_jsonl_only_and_planners_only(tmp_path):
-    import json
-
     rows = [r for r in fixture_rows() if r["family"] == "planner"]
     with open(tmp_path / "trials.jsonl", "w") as fh:
         for r in rows:

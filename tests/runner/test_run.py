@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import polars as pl
-import pytest
 import yaml
 
 from etc_fast.run import main
