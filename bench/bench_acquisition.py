@@ -14,6 +14,16 @@ committees of 5 and 500 hypotheses.
 Each timed call takes the next of ``N_INSTANCES`` problems (different pools, observations and
 noise): repeating one input lets the branch predictor memorize a 2048-element comparison sort,
 which makes sorting look 4-5x cheaper than it is on fresh data.
+
+Where the time goes (numba, 5 hypotheses, measured on the 2-core development machine):
+program evaluation ~15-20 us (the :mod:`kernels.programs` machine; ``exp`` and the half-integer
+power dominate), the fused kernel ~50 us (stable rank of 2048 clustered scores ~25 us by MSD radix
+sort, variance scores ~10 us of vectorized passes, eligibility radix select ~5 us, boundary weight
+~3 us, greedy picks ~3 us, input check ~3 us; pairwise adds ~15-20 us of quartile selection per kept
+hypothesis), and ~5 us of Python (argument checks, the result object). The NumPy step spends its
+time in ~150 whole-array calls, ``argsort(kind="stable")`` (~75 us on fresh data) and
+``nanpercentile`` (~50 us per row). The ratio is ~8x at 5 hypotheses; at 500 hypotheses both sides
+are dominated by evaluating 500 programs over 2048 points and the ratio is ~7x.
 """
 
 from __future__ import annotations

@@ -67,7 +67,9 @@ def test_planner_trial_end_to_end_and_cached_rerun(serve, tmp_path):
     assert record.status == "completed" and record.error is None
     assert record.submission_origin == "synthesis" and record.final_source == LAW and record.draft == WRONG
     assert record.evaluation["valid"] and record.evaluation["rmsle"] < 1e-9
+    judge_usage = record.judge.pop("usage")
     assert record.judge == {"judge": "llm", "credited": True, "reason": "LLM judge gpt-4.1-2025-04-14 answered YES"}
+    assert judge_usage == {"prompt_tokens": 300, "completion_tokens": 20, "calls": 1, "cached": 0}
     # Bootstrap (4) + two committees of up to 4 points each.
     assert 4 < record.measurements <= 12
     explore = [e for e in record.events if e.get("phase") == "explore" and "action" in e]
@@ -85,6 +87,7 @@ def test_planner_trial_end_to_end_and_cached_rerun(serve, tmp_path):
     # The same trial again: everything comes from the cache, the record is the same.
     again = run_trial(spec, _policy(srv, cache_path=cache, cache_mode="replay"), judge=_judge(srv, cache_path=cache, cache_mode="replay"))
     assert srv.n_requests == len(PLANNER_SCRIPT), "a cached rerun must make zero HTTP requests"
+    assert again.judge.pop("usage") == {"prompt_tokens": 300, "completion_tokens": 20, "calls": 1, "cached": 1}
     assert _comparable(again) == _comparable(record)
     cached_flags = [e["action"]["usage"]["cached"] for e in again.events if e.get("action", {}).get("usage")]
     assert cached_flags and all(cached_flags)
