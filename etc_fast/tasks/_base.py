@@ -18,12 +18,12 @@ DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
 LAW_VERSIONS: tuple[str, ...] = ("v0", "v1", "v2")
 
 
-@dataclasses.dataclass(frozen=True)
-class Variable:
-    """One input of a task.
+class Variable(str):
+    """One input of a task. A ``Variable`` *is* its name (a ``str``), so ``task.variables`` reads as
+    the signature's names in order, and carries its domain and request metadata as attributes.
 
     Attributes:
-        name: Name in the ``discovered_law`` signature (e.g. ``"n1"``).
+        name: Name in the ``discovered_law`` signature (e.g. ``"n1"``); the string value itself.
         key: JSON key an agent uses in an experiment request (NewtonBench's vanilla key,
             e.g. ``"refractive_index_1"``); equals ``name`` for most modules.
         default: Value a missing key takes in an experiment request (NewtonBench semantics);
@@ -34,13 +34,36 @@ class Variable:
         high: Upper end of the sampling/evaluation domain.
     """
 
-    name: str
+    _FIELDS = ("key", "default", "description", "scale", "low", "high")
+
+    def __new__(
+        cls, name: str, key: str, default: float | None, description: str, scale: Scale, low: float, high: float
+    ) -> Variable:
+        self = super().__new__(cls, name)
+        for field, value in zip(cls._FIELDS, (key, default, description, scale, low, high)):
+            object.__setattr__(self, field, value)
+        return self
+
     key: str
     default: float | None
     description: str
     scale: Scale
     low: float
     high: float
+
+    @property
+    def name(self) -> str:
+        return str.__str__(self)
+
+    def __setattr__(self, attr: str, value: object) -> None:
+        raise AttributeError(f"Variable {self.name!r} is immutable")
+
+    def __reduce__(self):
+        return (Variable, (self.name, *(getattr(self, f) for f in self._FIELDS)))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._FIELDS)
+        return f"Variable(name={self.name!r}, {fields})"
 
     def from_unit(self, u: np.ndarray) -> np.ndarray:
         """Map unit-cube coordinates ``u`` in [0, 1] to this variable's domain."""
