@@ -5,25 +5,31 @@ filter, score (variance or pairwise), rank-regularize, select a batch of 4. Prob
 gravity-like task (3 log-scaled variables), 9 observations, 2048-point scrambled Sobol pool,
 committees of 5 and 500 hypotheses.
 
-* ``[numba]``: programs parsed and packed once (:class:`etc_fast.acquisition.Committee`), evaluated
-  by the :mod:`kernels.programs` machine into preallocated arrays, then
-  :func:`etc_fast.acquisition.plan_step_arrays` (checks, one fused kernel call, the result object).
+* ``[numba]``: programs parsed and packed once (:class:`etc_fast.acquisition.Committee`), then
+  :meth:`~etc_fast.acquisition.Committee.step`: argument checks, one compiled call that evaluates
+  every program on the observations, calibrates and filters, evaluates only the kept programs on
+  the pool (the rest take no part in scoring), scores, regularizes and selects, and the result
+  object.
 * ``[numpy]``: the same programs evaluated by the NumPy twin (one array operation per
-  instruction), then the vectorized NumPy step ``acquisition_step_np_ref``.
+  instruction) on the observations and the whole pool, then the vectorized NumPy step
+  ``acquisition_step_np_ref``.
 
 Each timed call takes the next of ``N_INSTANCES`` problems (different pools, observations and
 noise): repeating one input lets the branch predictor memorize a 2048-element comparison sort,
 which makes sorting look 4-5x cheaper than it is on fresh data.
 
-Where the time goes (numba, 5 hypotheses, measured on the 2-core development machine):
-program evaluation ~15-20 us (the :mod:`kernels.programs` machine; ``exp`` and the half-integer
-power dominate), the fused kernel ~50 us (stable rank of 2048 clustered scores ~25 us by MSD radix
-sort, variance scores ~10 us of vectorized passes, eligibility radix select ~5 us, boundary weight
-~3 us, greedy picks ~3 us, input check ~3 us; pairwise adds ~15-20 us of quartile selection per kept
-hypothesis), and ~5 us of Python (argument checks, the result object). The NumPy step spends its
-time in ~150 whole-array calls, ``argsort(kind="stable")`` (~75 us on fresh data) and
-``nanpercentile`` (~50 us per row). The ratio is ~8x at 5 hypotheses; at 500 hypotheses both sides
-are dominated by evaluating 500 programs over 2048 points and the ratio is ~7x.
+Where the time goes (numba, 5 hypotheses, 2 kept on these problems, measured on the 2-core
+development machine, ~63 us variance / ~78 us pairwise): program evaluation ~7 us (5 programs on
+9 observations, the 2 kept ones on 2048 points; ``exp`` and the powers dominate), calibration and
+filter ~2 us, variance scores ~5 us, the stable rank of 2048 clustered scores ~28 us (MSD radix:
+most raw scores sit in a cluster a few ulps-thousands wide, which needs three or four digit passes
+over the cluster at ~2-5 ns per key and pass), eligibility radix select ~6 us, boundary weight
+~3 us, greedy picks ~4 us, and ~4 us of Python (argument checks, boxing the outputs, the result
+object). Pairwise adds ~12 us of quartile quickselect per kept hypothesis. The NumPy step spends
+its time in ~150 whole-array calls, ``argsort(kind="stable")`` (~75 us on fresh data) and
+``nanpercentile`` (~50 us per row). At 500 hypotheses the NumPy side evaluates all 500 programs
+on the pool (~9 ms) while the compiled step evaluates only the <= 4 kept ones, hence the large
+ratio there.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ import itertools
 import numpy as np
 import pytest
 
-from etc_fast.acquisition import Committee, plan_step_arrays
+from etc_fast.acquisition import Committee
 from etc_fast.expr import pack, parse
 from etc_fast.sampling import pool_unit
 from tests.reference import acquisition_step_np_ref, evaluate_programs_ref
@@ -79,10 +85,8 @@ def make_instances(n_hyp: int, n_instances: int = N_INSTANCES):
     return out
 
 
-def numba_step(committee: Committee, XT_obs, y, XT_pool, U, method, H_obs, H_pool):
-    committee.evaluate_transposed(XT_obs, H_obs)
-    committee.evaluate_transposed(XT_pool, H_pool)
-    return plan_step_arrays(H_obs, y, H_pool, U, method, K)
+def numba_step(committee: Committee, XT_obs, y, XT_pool, U, method):
+    return committee.step(XT_obs, y, XT_pool, U, method, K)
 
 
 def numpy_step(packed, X_obs, y, pool_X, U, method):
@@ -93,10 +97,8 @@ def numpy_step(packed, X_obs, y, pool_X, U, method):
 
 def _numba_call(progs, X_obs, y, pool_X, U):
     com = Committee(progs)
-    H_obs = np.empty((len(progs), N_OBS))
-    H_pool = np.empty((len(progs), N_POOL))
     XT_obs, XT_pool = np.ascontiguousarray(X_obs.T), np.ascontiguousarray(pool_X.T)
-    return lambda method: numba_step(com, XT_obs, y, XT_pool, U, method, H_obs, H_pool)
+    return lambda method: numba_step(com, XT_obs, y, XT_pool, U, method)
 
 
 def _numpy_call(progs, X_obs, y, pool_X, U):

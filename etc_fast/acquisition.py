@@ -10,10 +10,11 @@ Scored methods (``variance``, ``pairwise``):
 5. regularize the scores by rank, boundary distance and finite fraction (eq. S4);
 6. pick a diverse batch among the top quarter.
 
-Steps 2-6 run as one compiled call (:func:`kernels.acquisition_step`). ``random`` skips 1-6 and
-draws available pool points uniformly without replacement from ``seed``
-(:func:`kernels.select_random`). :func:`plan_step_arrays` is the same step on hypothesis values that
-are already evaluated; :class:`Committee` packs parsed programs once for repeated evaluation.
+Steps 1-6 run as one compiled call (:meth:`Committee.step`, on :func:`kernels.select._committee_step`),
+which evaluates only the kept hypotheses on the pool. ``random`` skips 1-6 and draws available pool
+points uniformly without replacement from ``seed`` (:func:`kernels.select_random`).
+:func:`plan_step_arrays` is steps 2-6 on hypothesis values that are already evaluated
+(:func:`kernels.acquisition_step`); :class:`Committee` packs parsed programs once for repeated steps.
 """
 
 from __future__ import annotations
@@ -23,15 +24,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numba import config as _numba_config
 
 from kernels.programs import _evaluate_programs, check_programs
-from kernels.select import acquisition_step, select_random
+from kernels.select import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, _committee_step, acquisition_step, select_random, step_constants
 
 __all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
 
 METHODS = ("variance", "pairwise", "random")
 """Acquisition methods a planner step accepts."""
 
+_JIT_OFF = _numba_config.DISABLE_JIT
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 
@@ -183,7 +186,7 @@ class Committee:
         programs: ``etc_fast.expr.Program`` objects over the same variables.
     """
 
-    __slots__ = ("programs", "n_vars", "_packed", "_depth")
+    __slots__ = ("programs", "n_vars", "_packed", "_depth", "_n_prog", "_rows")
 
     def __init__(self, programs: Sequence[Any]):
         from etc_fast.expr import pack
@@ -199,6 +202,9 @@ class Committee:
         packed = pack(self.programs)
         self._depth = check_programs(*packed, self.n_vars)
         self._packed = tuple(np.ascontiguousarray(a) for a in packed)
+        self._n_prog = len(self.programs)
+        self._rows = np.arange(self._n_prog, dtype=np.int64)
+        self._rows.flags.writeable = False
 
     def evaluate(self, X, out: np.ndarray | None = None) -> np.ndarray:
         """Values of every program at points ``X`` (float64[n, d]): float64[n_prog, n] (NaN = undefined)."""
@@ -206,6 +212,93 @@ class Committee:
         if X.ndim != 2 or X.shape[1] != self.n_vars:
             raise ValueError(f"X must have shape [n, {self.n_vars}] (one column per variable), got {X.shape}")
         return self.evaluate_transposed(np.ascontiguousarray(X.T), out)
+
+    def step(
+        self,
+        XT_obs: np.ndarray,
+        y_obs: np.ndarray,
+        XT_pool: np.ndarray,
+        U_pool: np.ndarray,
+        method: str,
+        k: int,
+        *,
+        seed: int | None = None,
+        pool_indices: np.ndarray | None = None,
+        constants: np.ndarray | None = None,
+    ) -> StepResult:
+        """Planner step 1-6 for this committee in one compiled call (``variance`` or ``pairwise``).
+
+        Evaluates every program on the observations, calibrates and filters them, evaluates only
+        the kept ones on the pool, scores, regularizes and selects (:func:`kernels.select._committee_step`).
+
+        Args:
+            XT_obs: float64[d, n_obs] observed inputs, one row per variable.
+            y_obs: float64[n_obs] observed outputs.
+            XT_pool: float64[d, n_avail] available pool points, one row per variable.
+            U_pool: float64[n_avail, d] their unit coordinates, in [0, 1].
+            method: ``variance`` or ``pairwise``.
+            k: Batch size.
+            seed: Recorded in the result.
+            pool_indices: int64[n_avail] pool index of each column (default ``0 .. n_avail - 1``).
+            constants: Vector from :func:`kernels.step_constants` (default: the paper's constants).
+
+        Returns:
+            The :class:`StepResult`; its rows are the committee's programs in order.
+        """
+        code = _METHOD_CODES.get(method)
+        if code is None:
+            raise ValueError(f"Committee.step scores with 'variance' or 'pairwise', got {method!r}")
+        k = _check_method_k(method, k)
+        XT_obs = _f64(XT_obs)
+        y = _f64(y_obs)
+        XT_pool = _f64(XT_pool)
+        U = _f64(U_pool)
+        d = self.n_vars
+        if XT_obs.ndim != 2 or XT_obs.shape[0] != d or y.ndim != 1 or y.shape[0] != XT_obs.shape[1]:
+            raise ValueError(f"XT_obs must be [{d}, n_obs] and y_obs [n_obs]; got {XT_obs.shape} and {y.shape}")
+        if XT_pool.ndim != 2 or XT_pool.shape[0] != d:
+            raise ValueError(f"XT_pool must be [{d}, n_avail] (one row per variable), got {XT_pool.shape}")
+        n_avail = XT_pool.shape[1]
+        if U.ndim != 2 or U.shape[0] != n_avail or U.shape[1] < 1:
+            raise ValueError(f"U_pool must be [{n_avail}, d] (one row per pool point), got {U.shape}")
+        if pool_indices is None:
+            cols = _identity(n_avail)
+        else:
+            cols = np.asarray(pool_indices)
+            if cols.shape != (n_avail,) or cols.dtype.kind not in "iu":
+                raise ValueError(f"pool_indices must be an integer array of shape ({n_avail},), got {cols.dtype} {cols.shape}")
+            cols = cols.astype(np.int64, copy=False)
+        if constants is None:
+            C = DEFAULT_CONSTANTS
+        else:
+            C = _f64(constants)
+            if C.shape != DEFAULT_CONSTANTS.shape:
+                raise ValueError(f"constants must come from kernels.step_constants(), got shape {C.shape}")
+        if self._n_prog < 2:
+            return StepResult(
+                method, k, seed, _EMPTY_I, f"fewer than 2 hypotheses to score ({self._n_prog})",
+                rows=np.arange(self._n_prog, dtype=np.int64), pool_indices=cols, chosen_u=U[:0],
+            )  # fmt: skip
+        if _JIT_OFF:
+            with np.errstate(all="ignore"):
+                out = _committee_step(*self._packed, self._depth, XT_obs, y, XT_pool, U, code, k, C)
+        else:
+            out = _committee_step(*self._packed, self._depth, XT_obs, y, XT_pool, U, code, k, C)
+        fit, n_pairs, flags, scores, elig, picks, fallback, bad = out
+        if bad >= 0:
+            j, c = divmod(int(bad), U.shape[1])
+            raise ValueError(f"U_pool must lie in [0, 1]; U_pool[{j}, {c}] = {U[j, c]!r}")
+        a, b, err = fit
+        ok, keep = flags
+        raw, v, reg = scores
+        error = None
+        if picks.size == 0 and k > 0:
+            error = "no available pool points" if n_avail == 0 else "no pool point received a finite score"
+        identity = pool_indices is None
+        return StepResult(
+            method, k, seed, picks if identity else cols[picks], error, bool(fallback), (), (), (), self._rows, a, b,
+            n_pairs, ok, err, keep, cols, raw, v, reg, elig if identity else cols[elig], U[picks],
+        )  # fmt: skip
 
     def evaluate_transposed(self, XT: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Like :meth:`evaluate` on ``XT`` = float64[d, n] C-contiguous (one row per variable), unchecked."""
@@ -242,6 +335,16 @@ def _check_method_k(method: str, k) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
         raise ValueError(f"k must be a non-negative integer, got {k!r}")
     return int(k)
+
+
+def _f64(x) -> np.ndarray:
+    """``x`` as a C-contiguous float64 array (no copy when it already is one)."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
+        return x
+    a = np.asarray(x)
+    if a.dtype.kind not in "fiu":
+        raise TypeError(f"expected real numbers, got dtype {a.dtype}")
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def _float_array(x, name: str, ndim: int) -> np.ndarray:
@@ -404,13 +507,15 @@ def plan_step(
     cols = np.flatnonzero(mask).astype(np.int64)
     U = pool_U[cols]
     if method != "random" and len(programs) >= 2:
-        committee = Committee(programs)
-        H_obs = committee.evaluate(X_obs)
-        H_pool = committee.evaluate(pool_X[cols])
+        C = step_constants(**constants) if constants else None
+        res = Committee(programs).step(
+            np.ascontiguousarray(X_obs.T), y, np.ascontiguousarray(pool_X[cols].T), U, method, k, seed=seed,
+            pool_indices=cols, constants=C,
+        )  # fmt: skip
     else:
         H_obs = np.zeros((len(programs), X_obs.shape[0]))
         H_pool = np.zeros((len(programs), cols.size))
-    res = plan_step_arrays(H_obs, y, H_pool, U, method, k, seed=seed, pool_indices=cols, **constants)
+        res = plan_step_arrays(H_obs, y, H_pool, U, method, k, seed=seed, pool_indices=cols, **constants)
     res.hypotheses = tuple(t if isinstance(t, str) else repr(t) for t in texts)
     res.parsed = tuple(parsed)
     res.parse_errors = tuple(errors)

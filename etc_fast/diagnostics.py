@@ -165,6 +165,11 @@ def compute_diagnostics(variables: Sequence[str], X: np.ndarray, y: np.ndarray, 
                     f"the log-inputs are collinear (rank {rank} of {p + 1}), so the exponents are one of "
                     "many equally good solutions"
                 )
+            elif n_used == p + 1:
+                fit_note = (
+                    f"no spare observations ({n_used} rows for {p + 1} coefficients): the fit passes through every "
+                    "point, so R^2 = 1 and the zero residual say nothing about whether a power law is right"
+                )
         else:
             fit_note = "the least-squares fit did not give finite coefficients"
     else:

@@ -39,6 +39,15 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _limits(args):
+    """Sandbox limits from ``--wall-s`` (``None`` = defaults); ``ValueError`` for a bad value."""
+    if args.wall_s is None:
+        return None
+    from etc_fast.sandbox import SandboxLimits
+
+    return SandboxLimits(wall_s=args.wall_s)
+
+
 def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.6g}" if math.isfinite(v) else str(v)
@@ -47,7 +56,6 @@ def _fmt(v) -> str:
 
 def _score_law(args) -> int:
     from etc_fast.evaluate import evaluate_submission
-    from etc_fast.sandbox import SandboxLimits
     from etc_fast.tasks import TaskError, get_task
 
     if not args.task:
@@ -64,7 +72,7 @@ def _score_law(args) -> int:
     except (TaskError, ValueError, OSError) as exc:
         return _fail(str(exc))
     try:
-        limits = SandboxLimits(wall_s=args.wall_s) if args.wall_s is not None else None
+        limits = _limits(args)
     except ValueError as exc:
         return _fail(str(exc))
     ev = evaluate_submission(source, task, limits=limits)
@@ -90,12 +98,7 @@ def _replay_run(args) -> int:
     except ImportError as exc:
         return _fail(f"run replay is not available: {exc}")
     try:
-        limits = None
-        if args.wall_s is not None:
-            from etc_fast.sandbox import SandboxLimits
-
-            limits = SandboxLimits(wall_s=args.wall_s)
-        report = replay_run(path, limits=limits, workers=args.workers)
+        report = replay_run(path, limits=_limits(args), workers=args.workers)
     except (FileNotFoundError, ValueError) as exc:
         return _fail(str(exc))
     if args.json:

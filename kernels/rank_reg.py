@@ -66,20 +66,19 @@ def _float_keys(x):
 
 
 @njit(**JIT)
-def _key_to_float(k):
-    """Inverse of :func:`_float_keys` for one key."""
-    sign = np.uint64(0x8000000000000000)
-    b = (k ^ sign) if (k & sign) else ~k
-    return np.array([b]).view(np.float64)[0]
-
-
-@njit(**JIT)
 def _bit_length(v):
-    nbits = 0
-    while v > np.uint64(0):
-        v >>= np.uint64(1)
-        nbits += 1
-    return nbits
+    """Number of significant bits of the uint64 ``v`` (0 for 0), by binary search."""
+    nb = 0
+    for half in (32, 16, 8, 4, 2, 1):
+        h = np.uint64(half)
+        if v >> h:
+            v >>= h
+            nb += half
+    return nb + (1 if v else 0)
+
+
+_RADIX_SMALL = 32
+"""Buckets of at most this many keys are left to the final insertion pass of :func:`_radix_argsort`."""
 
 
 @njit(**JIT)
@@ -100,11 +99,13 @@ def _radix_argsort(x):
     Notes
     -----
     Most-significant-digit radix sort on the keys of :func:`_float_keys`: a segment is split
-    stably into up to 2048 buckets by the top bits of its own key range, buckets larger than 24
-    keys are split again (each level resolves at least 11 more bits, so a cluster of nearly equal
-    scores costs one extra pass over the cluster only), smaller ones are insertion-sorted.
-    Typical score vectors take two or three passes over the data. A comparison sort on fresh data
-    pays a branch misprediction per comparison, several times this cost.
+    stably into ``2^b`` buckets (``b`` about ``log2`` of its size, at most 11) by the top bits of
+    its own key range; buckets of more than ``_RADIX_SMALL`` keys are split again (each level
+    resolves at least ``b`` more bits, so a cluster of nearly equal scores costs one extra pass
+    over the cluster only). Small buckets stay where the split put them, already in key order
+    relative to each other, and one insertion pass over the whole array finishes them.
+    Typical score vectors take two or three passes over the data. A comparison sort on fresh
+    data pays a branch misprediction per comparison, several times this cost.
     """
     n = x.size
     keys = _float_keys(x)
@@ -113,30 +114,17 @@ def _radix_argsort(x):
         return order
     tk = np.empty(n, dtype=np.uint64)
     to = np.empty(n, dtype=np.int64)
-    cnt = np.empty(2049, dtype=np.int64)
-    # pending segments are disjoint and hold >= 2 keys each, so at most n // 2 are ever stacked
-    stack_lo = np.empty(n // 2 + 1, dtype=np.int64)
-    stack_hi = np.empty(n // 2 + 1, dtype=np.int64)
-    stack_lo[0] = 0
-    stack_hi[0] = n
+    dig = np.empty(n, dtype=np.int64)
+    cnt = np.empty(2048, dtype=np.int64)
+    # pending segments are disjoint and hold > _RADIX_SMALL keys each
+    stack = np.empty((n // (_RADIX_SMALL + 1) + 2, 2), dtype=np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = n
     sp = 1
     while sp > 0:
         sp -= 1
-        lo = stack_lo[sp]
-        hi = stack_hi[sp]
-        size = hi - lo
-        if size <= 24:
-            for t in range(lo + 1, hi):  # stable insertion sort
-                k = keys[t]
-                o = order[t]
-                u = t
-                while u > lo and keys[u - 1] > k:
-                    keys[u] = keys[u - 1]
-                    order[u] = order[u - 1]
-                    u -= 1
-                keys[u] = k
-                order[u] = o
-            continue
+        lo = stack[sp, 0]
+        hi = stack[sp, 1]
         kmin = keys[lo]
         kmax = keys[lo]
         for t in range(lo + 1, hi):
@@ -146,35 +134,43 @@ def _radix_argsort(x):
         if kmin == kmax:
             continue
         nb = _bit_length(kmax - kmin)
-        digits = 11
-        while digits > 4 and (1 << (digits - 1)) >= 2 * size:  # fewer buckets for small segments
-            digits -= 1
+        digits = min(max(_bit_length(np.uint64(hi - lo)), 3), 11, nb)
+        shift = np.uint64(nb - digits)
         nbk = 1 << digits
-        shift = np.uint64(nb - digits if nb > digits else 0)
-        cnt[: nbk + 1] = 0
+        cnt[:nbk] = 0
         for t in range(lo, hi):
-            cnt[((keys[t] - kmin) >> shift) + np.uint64(1)] += 1
-        for b in range(nbk):
-            cnt[b + 1] += cnt[b]
+            dig[t] = np.int64((keys[t] - kmin) >> shift)
         for t in range(lo, hi):
-            k = keys[t]
-            b = (k - kmin) >> shift
-            q = lo + cnt[b]
-            cnt[b] += 1
-            tk[q] = k
+            cnt[dig[t]] += 1
+        pos = lo
+        for b in range(nbk):  # bucket starts; large buckets are queued for another split
+            c = cnt[b]
+            cnt[b] = pos
+            if c > _RADIX_SMALL:
+                stack[sp, 0] = pos
+                stack[sp, 1] = pos + c
+                sp += 1
+            pos += c
+        for t in range(lo, hi):
+            d = dig[t]
+            q = cnt[d]
+            cnt[d] = q + 1
+            tk[q] = keys[t]
             to[q] = order[t]
         for t in range(lo, hi):
             keys[t] = tk[t]
             order[t] = to[t]
-        # after the scatter cnt[b] is the end of bucket b; push buckets holding more than one key
-        prev = lo
-        for b in range(nbk):
-            end = lo + cnt[b]
-            if end - prev > 1:
-                stack_lo[sp] = prev
-                stack_hi[sp] = end
-                sp += 1
-            prev = end
+    for t in range(1, n):  # stable insertion pass: only keys within a small bucket are out of order
+        k = keys[t]
+        if keys[t - 1] > k:
+            o = order[t]
+            u = t
+            while u > 0 and keys[u - 1] > k:
+                keys[u] = keys[u - 1]
+                order[u] = order[u - 1]
+                u -= 1
+            keys[u] = k
+            order[u] = o
     return order
 
 
@@ -214,56 +210,6 @@ def _radix_select(keys, r):
                 cand[q] = k
                 q += 1
         m = q
-
-
-@njit(**JIT)
-def _select_many(keys, ranks):
-    """Keys at several 0-based ranks (ascending order) of ``keys``: uint64[len(ranks)].
-
-    One 11-bit MSD histogram pass locates the bucket of every requested rank; only those buckets'
-    keys are gathered and resolved by :func:`_radix_select`. About three passes over ``keys`` for
-    any number of ranks (used for the median and quartiles).
-    """
-    n = keys.size
-    nr = ranks.size
-    out = np.empty(nr, dtype=np.uint64)
-    kmin = keys.min()
-    kmax = keys.max()
-    if kmin == kmax:
-        out[:] = kmin
-        return out
-    nb = _bit_length(kmax - kmin)
-    shift = np.uint64(nb - 11 if nb > 11 else 0)
-    start = np.zeros(2049, dtype=np.int64)
-    for j in range(n):
-        start[((keys[j] - kmin) >> shift) + np.uint64(1)] += 1
-    for b in range(2048):
-        start[b + 1] += start[b]
-    bucket = np.empty(nr, dtype=np.int64)
-    need = np.zeros(2048, dtype=np.bool_)
-    for t in range(nr):
-        b = np.searchsorted(start[1:], ranks[t], side="right")
-        bucket[t] = b
-        need[b] = True
-    off = np.full(2048, -1, dtype=np.int64)
-    total = 0
-    for b in range(2048):
-        if need[b]:
-            off[b] = total
-            total += start[b + 1] - start[b]
-    buf = np.empty(total, dtype=np.uint64)
-    fill = off.copy()
-    for j in range(n):
-        k = keys[j]
-        b = (k - kmin) >> shift
-        if need[b]:
-            buf[fill[b]] = k
-            fill[b] += 1
-    for t in range(nr):
-        b = bucket[t]
-        size = start[b + 1] - start[b]
-        out[t] = _radix_select(buf[off[b]:off[b] + size], ranks[t] - start[b])
-    return out
 
 
 @njit(**JIT)

@@ -12,7 +12,7 @@ Both scores measure how much a committee of calibrated hypotheses disagrees at e
   NaN when there is none.
 
 Medians and quartiles use NumPy's default ("linear") percentile definition, reproduced exactly by
-:func:`_quantile_sorted` (sorted input) and :func:`_quartiles` (radix multi-select). Moments are plain sums, on the row divided by its largest
+:func:`_quantile_sorted` (sorted input) and :func:`_quartiles` (multi-rank quickselect). Moments are plain sums, on the row divided by its largest
 finite magnitude when that lies outside [1e-100, 1e100] (no overflow or underflow when squaring). A row whose
 standard deviation is at most ``const_rel`` times its largest finite magnitude counts as constant,
 which absorbs the rounding of the mean of identical values.
@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from kernels._jit import JIT
-from kernels.rank_reg import _finite, _float_keys, _key_to_float, _select_many
+from kernels.rank_reg import _finite
 
 __all__ = ["variance_scores", "pairwise_scores", "finite_fraction"]
 
@@ -82,11 +82,95 @@ def _lerp(a, b, t):
 
 
 @njit(**JIT)
+def _select_ranks(x, tmp, ranks, out):
+    """Order statistics of ``x`` at several 0-based ranks by branch-free 3-way quickselect.
+
+    Parameters
+    ----------
+    x : float64[m]
+        Finite values; reordered in place.
+    tmp : float64[>= m]
+        Work buffer.
+    ranks : int64[r]
+        Ascending ranks in ``[0, m)``.
+    out : float64[r]
+        Receives the value of rank ``ranks[t]``.
+
+    Notes
+    -----
+    Each pass partitions a segment around a median-of-three pivot into ``< p``, ``== p`` and
+    ``> p`` without data-dependent branches (every value is written to both ends of ``tmp``; only
+    the matching end's cursor advances), then continues only into the parts holding a requested
+    rank. Equal values collapse into the middle part at once, so clustered or tied data cost no
+    extra passes. Expected ``O(m)`` for any number of nearby ranks.
+    """
+    nr = ranks.size
+    stack = np.empty((4 * nr + 64, 4), dtype=np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = x.size
+    stack[0, 2] = 0
+    stack[0, 3] = nr
+    sp = 1
+    passes = 0
+    while sp > 0:
+        sp -= 1
+        lo = stack[sp, 0]
+        hi = stack[sp, 1]
+        ra = stack[sp, 2]
+        rb = stack[sp, 3]
+        n = hi - lo
+        passes += 1
+        if n <= 16 or passes > 200:  # tiny segment (or pathological pivots): sort it
+            seg = np.sort(x[lo:hi])
+            for t in range(ra, rb):
+                out[t] = seg[ranks[t] - lo]
+            continue
+        a = x[lo]
+        b = x[lo + n // 2]
+        c = x[hi - 1]
+        p = max(min(a, b), min(max(a, b), c))  # median of three
+        i = lo
+        j = hi - 1
+        for t in range(lo, hi):
+            v = x[t]
+            tmp[i] = v
+            tmp[j] = v
+            i += 1 if v < p else 0
+            j -= 1 if v > p else 0
+        eq_hi = j + 1  # [i, eq_hi) holds the values equal to p
+        for t in range(lo, i):
+            x[t] = tmp[t]
+        for t in range(i, eq_hi):
+            x[t] = p
+        for t in range(eq_hi, hi):
+            x[t] = tmp[t]
+        # ranks below i go left, ranks in [i, eq_hi) are p, the rest go right
+        t = ra
+        while t < rb and ranks[t] < i:
+            t += 1
+        if t > ra:
+            stack[sp, 0] = lo
+            stack[sp, 1] = i
+            stack[sp, 2] = ra
+            stack[sp, 3] = t
+            sp += 1
+        while t < rb and ranks[t] < eq_hi:
+            out[t] = p
+            t += 1
+        if t < rb:
+            stack[sp, 0] = eq_hi
+            stack[sp, 1] = hi
+            stack[sp, 2] = t
+            stack[sp, 3] = rb
+            sp += 1
+
+
+@njit(**JIT)
 def _quartiles(vals):
     """``(q25, median, q75)`` of finite values (NumPy "linear" percentiles) without sorting.
 
-    The six order statistics the three interpolations need come from one radix multi-select
-    (:func:`kernels.rank_reg._select_many`), expected ``O(n)``.
+    The six order statistics the three interpolations need come from one multi-rank quickselect
+    (:func:`_select_ranks`), expected ``O(n)``. ``vals`` is reordered.
     """
     m = vals.size
     ranks = np.empty(6, dtype=np.int64)
@@ -97,10 +181,11 @@ def _quartiles(vals):
         ranks[2 * t] = lo
         ranks[2 * t + 1] = lo + 1 if lo + 1 < m else m - 1
         ts[t] = idx - lo
-    keys = _select_many(_float_keys(vals), ranks)
-    q25 = _lerp(_key_to_float(keys[0]), _key_to_float(keys[1]), ts[0])
-    med = _lerp(_key_to_float(keys[2]), _key_to_float(keys[3]), ts[1])
-    q75 = _lerp(_key_to_float(keys[4]), _key_to_float(keys[5]), ts[2])
+    v = np.empty(6)
+    _select_ranks(vals, np.empty(m), ranks, v)
+    q25 = _lerp(v[0], v[1], ts[0])
+    med = _lerp(v[2], v[3], ts[1])
+    q75 = _lerp(v[4], v[5], ts[2])
     return q25, med, q75
 
 

@@ -27,10 +27,11 @@ from numba import njit
 
 from kernels._jit import JIT
 from kernels.calibrate import DEGENERATE_REL, _calibrate, _fit_filter
+from kernels.programs import _evaluate_programs
 from kernels.rank_reg import EDGE_HI, EDGE_LO, EDGE_POWER, _finite, _first_outside_unit, _radix_select, _rank_regularize
 from kernels.scores import CONST_REL, PAIRWISE_DIRECT_MAX, _finite_fraction, _pairwise_scores, _variance_scores
 
-__all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step"]
+__all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step", "committee_step", "step_constants"]
 
 METHODS = {"variance": 0, "pairwise": 1}
 """Scored acquisition methods and their kernel codes."""
@@ -180,48 +181,6 @@ def _greedy(s, U, elig, k, w_score, w_div):
             for q in range(m):
                 dist[q] = min(dist[q], np.sqrt(acc[q]))
     return picks
-    d = U.shape[1]
-    smin = np.inf
-    smax = -np.inf
-    first = 0
-    for q in range(m):
-        x = s[elig[q]]
-        if x < smin:
-            smin = x
-        if x > smax:
-            smax = x
-            first = q
-    span = smax - smin
-    sp = np.empty(m)
-    for q in range(m):
-        sp[q] = (s[elig[q]] - smin) / span if span > 0.0 else 1.0
-    taken = np.zeros(m, dtype=np.bool_)
-    dmin = np.full(m, np.inf)  # squared distance to the nearest pick
-    inv_sqrt_d = 1.0 / np.sqrt(d)
-    cur = first
-    for t in range(kk):
-        if t > 0:
-            best = -np.inf
-            cur = -1
-            for q in range(m):
-                if not taken[q]:
-                    val = w_score * sp[q] + w_div * np.sqrt(dmin[q]) * inv_sqrt_d
-                    if val > best:
-                        best = val
-                        cur = q
-        taken[cur] = True
-        p = elig[cur]
-        picks[t] = p
-        for q in range(m):
-            if not taken[q]:
-                jq = elig[q]
-                acc = 0.0
-                for c in range(d):
-                    diff = U[jq, c] - U[p, c]
-                    acc += diff * diff
-                if acc < dmin[q]:
-                    dmin[q] = acc
-    return picks
 
 
 @njit(**JIT)
@@ -270,6 +229,35 @@ def _select_random(pool_idx, uniforms):
         arr[t] = arr[j]
         arr[j] = tmp
     return arr[:kk].copy()
+
+
+@njit(**JIT)
+def _score_and_select(P, U, method, k, const_rel, direct_max, edge_lo, edge_hi, power, top_fraction, w_score, w_div):
+    """Planner step 4-6 on the calibrated predictions of the kept hypotheses.
+
+    Parameters
+    ----------
+    P : float64[n_keep, n_pool]
+        Calibrated predictions ``a h + b`` of the kept hypotheses on the available pool.
+    U : float64[n_pool, d]
+        Unit coordinates (already checked to lie in [0, 1]).
+    method, k, const_rel, direct_max, edge_lo, edge_hi, power, top_fraction, w_score, w_div
+        As in :func:`_acquisition_step`.
+
+    Returns
+    -------
+    raw, v, reg : float64[n_pool]
+    eligible : int64[m]
+    picks : int64[k']
+    """
+    if method == 0:
+        raw = _variance_scores(P, const_rel)
+    else:
+        raw = _pairwise_scores(P, const_rel, direct_max)
+    v = _finite_fraction(P)
+    reg = _rank_regularize(raw, U, v, edge_lo, edge_hi, power)
+    picks, elig = _select_batch(reg, U, k, top_fraction, w_score, w_div)
+    return raw, v, reg, elig, picks
 
 
 @njit(**JIT)
@@ -342,14 +330,115 @@ def _acquisition_step(
             for j in range(n):
                 P[r, j] = ai * H_pool[i, j] + bi  # h~ = a h + b
             r += 1
-    if method == 0:
-        raw = _variance_scores(P, const_rel)
-    else:
-        raw = _pairwise_scores(P, const_rel, direct_max)
-    v = _finite_fraction(P)
-    reg = _rank_regularize(raw, U, v, edge_lo, edge_hi, power)
-    picks, elig = _select_batch(reg, U, k, top_fraction, w_score, w_div)
+    raw, v, reg, elig, picks = _score_and_select(
+        P, U, method, k, const_rel, direct_max, edge_lo, edge_hi, power, top_fraction, w_score, w_div
+    )
     return a, b, n_pairs, ok, err, keep, fallback, raw, v, reg, elig, picks, bad_u
+
+
+N_CONSTANTS = 12
+"""Length of the constants vector of :func:`_committee_step` (see :func:`step_constants`)."""
+
+
+@njit(**JIT)
+def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, method, k, C):
+    """Planner step 1-6 for a packed committee in one call: evaluate, calibrate, filter, score, select.
+
+    Parameters
+    ----------
+    ops, args, consts, prog_start, prog_len, const_start : arrays
+        The committee's programs, packed and validated (:mod:`kernels.programs`).
+    depth : int
+        Stack depth the programs need.
+    XT_obs : float64[d, n_obs]
+        Observed inputs, one row per variable.
+    y_obs : float64[n_obs]
+        Observed outputs.
+    XT_pool : float64[d, n_pool]
+        Available pool points, one row per variable.
+    U : float64[n_pool, d]
+        Unit coordinates of the available pool points.
+    method : int
+        0 = variance, 1 = pairwise.
+    k : int
+        Batch size.
+    C : float64[N_CONSTANTS]
+        ``max_keep, threshold, min_keep, deg_rel, const_rel, direct_max, edge_lo, edge_hi, power,
+        top_fraction, w_score, w_div`` (:func:`step_constants`).
+
+    Returns
+    -------
+    fit : float64[3, n_prog]
+        Rows ``a``, ``b``, ``err`` of the calibration.
+    n_pairs : int64[n_prog]
+    flags : bool[2, n_prog]
+        Rows ``ok`` (valid fit) and ``keep`` (kept by the filter).
+    scores : float64[3, n_pool]
+        Rows ``raw``, ``v`` (finite fraction), ``reg`` (regularized score).
+    eligible : int64[m]
+    picks : int64[k']
+    fallback : bool
+    bad_u : int
+        Flat index of the first ``U`` entry outside [0, 1], or -1 (then the scores are NaN and
+        nothing is selected).
+
+    Notes
+    -----
+    Only the kept hypotheses are evaluated on the pool: the others take no part in steps 4-6.
+    """
+    n_prog = prog_start.size
+    n_obs = y_obs.size
+    n = XT_pool.shape[1]
+    H_obs = np.empty((n_prog, n_obs))
+    if n_obs > 0:
+        _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT_obs, depth, H_obs)
+    fit = np.empty((3, n_prog))
+    flags = np.empty((2, n_prog), dtype=np.bool_)
+    a, b, n_pairs, ok, err = _calibrate(H_obs, y_obs, C[3])
+    keep, fallback = _fit_filter(err, ok, int(C[0]), C[1], int(C[2]))
+    for i in range(n_prog):
+        fit[0, i] = a[i]
+        fit[1, i] = b[i]
+        fit[2, i] = err[i]
+        flags[0, i] = ok[i]
+        flags[1, i] = keep[i]
+    scores = np.empty((3, n))
+    bad_u = _first_outside_unit(U)
+    if bad_u >= 0:
+        scores[:] = np.nan
+        return fit, n_pairs, flags, scores, np.empty(0, np.int64), np.empty(0, np.int64), fallback, bad_u
+    n_keep = 0
+    for i in range(n_prog):
+        n_keep += 1 if keep[i] else 0
+    ps = np.empty(n_keep, dtype=np.int64)
+    pl = np.empty(n_keep, dtype=np.int64)
+    cs = np.empty(n_keep, dtype=np.int64)
+    r = 0
+    for i in range(n_prog):
+        if keep[i]:
+            ps[r] = prog_start[i]
+            pl[r] = prog_len[i]
+            cs[r] = const_start[i]
+            r += 1
+    P = np.empty((n_keep, n))
+    if n > 0 and n_keep > 0:
+        _evaluate_programs(ops, args, consts, ps, pl, cs, XT_pool, depth, P)
+    r = 0
+    for i in range(n_prog):
+        if keep[i]:
+            ai = a[i]
+            bi = b[i]
+            row = P[r]
+            for j in range(n):
+                row[j] = ai * row[j] + bi  # h~ = a h + b
+            r += 1
+    raw, v, reg, elig, picks = _score_and_select(
+        P, U, method, k, C[4], int(C[5]), C[6], C[7], C[8], C[9], C[10], C[11]
+    )
+    scores[0] = raw
+    scores[1] = v
+    scores[2] = reg
+    return fit, n_pairs, flags, scores, elig, picks, fallback, bad_u
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,6 +536,101 @@ def select_random(available, k: int, *, seed: int | None = None, uniforms=None) 
             raise ValueError("uniforms must lie in [0, 1)")
         r = r[:kk]
     return _select_random(pool_idx, r)
+
+
+def step_constants(
+    *,
+    max_keep: int = 4,
+    threshold: float = 0.75,
+    min_keep: int = 2,
+    edge_lo: float = EDGE_LO,
+    edge_hi: float = EDGE_HI,
+    power: float = EDGE_POWER,
+    top_fraction: float = TOP_FRACTION,
+    w_score: float = W_SCORE,
+    w_div: float = W_DIV,
+    deg_rel: float = DEGENERATE_REL,
+    const_rel: float = CONST_REL,
+    direct_max: int = PAIRWISE_DIRECT_MAX,
+) -> np.ndarray:
+    """The checked constants of a planner step as the float64[N_CONSTANTS] vector :func:`committee_step` takes.
+
+    Args:
+        max_keep, threshold, min_keep: Fit-filter constants (paper 4, 0.75, 2).
+        edge_lo, edge_hi, power: Boundary ramp constants (paper 0.08, 0.5, 1.5).
+        top_fraction, w_score, w_div: Selection constants (paper 0.25, 0.65, 0.35).
+        deg_rel, const_rel, direct_max: Numerical thresholds (see the kernel modules).
+
+    Raises:
+        ValueError: on inconsistent constants.
+    """
+    if int(min_keep) < 1 or int(max_keep) < int(min_keep):
+        raise ValueError(f"need 1 <= min_keep <= max_keep, got min_keep={min_keep}, max_keep={max_keep}")
+    lo, hi, pw = float(edge_lo), float(edge_hi), float(power)
+    if not (hi > lo and pw > 0):
+        raise ValueError(f"need edge_lo < edge_hi and power > 0, got {edge_lo}, {edge_hi}, {power}")
+    if int(direct_max) < 0:
+        raise ValueError(f"direct_max must be >= 0, got {direct_max}")
+    C = np.array(
+        [int(max_keep), float(threshold), int(min_keep), float(deg_rel), float(const_rel), int(direct_max),
+         lo, hi, pw, _check_fraction(top_fraction), float(w_score), float(w_div)],
+        dtype=np.float64,
+    )  # fmt: skip
+    C.flags.writeable = False
+    return C
+
+
+DEFAULT_CONSTANTS = step_constants()
+"""The paper's constants as a :func:`step_constants` vector."""
+
+
+def committee_step(ops, args, consts, prog_start, prog_len, const_start, XT_obs, y_obs, XT_pool, U_pool, method: str, k: int, constants=None):
+    """Planner step 1-6 for packed programs in one compiled call (evaluate, calibrate, filter, score, select).
+
+    Args:
+        ops, args, consts, prog_start, prog_len, const_start: Packed programs (:mod:`kernels.programs`).
+        XT_obs: float64[d, n_obs] observed inputs, one row per variable.
+        y_obs: float64[n_obs] observed outputs.
+        XT_pool: float64[d, n_pool] available pool points, one row per variable.
+        U_pool: float64[n_pool, d] their unit coordinates, in [0, 1].
+        method: ``"variance"`` or ``"pairwise"``.
+        k: Batch size.
+        constants: float64[N_CONSTANTS] from :func:`step_constants` (default: the paper's).
+
+    Returns:
+        ``(fit, n_pairs, flags, scores, eligible, picks, fallback)`` as documented on
+        :func:`_committee_step` (indices refer to columns of ``XT_pool``).
+
+    Raises:
+        ValueError: on malformed programs or arrays, naming what is wrong.
+    """
+    from kernels.programs import _coerce, check_programs
+
+    code = METHODS.get(method)
+    if code is None:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    packed = _coerce(ops, args, consts, prog_start, prog_len, const_start)
+    XT_obs = np.ascontiguousarray(XT_obs, dtype=np.float64)
+    y_obs = np.ascontiguousarray(y_obs, dtype=np.float64)
+    XT_pool = np.ascontiguousarray(XT_pool, dtype=np.float64)
+    U_pool = np.ascontiguousarray(U_pool, dtype=np.float64)
+    if XT_obs.ndim != 2 or y_obs.ndim != 1 or XT_obs.shape[1] != y_obs.shape[0]:
+        raise ValueError(f"XT_obs must be [d, n_obs] matching y_obs [n_obs]; got {XT_obs.shape} and {y_obs.shape}")
+    d = XT_obs.shape[0]
+    if XT_pool.ndim != 2 or XT_pool.shape[0] != d:
+        raise ValueError(f"XT_pool must be [d={d}, n_pool]; got {XT_pool.shape}")
+    if U_pool.ndim != 2 or U_pool.shape[0] != XT_pool.shape[1] or U_pool.shape[1] < 1:
+        raise ValueError(f"U_pool must be [n_pool={XT_pool.shape[1]}, d >= 1]; got {U_pool.shape}")
+    depth = check_programs(*packed, d)
+    C = DEFAULT_CONSTANTS if constants is None else np.ascontiguousarray(constants, dtype=np.float64)
+    if C.shape != (N_CONSTANTS,):
+        raise ValueError(f"constants must be a vector of {N_CONSTANTS} values from step_constants(), got shape {C.shape}")
+    out = _committee_step(*packed, depth, XT_obs, y_obs, XT_pool, U_pool, code, _check_k(k), C)
+    bad = out[-1]
+    if bad >= 0:
+        j, c = divmod(int(bad), U_pool.shape[1])
+        raise ValueError(f"U_pool must lie in [0, 1]; U_pool[{j}, {c}] = {U_pool[j, c]!r}")
+    return out[:-1]
 
 
 def acquisition_step(

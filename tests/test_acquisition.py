@@ -156,6 +156,58 @@ def test_plan_step_equals_plan_step_arrays_on_a_real_pool():
         npt.assert_allclose(r.regularized, ra.regularized)
 
 
+STEP_FIELDS = (
+    "indices", "rows", "a", "b", "n_pairs", "fit_ok", "fit_error", "keep", "pool_indices", "raw_scores",
+    "finite_fraction", "regularized", "eligible", "chosen_u",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("method", ["variance", "pairwise"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_committee_step_equals_plan_step_arrays(method, seed):
+    """The one-call committee step (kept hypotheses only on the pool) reproduces the two-stage path exactly."""
+    rng = np.random.default_rng(seed)
+    names = ["m1", "m2", "r"]
+    U = rng.random((700, 3))
+    PX = np.exp(-3 + 6 * U)
+    X = np.exp(-3 + 6 * rng.random((9, 3)))
+    y = X[:, 0] * X[:, 1] / X[:, 2] ** 2 * (1 + 0.01 * rng.normal(size=9))
+    hyps = ["m1*m2/r**2", "m1*m2/r**1.5", "m1*m2/r**3", "(m1 + m2)/r**2", "m1*m2*exp(-r/L)/r**2", "sqrt(m1 - 1)"]
+    com = Committee([parse(h, names) for h in hyps])
+    cols = np.flatnonzero(rng.random(700) < 0.9)
+    r = com.step(X.T.copy(), y, PX[cols].T.copy(), U[cols], method, 4, seed=3, pool_indices=cols)
+    ra = plan_step_arrays(com.evaluate(X), y, com.evaluate(PX[cols]), U[cols], method, 4, seed=3, pool_indices=cols)
+    for name in STEP_FIELDS:
+        npt.assert_array_equal(getattr(r, name), getattr(ra, name), err_msg=name)
+    assert (r.error, r.fallback_used, r.seed) == (ra.error, ra.fallback_used, 3)
+    # constants pass through
+    from kernels import step_constants
+
+    r2 = com.step(X.T.copy(), y, PX[cols].T.copy(), U[cols], method, 4, constants=step_constants(max_keep=5, threshold=1e9))
+    assert r2.keep.sum() == 5
+
+
+def test_committee_step_bad_input():
+    com = Committee([parse(h, ["x", "z"]) for h in ("x", "x + z")])
+    XT, PT = X_OBS.T.copy(), POOL_X.T.copy()
+    with pytest.raises(ValueError, match="variance"):
+        com.step(XT, Y_OBS, PT, POOL_U, "random", 2)
+    with pytest.raises(ValueError, match="XT_obs"):
+        com.step(XT[:1], Y_OBS, PT, POOL_U, "variance", 2)
+    with pytest.raises(ValueError, match="XT_pool"):
+        com.step(XT, Y_OBS, PT[:1], POOL_U, "variance", 2)
+    with pytest.raises(ValueError, match="U_pool must be"):
+        com.step(XT, Y_OBS, PT, POOL_U[:3], "variance", 2)
+    with pytest.raises(ValueError, match="constants"):
+        com.step(XT, Y_OBS, PT, POOL_U, "variance", 2, constants=np.zeros(3))
+    bad = POOL_U.copy()
+    bad[4, 1] = -0.1
+    with pytest.raises(ValueError, match=r"U_pool\[4, 1\]"):
+        com.step(XT, Y_OBS, PT, bad, "variance", 2)
+    one = Committee([parse("x", ["x", "z"])]).step(XT, Y_OBS, PT, POOL_U, "variance", 2)
+    assert one.indices.size == 0 and "fewer than 2" in one.error
+
+
 def test_committee_matches_evaluate_many():
     names = ["x", "z"]
     progs = [parse(h, names) for h in ("x + z", "sqrt(x) * z", "log(x - 2)")]

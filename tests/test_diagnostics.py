@@ -136,3 +136,16 @@ def test_render_observations_table():
     assert "(no observations)" in render_observations(("m",), np.empty((0, 1)), np.empty(0))
     with pytest.raises(ValueError):
         render_observations(("m",), X, np.ones(2))
+
+
+def test_exactly_determined_fit_says_r2_carries_no_evidence():
+    """With only d + 1 usable rows (the bootstrap alone) any data fit exactly: the text must say so."""
+    names = ["a", "b", "c"]
+    X = 1.0 + bootstrap_unit(3)  # 4 rows = d + 1
+    y = np.exp(X[:, 0]) + X[:, 1] * X[:, 2]  # not a power law at all
+    d = compute_diagnostics(names, X, y, 4)
+    assert d.n_used == 4 and d.r2 is not None and d.r2 > 1 - 1e-9
+    assert "no spare observations" in d.text
+    more = np.vstack([X, 1.5 + 0.3 * bootstrap_unit(3)[:2]])
+    d2 = compute_diagnostics(names, more, np.exp(more[:, 0]) + more[:, 1] * more[:, 2], 4)
+    assert d2.n_used == 6 and "no spare observations" not in d2.text

@@ -13,6 +13,9 @@ from etc_fast.sampling import array_sha256, evaluation_grid
 from etc_fast.sandbox import SandboxLimits, call_law
 from etc_fast.tasks._base import Task
 
+__all__ = ["TAUS", "Evaluation", "IntegrityError", "evaluate_submission"]
+
+#: Coverage thresholds of ``Evaluation.q``.
 TAUS: tuple[float, ...] = (0.01, 0.1, 1.0)
 
 
@@ -93,6 +96,7 @@ def evaluate_submission(source: str, task: Task, *, grid=None, limits: SandboxLi
     Raises:
         IntegrityError: the grid or the target changed during the run (never caused by a submission,
             which only sees a copy).
+        TypeError: ``source`` is not a string.
         ValueError: a malformed grid.
     """
     if not isinstance(source, str):
@@ -107,19 +111,18 @@ def evaluate_submission(source: str, task: Task, *, grid=None, limits: SandboxLi
         raise IntegrityError(f"evaluation data of task {task.key} changed while a submission ran")
     if array_sha256(task.truth(X)) != truth_hash:
         raise IntegrityError(f"the target of task {task.key} is not reproducible")
-    n_ft = int(np.isfinite(y_true).sum())
-    source_hash = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+    common = dict(
+        n_points=int(X.shape[0]), grid_sha256=grid_hash, truth_sha256=truth_hash,
+        source_sha256=hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), wall_s=call.wall_s,
+    )
     if not call.ok:
         return Evaluation(
-            valid=False, error=call.error, rmsle=float("nan"), n_points=int(X.shape[0]), n_finite_target=n_ft,
-            n_finite_pred=0, complete=False, sign_disagreements=0, q=_q(False, float("nan")),
-            grid_sha256=grid_hash, truth_sha256=truth_hash, predictions_sha256=None, source_sha256=source_hash,
-            wall_s=call.wall_s,
+            valid=False, error=call.error, rmsle=float("nan"), n_finite_target=int(np.isfinite(y_true).sum()),
+            n_finite_pred=0, complete=False, sign_disagreements=0, q=_q(False, float("nan")), predictions_sha256=None,
+            **common,
         )
-    rmsle, n_ft_k, n_fp, complete, n_sign = kernels.rmsle_coverage(y_true, call.values)
+    rmsle, n_ft, n_fp, complete, n_sign = kernels.rmsle_coverage(y_true, call.values)
     return Evaluation(
-        valid=True, error=None, rmsle=rmsle, n_points=int(X.shape[0]), n_finite_target=n_ft_k, n_finite_pred=n_fp,
-        complete=complete, sign_disagreements=n_sign, q=_q(complete, rmsle), grid_sha256=grid_hash,
-        truth_sha256=truth_hash, predictions_sha256=array_sha256(call.values), source_sha256=source_hash,
-        wall_s=call.wall_s,
+        valid=True, error=None, rmsle=rmsle, n_finite_target=n_ft, n_finite_pred=n_fp, complete=complete,
+        sign_disagreements=n_sign, q=_q(complete, rmsle), predictions_sha256=array_sha256(call.values), **common,
     )

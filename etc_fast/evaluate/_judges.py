@@ -5,6 +5,9 @@ from __future__ import annotations
 from etc_fast.evaluate._judge import Judge, Verdict
 from etc_fast.tasks._base import Task
 
+__all__ = ["JUDGES", "NoJudge", "create_judge"]
+
+#: Judge names :func:`create_judge` accepts.
 JUDGES: tuple[str, ...] = ("structural", "llm", "none")
 
 

@@ -290,6 +290,17 @@ def _message_text(message: Any) -> tuple[str, str | None]:
     return ("" if content is None else str(content)), (str(reasoning) if reasoning else None)
 
 
+def _token_count(value: Any) -> int:
+    """A usage field as a non-negative int; anything a server should not have sent counts as 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    if isinstance(value, (int, float)) and math.isfinite(value) and value >= 0:
+        return int(value)
+    return 0
+
+
 def _check_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)) or not messages:
         raise ValueError("messages must be a non-empty list of {role, content} dicts")
@@ -490,8 +501,8 @@ class LLMClient:
                 )
             content, reasoning = _message_text(choices[0].message)
             usage = getattr(resp, "usage", None)
-            p_tok = int(getattr(usage, "prompt_tokens", 0) or 0)
-            c_tok = int(getattr(usage, "completion_tokens", 0) or 0)
+            p_tok = _token_count(getattr(usage, "prompt_tokens", 0))
+            c_tok = _token_count(getattr(usage, "completion_tokens", 0))
             return content, reasoning, p_tok, c_tok, attempt
         raise AssertionError("unreachable")  # pragma: no cover
 

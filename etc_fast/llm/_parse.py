@@ -115,6 +115,10 @@ def parse_experiments(text: str) -> tuple[dict[str, Any], ...]:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
         raise ReplyError(f"the <run_experiment> block is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise ReplyError("the <run_experiment> block is not usable JSON: it is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer literal with thousands of digits
+        raise ReplyError(f"the <run_experiment> block is not valid JSON ({exc})") from None
     if isinstance(data, dict):
         data = [data]
     if not isinstance(data, list):
@@ -168,14 +172,18 @@ _JSON_START_RE = re.compile(r"""\{\s*["'}]|\[\s*["'{\]]""")
 
 
 def _loads_lenient(s: str) -> Any:
-    """JSON, else JSON without trailing commas, else a Python literal (single quotes)."""
+    """JSON, else JSON without trailing commas, else a Python literal (single quotes).
+
+    Raises:
+        ValueError: none of them parses (also for absurd nesting or integer literals).
+    """
     try:
         return json.loads(s)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         pass
     try:
         return json.loads(_TRAILING_COMMA_RE.sub(r"\1", s))
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         pass
     if len(s) <= 20_000:
         try:
@@ -316,7 +324,8 @@ def parse_action(text: str | None, *, phase: str, allowed: Collection[str]) -> A
     protocol can refuse it with an explanation; when it asks for nothing usable, the action is
     ``invalid`` with the reason.
 
-    Phases: ``explore`` (draft > analysis/committee, the later of the two in the text), ``synthesis``
+    Phases: ``explore`` (draft > analysis/committee, the later of the two in the text; an experiment
+    request is recognised only to be refused), ``synthesis``
     (final > analysis > experiment), ``baseline`` (final > analysis when its last ``<python>`` comes
     after the last ``<run_experiment>`` > experiment, as NewtonBench's agents), ``final`` (final only).
     """
@@ -378,6 +387,7 @@ def parse_action(text: str | None, *, phase: str, allowed: Collection[str]) -> A
         if analysis is not None and committee is not None and committee[0] > py_pos:
             ordered.reverse()
         candidates.extend(ordered)
+        experiment_action()  # never allowed here: returned only so the protocol can explain the refusal
     elif phase == "synthesis":
         law_action("final", ("final_law", "draft_law"))
         analysis_action()
@@ -400,6 +410,10 @@ def parse_action(text: str | None, *, phase: str, allowed: Collection[str]) -> A
         return candidates[0]
     if not problems:
         problems.append(_missing_message(phase, allowed))
+    if len(raw) > MAX_REPLY_CHARS:
+        problems.append(
+            f"the reply is {len(raw)} characters long and only its first {MAX_REPLY_CHARS} characters are read"
+        )
     return _invalid(raw, "; ".join(dict.fromkeys(problems)))
 
 

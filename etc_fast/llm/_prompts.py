@@ -48,7 +48,7 @@ def _var_keys(task: TaskView) -> list[str]:
 def objective_block(task: TaskView) -> str:
     """Block 1: the shared objective."""
     return (
-        f"You are an AI research physicist exploring a simulated universe. Your goal is to discover the law "
+        f"You are a physicist running experiments in a simulated universe. Your goal is to discover the law "
         f"that governs {task.title} in it. The laws of this universe may differ from the ones you know, both "
         f"in which factors matter and in the values of the constants, so do not assume a textbook formula. "
         f"No ground truth will be revealed to you."
@@ -57,8 +57,8 @@ def objective_block(task: TaskView) -> str:
 
 def noise_sentence(noise: float) -> str:
     if noise and noise > 0:
-        return "Measurements are subject to random noise."
-    return "Measurements are noise-free and deterministic: repeating an input gives the same value."
+        return "Each measurement carries some random error, so repeating an input gives slightly different values."
+    return "The lab is noise-free: repeating an input always gives exactly the same value."
 
 
 def variables_block(task: TaskView, *, keys: bool) -> str:
@@ -403,8 +403,8 @@ def forced_final_message(task: TaskView, interpreter: bool) -> str:
     msg = "All experiment rounds are used up. Submit your final law now, inside <final_law> tags."
     if interpreter:
         msg += (
-            f" Use exactly the signature `{task.signature}`, define every constant inside the function, and "
-            "write no comments."
+            f" Use exactly the signature `{task.signature}`, keep all numbers as local variables of the "
+            "function body, and leave out comments."
         )
     return msg
 

@@ -18,7 +18,7 @@ import numpy as np
 from etc_fast.llm import _prompts as P
 from etc_fast.llm._cache import CacheMiss
 from etc_fast.llm._client import LLMClient, LLMConfigError, LLMSettings
-from etc_fast.llm._parse import parse_action
+from etc_fast.llm._parse import MAX_REPLY_CHARS, parse_action
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
 #: Longest feedback text (characters) put into one message; longer text is cut with a note.
@@ -42,6 +42,14 @@ def _settings_from(model: str | None, settings: LLMSettings | None, options: dic
     if unknown:
         raise LLMConfigError(f"unknown LLM option(s) {', '.join(unknown)}; known: {', '.join(sorted(fields))}")
     return LLMSettings(model=model, **options)
+
+
+def _kept_reply(text: str) -> str:
+    """A reply as kept in the conversation: cut at the parser's window, so that a runaway reply
+    cannot make every later request too long for the model's context."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text
+    return text[:MAX_REPLY_CHARS] + f"\n[{len(text) - MAX_REPLY_CHARS} further characters of this reply are not kept]"
 
 
 class LLMPolicy:
@@ -132,12 +140,16 @@ class LLMPolicy:
             return self._failed(text, exc, calls=0)
         except Exception as exc:  # noqa: BLE001 - LLMCallError or anything else ends this turn only
             return self._failed(text, exc, calls=1)
-        shown = reply.content
+        shown = _kept_reply(reply.content)
         if reply.reasoning:
-            shown = f"**Reasoning Process:**\n{reply.reasoning}\n\n**Main Response:**\n{reply.content}"
+            # Reasoning returned separately is kept and sent back with the answer (as NewtonBench does).
+            shown = f"[reasoning]\n{_kept_reply(reply.reasoning)}\n\n[reply]\n{shown}"
         self.messages.append({"role": "assistant", "content": shown})
         self.transcript.append({"role": "assistant", "content": shown, "cached": reply.cached})
-        action = parse_action(reply.content, phase=obs.phase, allowed=obs.allowed)
+        try:
+            action = parse_action(reply.content, phase=obs.phase, allowed=obs.allowed)
+        except Exception as exc:  # noqa: BLE001 - the reply is unusable; its tokens still count
+            action = Action(kind="invalid", error=f"the reply could not be parsed: {type(exc).__name__}: {exc}")
         usage = {
             "prompt_tokens": int(reply.prompt_tokens),
             "completion_tokens": int(reply.completion_tokens),
@@ -258,7 +270,7 @@ class LLMPolicy:
             out = P.experiment_output(y_new, interpreter=interpreter) if y_new.shape[0] else ""
             return "\n\n".join(p for p in (out, (fb or "").strip()) if p)
         if kind == "analysis" or (kind is None and last == "analysis"):
-            return P.python_output(fb) if fb else P.python_output("(no output produced)")
+            return P.python_output(fb) if fb else P.python_output("(the code printed nothing)")
         if last == "invalid" or kind == "repair":
             problem = self._last.error if self._last is not None else None
             if fb and fb.strip():

@@ -4,6 +4,12 @@
 a Python analysis (interpreter variant only; one per round, and a run uses the round), or the final
 law (ends the trial, status ``completed``). An unusable reply also uses the round. After the last
 round one forced final call is made (status ``max_turns_reached``). Baselines get no diagnostics.
+
+Request size: NewtonBench runs every point of a request. Here one request runs at most
+:data:`MAX_EXPERIMENT_POINTS` points (10,000: far above anything a real agent asks for, low enough
+that a runaway reply cannot exhaust memory or time); beyond it, as with the measurement budget, the
+first points are run and the feedback says so. A configuration may set its own cap through a
+``max_experiment_points`` field.
 """
 
 from __future__ import annotations
@@ -17,6 +23,9 @@ from etc_fast.protocol._planner import Outcome, _obs_summary
 from etc_fast.protocol._state import TrialState, action_record, run_analysis
 from etc_fast.protocol._types import Observation, to_jsonable
 
+#: Most points one experiment request runs (the rest are not measured; the feedback says so).
+MAX_EXPERIMENT_POINTS = 10_000
+
 INVALID_VANILLA = (
     "That reply held no usable action. Request measurements with a <run_experiment> block holding a JSON "
     "list of input objects, or submit your law in a <final_law> block."
@@ -25,6 +34,17 @@ INVALID_CODE = (
     "That reply held no usable action. Take exactly one action per turn: a <run_experiment> block, a "
     "<python> block, or your law in a <final_law> block once you are confident."
 )
+
+
+def request_cap(cfg: Any) -> int:
+    """Points one experiment request may run: the configuration's ``max_experiment_points`` when it
+    has one, else :data:`MAX_EXPERIMENT_POINTS`."""
+    cap = getattr(cfg, "max_experiment_points", None)
+    if cap is None:
+        return int(MAX_EXPERIMENT_POINTS)
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        raise ValueError(f"max_experiment_points must be a positive integer, got {cap!r}")
+    return cap
 
 
 def format_experiment_output(y: np.ndarray, interpreter: bool) -> str:
@@ -42,9 +62,10 @@ def format_experiment_output(y: np.ndarray, interpreter: bool) -> str:
 def run_baseline(state: TrialState) -> Outcome:
     """Play one free-form baseline trial on ``state``."""
     cfg, spec, task = state.config, state.spec, state.task
-    begin_error = state.begin("baseline", spec.rollout)
+    begin_error = state.begin("baseline")
     allowed = frozenset({"experiment", "final"} | ({"analysis"} if cfg.interpreter else set()))
     invalid_text = INVALID_CODE if cfg.interpreter else INVALID_VANILLA
+    cap = request_cap(cfg)
     feedback: str | None = None
     fkind: str | None = None
     new_rows = 0
@@ -59,7 +80,8 @@ def run_baseline(state: TrialState) -> Outcome:
         )
         action, problem = state.decide(obs)
         ev: dict[str, Any] = {
-            "phase": "baseline", "turn": r, "observation": _obs_summary(obs, None), "action": action_record(action),
+            "phase": "baseline", "turn": r, "observation": _obs_summary(obs, None),
+            "action": action_record(action, max_points=cap),
         }
         if problem is not None:
             ev["policy_error"] = problem
@@ -72,7 +94,7 @@ def run_baseline(state: TrialState) -> Outcome:
             state.events.append(ev)
             return Outcome(status="completed", final_source=action.source, submission_origin="baseline")
         if kind == "experiment":
-            feedback, fkind, new_rows = _experiment(state, action.points, ev)
+            feedback, fkind, new_rows = _experiment(state, action.points, ev, cap)
         elif kind == "analysis" and cfg.interpreter:
             feedback, ev["analysis"] = run_analysis(state, action.code)
             fkind = "analysis"
@@ -106,15 +128,20 @@ def run_baseline(state: TrialState) -> Outcome:
     return Outcome(status="max_turns_reached", final_source="", submission_origin="none")
 
 
-def _experiment(state: TrialState, points: Any, ev: dict[str, Any]) -> tuple[str, str, int]:
-    """Run an experiment request: parse, truncate to the budget, measure. Returns (feedback, kind, rows)."""
+def _experiment(state: TrialState, points: Any, ev: dict[str, Any], cap: int) -> tuple[str, str, int]:
+    """Run an experiment request: cap, parse, truncate to the budget, measure. Returns (feedback, kind, rows).
+
+    Only the first ``cap`` points are looked at, so the cost never grows with the request's length.
+    """
+    n_req = len(points)
     try:
-        X_req = state.task.inputs_from_request(list(points))
+        X_req = state.task.inputs_from_request(list(points[:cap]))
     except Exception as exc:  # noqa: BLE001 - bad requests are the policy's problem, never the trial's
         ev["outcome"] = f"bad experiment request: {exc}"
         return f"Invalid experiment request: {exc}. No measurement was taken.", "repair", 0
-    n_req = int(X_req.shape[0])
-    n_ok = state.allowance(n_req)
+    if n_req > cap:
+        ev["capped_at"] = cap
+    n_ok = state.allowance(int(X_req.shape[0]))
     if n_ok == 0:
         ev["outcome"] = "refused: measurement budget spent"
         return (
@@ -126,9 +153,11 @@ def _experiment(state: TrialState, points: Any, ev: dict[str, Any]) -> tuple[str
     ev["outcome"] = f"measured {n_ok} point(s)"
     text = format_experiment_output(y, state.config.interpreter)
     if n_ok < n_req:
-        ev["truncated_by_budget"] = True
-        text += (
-            f"\nOnly the first {n_ok} of {n_req} requested experiments were run: the measurement budget "
-            f"({state.config.measurement_budget}) is now spent."
-        )
+        reasons = []
+        if n_req > cap:
+            reasons.append(f"one request runs at most {cap} points")
+        if n_ok < X_req.shape[0]:
+            ev["truncated_by_budget"] = True
+            reasons.append(f"the measurement budget ({state.config.measurement_budget}) is now spent")
+        text += f"\nOnly the first {n_ok} of {n_req} requested experiments were run: " + "; ".join(reasons) + "."
     return text, "experiment", n_ok

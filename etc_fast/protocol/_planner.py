@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from etc_fast.protocol._state import TrialState, action_record, run_analysis
+from etc_fast.protocol._state import MAX_RECORDED_ITEMS, TrialState, action_record, clip_text, run_analysis
 from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
 from etc_fast.protocol._types import Diagnostics, Observation, to_jsonable
 from etc_fast.sampling import bootstrap_probes, pool_unit
@@ -110,7 +110,7 @@ def run_planner(state: TrialState) -> Outcome:
     })
     diag = _Diag(state, n_boot)
 
-    begin_error = state.begin("explore", spec.rollout)
+    begin_error = state.begin("explore")
     draft: str | None = None
     last_committee: list[str] = []
     feedback: str | None = None
@@ -224,9 +224,9 @@ def _parse_committee(hyps: list[Any], names: tuple[str, ...]) -> list[dict[str, 
         try:
             prog = parse(h, names)
         except ExprError as exc:
-            parsed.append({"text": h, "ok": False, "error": exc.message, "position": exc.position})
+            parsed.append({"text": clip_text(h, 2000), "ok": False, "error": exc.message, "position": exc.position})
         except Exception as exc:  # noqa: BLE001 - report, never crash on a hypothesis
-            parsed.append({"text": h, "ok": False, "error": f"{type(exc).__name__}: {exc}", "position": None})
+            parsed.append({"text": clip_text(h, 2000), "ok": False, "error": f"{type(exc).__name__}: {exc}", "position": None})
         else:
             parsed.append({"text": h, "ok": True, "canonical": prog.text, "nuisance": list(prog.nuisance)})
     return parsed
@@ -246,12 +246,19 @@ def _committee_turn(
     from etc_fast.acquisition import plan_step
 
     cfg, names = state.config, state.task.variable_names
-    hyps = list(action.hypotheses)
-    used, dropped = hyps[:MAX_COMMITTEE], hyps[MAX_COMMITTEE:]
+    hyps = action.hypotheses
+    used = list(hyps[:MAX_COMMITTEE])
+    n_dropped = max(0, len(hyps) - MAX_COMMITTEE)
     parsed = _parse_committee(used, names)
     ok = [p["text"] for p in parsed if p["ok"]]
-    ev["committee"] = {"parsed": parsed, "dropped": [h if isinstance(h, str) else repr(h)[:200] for h in dropped]}
-    notes = [f"Only the first {MAX_COMMITTEE} hypotheses are used; {len(dropped)} dropped."] if dropped else []
+    shown_dropped = hyps[MAX_COMMITTEE : MAX_COMMITTEE + MAX_RECORDED_ITEMS]
+    ev["committee"] = {
+        "parsed": parsed,
+        "dropped": [clip_text(h, 2000) if isinstance(h, str) else repr(h)[:200] for h in shown_dropped],
+    }
+    if n_dropped > len(shown_dropped):
+        ev["committee"]["n_dropped"] = n_dropped
+    notes = [f"Only the first {MAX_COMMITTEE} hypotheses are used; {n_dropped} dropped."] if n_dropped else []
     failures = [f"  - {p['text']!r}: {p['error']}" + (f" ({p['position']})" if p.get("position") else "") for p in parsed if not p["ok"]]
     method = cfg.acquisition
 
@@ -315,7 +322,7 @@ def _committee_turn(
 def _fresh_synthesis(state: TrialState, draft: str | None, diag: _Diag) -> Outcome:
     cfg, spec, names = state.config, state.spec, state.task.variable_names
     carried = draft if (draft is not None and not is_trivial_submission(draft, names)) else None
-    begin_error = state.begin("synthesis", spec.rollout)
+    begin_error = state.begin("synthesis")
     allowed = {"final"} | ({"analysis"} if cfg.interpreter else set())
     n_turns = cfg.n_synthesis_turns
     law: str | None = None
@@ -365,7 +372,8 @@ def _fresh_synthesis(state: TrialState, draft: str | None, diag: _Diag) -> Outco
             feedback = f"Your reply could not be used ({action.error}). Submit the final law."
             fkind = "repair"
         else:
-            feedback = f"A {kind} action is not allowed during synthesis. Submit the final law" + (
+            article = "An" if kind[:1] in "aeiou" else "A"
+            feedback = f"{article} {kind} action is not allowed during synthesis. Submit the final law" + (
                 " or request an analysis." if cfg.interpreter else "."
             )
             fkind = "refusal"

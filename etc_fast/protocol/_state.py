@@ -17,6 +17,13 @@ _ACTION_KINDS = ("committee", "analysis", "draft", "experiment", "final", "inval
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "calls")
 #: Longest text (characters) of code output handed back to a policy.
 MAX_FEEDBACK_CHARS = 20_000
+#: Longest text field (raw reply, code, law source) kept in an action's record; the full length is
+#: recorded beside it. Replies are parsed only up to this length too (``etc_fast.llm`` cuts them).
+MAX_RECORDED_CHARS = 200_000
+#: Most hypotheses (or dropped hypotheses) listed in one action's record; the count is kept.
+MAX_RECORDED_ITEMS = 50
+#: Most experiment points listed in one action's record (the default request cap); the count is kept.
+MAX_RECORDED_POINTS = 10_000
 
 
 class TrialState:
@@ -88,10 +95,22 @@ class TrialState:
         return {"X": self.X.tolist(), "y": self.y.tolist(), "source": list(self.sources)}
 
     # -- policy calls --------------------------------------------------------------------
-    def begin(self, phase: str, seed: int) -> str | None:
-        """Start a policy context; returns the error text if ``begin`` raised."""
+    @property
+    def policy_seed(self) -> int:
+        """The seed handed to ``policy.begin``: 32 bits of the trial id.
+
+        Every distinct trial (model, configuration, task, difficulty, law version, noise, rollout)
+        gets its own seed, and a rerun of the same trial the same one. An LLM policy keys its reply
+        cache on it, so two trials whose prompts happen to coincide (the first baseline message does
+        not depend on the difficulty; the first planner message not on the acquisition rule) still
+        draw independent replies instead of sharing one.
+        """
+        return int(self.spec.trial_id[:8], 16)
+
+    def begin(self, phase: str) -> str | None:
+        """Start a policy context with :attr:`policy_seed`; returns the error text if ``begin`` raised."""
         try:
-            self.policy.begin(phase, self.view, self.config, seed)
+            self.policy.begin(phase, self.view, self.config, self.policy_seed)
         except Exception as exc:  # noqa: BLE001 - a policy must never bring the trial down
             err = f"policy.begin({phase!r}) raised {type(exc).__name__}: {exc}"
             self.events.append({"phase": phase, "event": "policy_error", "error": err})
@@ -171,19 +190,45 @@ def _malformed(a: Action) -> str | None:
     return None
 
 
-def action_record(a: Action) -> dict[str, Any]:
-    """JSON-able record of an action (everything but empty fields)."""
-    rec: dict[str, Any] = {"kind": a.kind, "raw": a.raw}
+def clip_text(text: str, limit: int = MAX_RECORDED_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, with a note saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit} more characters not recorded]"
+
+
+def action_record(a: Action, *, max_points: int = MAX_RECORDED_POINTS) -> dict[str, Any]:
+    """JSON-able record of an action (everything but empty fields), bounded in size.
+
+    Long texts are cut at :data:`MAX_RECORDED_CHARS` (``raw_chars``/``code_chars``/``source_chars``
+    keep the full length), hypotheses at :data:`MAX_RECORDED_ITEMS` (``n_hypotheses``) and points at
+    ``max_points`` (``n_points``), so a misbehaving policy cannot blow up the record.
+    """
+    rec: dict[str, Any] = {"kind": a.kind, "raw": clip_text(a.raw)}
+    if len(a.raw) > MAX_RECORDED_CHARS:
+        rec["raw_chars"] = len(a.raw)
     if a.hypotheses:
-        rec["hypotheses"] = [h if isinstance(h, str) else _short_repr(h) for h in a.hypotheses]
-    if a.code is not None:
-        rec["code"] = a.code
-    if a.source is not None:
-        rec["source"] = a.source
+        hyps = a.hypotheses if isinstance(a.hypotheses, (tuple, list)) else (a.hypotheses,)
+        rec["hypotheses"] = [clip_text(h) if isinstance(h, str) else _short_repr(h) for h in hyps[:MAX_RECORDED_ITEMS]]
+        if len(hyps) > MAX_RECORDED_ITEMS:
+            rec["n_hypotheses"] = len(hyps)
+    for field in ("code", "source"):
+        val = getattr(a, field)
+        if val is None:
+            continue
+        if isinstance(val, str):
+            rec[field] = clip_text(val)
+            if len(val) > MAX_RECORDED_CHARS:
+                rec[f"{field}_chars"] = len(val)
+        else:
+            rec[field] = _short_repr(val)
     if a.points:
-        rec["points"] = to_jsonable([dict(p) if isinstance(p, Mapping) else _short_repr(p) for p in a.points])
+        pts = a.points if isinstance(a.points, (tuple, list)) else (a.points,)
+        rec["points"] = to_jsonable([dict(p) if isinstance(p, Mapping) else _short_repr(p) for p in pts[:max_points]])
+        if len(pts) > max_points:
+            rec["n_points"] = len(pts)
     if a.error is not None:
-        rec["error"] = a.error
+        rec["error"] = clip_text(a.error) if isinstance(a.error, str) else _short_repr(a.error)
     if a.usage:
         rec["usage"] = to_jsonable(dict(a.usage)) if isinstance(a.usage, Mapping) else _short_repr(a.usage)
     return rec
@@ -220,9 +265,9 @@ def run_analysis(state: TrialState, code: str) -> tuple[str, dict[str, Any]]:
     parts = []
     if ok:
         parts.append("Python execution succeeded.")
-        parts.append("Output:\n" + (stdout if stdout.strip() else "(no output produced)"))
+        parts.append("Output:\n" + (stdout if stdout.strip() else "(the code printed nothing)"))
     else:
-        parts.append(f"Python execution failed: {error}")
+        parts.append(f"The Python code failed: {error}")
         if stdout.strip():
             parts.append("Output before the failure:\n" + stdout)
     if truncated:

@@ -12,18 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from etc_fast.sandbox._law import check_signature, signature_pattern
+
 __all__ = ["precheck_submission", "is_trivial_submission", "signature_pattern"]
 
 _MAX_SOURCE_CHARS = 100_000
-
-
-def signature_pattern(variable_names: Sequence[str]) -> re.Pattern[str]:
-    """Regex for the exact signature: the names in order, whitespace allowed around commas/parentheses."""
-    args = r"\s*,\s*".join(re.escape(n) for n in variable_names)
-    return re.compile(r"def\s+discovered_law\s*\(\s*" + args + r"\s*\)\s*:")
-
-
-_RETURN = re.compile(r"\breturn\b\s*\S")
 
 
 def precheck_submission(source: object, variable_names: Sequence[str], *, syntax: bool = True) -> str | None:
@@ -38,10 +31,9 @@ def precheck_submission(source: object, variable_names: Sequence[str], *, syntax
         return "the law is empty"
     if len(source) > _MAX_SOURCE_CHARS:
         return f"the law is {len(source)} characters long (limit {_MAX_SOURCE_CHARS})"
-    if not signature_pattern(variable_names).search(source):
-        return f"Invalid function signature: expected 'def discovered_law({', '.join(variable_names)}):'"
-    if not _RETURN.search(source):
-        return "the function has no return statement"
+    problem = check_signature(source, variable_names)  # the evaluator's own pre-check, so both agree
+    if problem is not None:
+        return problem
     if not syntax:
         return None
     try:

@@ -40,6 +40,8 @@ class ProtocolConfig:
         bootstrap_min: Configured bootstrap probes (raised to d + 1; paper: 3).
         baseline_rounds: Free-form agent rounds before the forced final call (NewtonBench: 10).
         synthesis_turns: Synthesis turns; ``None`` = 1 without interpreter, 3 with.
+        max_experiment_points: Most points one baseline experiment request may run (``None`` =
+            10,000; NewtonBench sets no limit, this only stops a runaway reply).
     """
 
     name: str
@@ -55,6 +57,7 @@ class ProtocolConfig:
     bootstrap_min: int = 3
     baseline_rounds: int = 10
     synthesis_turns: int | None = None
+    max_experiment_points: int | None = None
 
     def __post_init__(self) -> None:
         errors = []
@@ -76,6 +79,11 @@ class ProtocolConfig:
             errors.append(f"measurement_budget must be a positive integer or null, got {self.measurement_budget!r}")
         if not isinstance(self.name, str) or not self.name.strip():
             errors.append(f"name must be a non-empty string, got {self.name!r}")
+        if self.max_experiment_points is not None and (
+            isinstance(self.max_experiment_points, bool) or not isinstance(self.max_experiment_points, int)
+            or self.max_experiment_points < 1
+        ):
+            errors.append(f"max_experiment_points must be a positive integer or null, got {self.max_experiment_points!r}")
         if self.synthesis_turns is not None and (
             not isinstance(self.synthesis_turns, int) or isinstance(self.synthesis_turns, bool) or self.synthesis_turns < 1
         ):
@@ -306,7 +314,11 @@ class Policy(Protocol):
     name: str
 
     def begin(self, phase: Phase, task: TaskView, config: ProtocolConfig, seed: int) -> None:
-        """Start a new context for ``phase`` (explore, synthesis, baseline)."""
+        """Start a new context for ``phase`` (explore, synthesis, baseline).
+
+        ``seed`` is a per-trial seed (32 bits of the trial id): the same trial always gets the same
+        seed, and no two trials of a grid share one, so rollouts are never paired through it.
+        """
         ...
 
     def act(self, obs: Observation) -> Action:

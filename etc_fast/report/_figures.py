@@ -26,6 +26,16 @@ def _cond_label(row: dict, keys: list[str]) -> str:
     return " / ".join(str(row[k]) if k != "noise" else f"noise {row[k]:g}" for k in keys)
 
 
+def _conditions(frame: pl.DataFrame, keys: list[str]) -> list[tuple]:
+    """The distinct values of ``keys`` in ``frame``, in order of first appearance."""
+    return list(dict.fromkeys(tuple(r[k] for k in keys) for r in frame.iter_rows(named=True)))
+
+
+def _rows_of(frame: pl.DataFrame, keys: list[str], cond: tuple) -> pl.DataFrame:
+    """The rows of ``frame`` whose ``keys`` equal ``cond``."""
+    return frame.filter(pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, cond)]))
+
+
 def _empty(path: Path, message: str) -> Path:
     fig = _figure(5, 1.5)
     ax = fig.add_subplot()
@@ -40,15 +50,15 @@ def plot_savings(savings: pl.DataFrame, keys: list[str], path: Path) -> Path:
     if savings.height == 0:
         return _empty(path, "no module has both a baseline and a planner family")
     tasks = list(dict.fromkeys(savings.get_column("task").to_list()))
-    conds = list(dict.fromkeys(tuple(r[k] for k in keys + ["tool"]) for r in savings.iter_rows(named=True)))
+    conds = _conditions(savings, keys + ["tool"])
     fig = _figure(7, 0.35 * len(tasks) + 1.6)
     ax = fig.add_subplot()
     markers = "osD^vP*X"
     offsets = np.linspace(-0.25, 0.25, len(conds)) if len(conds) > 1 else [0.0]
     for i, cond in enumerate(conds):
-        part = savings.filter(pl.all_horizontal([pl.col(k) == v for k, v in zip(keys + ["tool"], cond)]))
+        part = _rows_of(savings, keys + ["tool"], cond)
         y = [tasks.index(t) + offsets[i] for t in part.get_column("task").to_list()]
-        label = " / ".join(str(c) for c in cond[:-1]) + f" / {cond[-1]}"
+        label = " / ".join(str(c) for c in cond)
         ax.scatter(part.get_column("savings").to_numpy(), y, marker=markers[i % len(markers)], label=label, s=28)
     ax.axvline(0.0, color="black", lw=0.8)
     ax.set_yticks(range(len(tasks)), tasks)
@@ -64,13 +74,13 @@ def plot_coverage(curves: pl.DataFrame, keys: list[str], path: Path) -> Path:
     """Q(τ) over τ (log axis), one panel per condition, one curve per family group."""
     if curves.height == 0:
         return _empty(path, "no trials of the preset configurations")
-    conds = list(dict.fromkeys(tuple(r[k] for k in keys) for r in curves.iter_rows(named=True)))
+    conds = _conditions(curves, keys)
     ncol = min(3, len(conds))
     nrow = math.ceil(len(conds) / ncol)
     fig = _figure(4.2 * ncol, 3.3 * nrow)
     for i, cond in enumerate(conds):
         ax = fig.add_subplot(nrow, ncol, i + 1)
-        part = curves.filter(pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, cond)]))
+        part = _rows_of(curves, keys, cond)
         for group in dict.fromkeys(part.get_column("group").to_list()):
             g = part.filter(pl.col("group") == group)
             ax.step(g.get_column("tau").to_numpy(), g.get_column("q").to_numpy(), where="post", label=group,
@@ -92,14 +102,14 @@ def plot_heatmap(heat: pl.DataFrame, keys: list[str], path: Path) -> Path:
     cfgs = [c for c in heat.columns if c not in keys + ["task"]]
     if heat.height == 0 or not cfgs:
         return _empty(path, "no trials")
-    conds = list(dict.fromkeys(tuple(r[k] for k in keys) for r in heat.iter_rows(named=True)))
+    conds = _conditions(heat, keys)
     ncol, nrow = 1, len(conds)  # stacked: module names never run into the neighbouring panel
-    n_tasks = max(heat.filter(pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, c)])).height for c in conds)
+    n_tasks = max(_rows_of(heat, keys, c).height for c in conds)
     fig = _figure(max(5.0, 0.7 * len(cfgs) + 2.5) * ncol, (0.32 * n_tasks + 1.8) * nrow)
     image = None
     for i, cond in enumerate(conds):
         ax = fig.add_subplot(nrow, ncol, i + 1)
-        part = heat.filter(pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, cond)]))
+        part = _rows_of(heat, keys, cond)
         values = part.select(cfgs).to_numpy().astype(np.float64)
         image = ax.imshow(np.ma.masked_invalid(values), vmin=0, vmax=100, cmap="viridis", aspect="auto")
         for (r, c), v in np.ndenumerate(values):

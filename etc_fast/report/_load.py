@@ -8,15 +8,14 @@ from pathlib import Path
 
 import polars as pl
 
-from etc_fast.protocol import CONFIGURATIONS, SUMMARY_COLUMNS
-from etc_fast.runner._schema import TRIALS_SCHEMA, trials_frame
+from etc_fast.protocol import CONFIGURATIONS
+from etc_fast.runner._schema import TRIALS_SCHEMA, entries_frame
 
 __all__ = ["load_trials", "CONFIG_ORDER", "FAMILY_GROUPS", "config_label", "task_sort_key"]
 
-#: Preset order of the paper's tables (baselines first, then N planners, then C planners).
-CONFIG_ORDER: tuple[str, ...] = (
-    "baseline_n", "baseline_c", "variance_n", "pairwise_n", "random_n", "variance_c", "pairwise_c", "random_c",
-)
+#: Preset order of the paper's tables (baselines first, then N planners, then C planners): the
+#: order of :data:`etc_fast.protocol.CONFIGURATIONS`.
+CONFIG_ORDER: tuple[str, ...] = tuple(CONFIGURATIONS)
 #: Family groups of Table 1 / S3, in the paper's order: (label, family, interpreter).
 FAMILY_GROUPS: tuple[tuple[str, str, bool], ...] = (
     ("Baseline N", "baseline", False),
@@ -24,16 +23,13 @@ FAMILY_GROUPS: tuple[tuple[str, str, bool], ...] = (
     ("Baseline C", "baseline", True),
     ("Planner C", "planner", True),
 )
-_LABELS = {
-    "baseline": "Baseline", "variance": "Variance", "pairwise": "Pairwise", "random": "Random",
-}
 
 
 def config_label(name: str) -> str:
     """``variance_c`` -> ``Variance, int.``; other names are returned as they are."""
     if name in CONFIGURATIONS:
         cfg = CONFIGURATIONS[name]
-        head = "Baseline" if cfg.family == "baseline" else _LABELS[cfg.acquisition]
+        head = "Baseline" if cfg.family == "baseline" else cfg.acquisition.capitalize()
         return f"{head}, {'int.' if cfg.interpreter else 'no int.'}"
     return name
 
@@ -61,12 +57,11 @@ def load_trials(run_dir: str | os.PathLike[str]) -> pl.DataFrame:
         frame = pl.read_parquet(pq)
         return frame.select([pl.col(c).cast(t) for c, t in TRIALS_SCHEMA.items()])
     if jl.exists():
-        rows = []
+        entries = []
         for line in jl.read_text().splitlines():
             try:
-                entry = json.loads(line)
+                entries.append(json.loads(line))
             except ValueError:
                 continue  # a torn last line; the runner repairs it on the next resume
-            rows.append({c: entry["summary"].get(c) for c in SUMMARY_COLUMNS})
-        return trials_frame(rows)
+        return entries_frame(entries)
     raise FileNotFoundError(f"{root}: no trials.parquet or trials.jsonl")

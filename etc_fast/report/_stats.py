@@ -56,8 +56,9 @@ def summarize_effects(effects: Sequence[float], *, n_draws: int = N_DRAWS, seed:
     n = int(e.size)
     if n == 0:
         return EffectSummary(0, None, None, None, 0, 0, 0, None, None, None)
-    if not np.all(np.isfinite(e)):
-        raise ValueError("module effects must be finite")
+    bad = np.flatnonzero(~np.isfinite(e))
+    if bad.size:
+        raise ValueError(f"module effects must be finite; effect {int(bad[0])} of {n} is {e[bad[0]]}")
     lo, hi = kernels.module_bootstrap_interval(e, n_draws=n_draws, seed=seed, level=level)
     loo_lo, loo_hi = kernels.leave_one_out_range(e) if n >= 2 else (math.nan, math.nan)
     p = kernels.sign_flip_pvalue(e) if n <= kernels.SIGN_FLIP_MAX_M else math.nan

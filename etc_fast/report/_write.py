@@ -11,20 +11,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from etc_fast.report import _tables
 from etc_fast.report._figures import plot_coverage, plot_heatmap, plot_savings
 from etc_fast.report._load import load_trials
 from etc_fast.report._stats import N_DRAWS, SEED
-from etc_fast.report._tables import (
-    condition_keys,
-    coverage_curves,
-    module_effects,
-    table_configurations,
-    table_coverage,
-    table_families,
-    table_heatmap,
-    table_sa_effects,
-    table_savings,
-)
 
 __all__ = ["build_tables", "write_report", "markdown_table"]
 
@@ -94,13 +84,13 @@ def markdown_table(df: pl.DataFrame) -> str:
 def build_tables(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED) -> dict[str, pl.DataFrame]:
     """Every report table from a trials frame, keyed by file stem."""
     return {
-        "table1_families": table_families(df),
-        "table2_configurations": table_configurations(df),
-        "table_s2_sa_effects": table_sa_effects(df, n_draws=n_draws, seed=seed),
-        "table_s2_module_effects": module_effects(df, "credited"),
-        "table_s3_coverage": table_coverage(df),
-        "table_heatmap": table_heatmap(df),
-        "table_savings": table_savings(df),
+        "table1_families": _tables.table_families(df),
+        "table2_configurations": _tables.table_configurations(df),
+        "table_s2_sa_effects": _tables.table_sa_effects(df, n_draws=n_draws, seed=seed),
+        "table_s2_module_effects": _tables.module_effects(df, "credited"),
+        "table_s3_coverage": _tables.table_coverage(df),
+        "table_heatmap": _tables.table_heatmap(df),
+        "table_savings": _tables.table_savings(df),
     }
 
 
@@ -116,7 +106,7 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
     df = load_trials(root)
     out = root / "report"
     out.mkdir(exist_ok=True)
-    keys = condition_keys(df)
+    keys = _tables.condition_keys(df)
     tables = build_tables(df, n_draws=n_draws, seed=seed)
     for stem, table in tables.items():
         table.write_csv(out / f"{stem}.csv")
@@ -124,7 +114,7 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
 
     taus = np.logspace(-4, 1, 101)
     plot_savings(tables["table_savings"], keys, out / "measurement_savings.png")
-    plot_coverage(coverage_curves(df, taus), keys, out / "coverage_curves.png")
+    plot_coverage(_tables.coverage_curves(df, taus), keys, out / "coverage_curves.png")
     plot_heatmap(tables["table_heatmap"], keys, out / "credit_heatmap.png")
 
     n_failed = int(df.filter(pl.col("status") == "failed").height) if df.height else 0

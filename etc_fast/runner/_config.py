@@ -38,6 +38,7 @@ __all__ = [
 DIFFICULTIES = ("easy", "medium", "hard")
 LAW_VERSIONS = ("v0", "v1", "v2")
 EXECUTORS = ("local", "ray")
+#: Judge names (``etc_fast.evaluate.JUDGES``, repeated so that reading a config does not load the kernels).
 JUDGES = ("structural", "llm", "none")
 CACHE_MODES = ("use", "refresh", "off", "replay")
 #: Models that are not LLMs (every other model name is passed the ``llm`` settings).
@@ -108,17 +109,8 @@ class LLMSettings:
     cache_mode: str = "use"
 
     def policy_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``create_policy(model, **options)``."""
-        return {
-            "base_url": self.base_url,
-            "api_key_env": self.api_key_env,
-            "temperature": self.temperature,
-            "timeout_s": self.timeout_s,
-            "max_retries": self.max_retries,
-            "seed": self.seed,
-            "cache_path": self.cache_path,
-            "cache_mode": self.cache_mode,
-        }
+        """Keyword arguments for ``create_policy(model, **options)`` (one per field)."""
+        return dataclasses.asdict(self)
 
     def judge_options(self) -> dict[str, Any]:
         """Client keyword arguments for the LLM judge (its model and temperature are its own)."""
@@ -251,6 +243,8 @@ class RunConfig:
     # -- serialization ----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The resolved config in the YAML schema (``parse_config(cfg.to_dict())`` round-trips)."""
+        llm = dataclasses.asdict(self.llm)
+        llm["cache"] = {"path": llm.pop("cache_path"), "mode": llm.pop("cache_mode")}
         return {
             "name": self.name,
             "out": self.out,
@@ -259,29 +253,12 @@ class RunConfig:
             "ray": {"address": self.ray.address},
             "judge": self.judge,
             "judge_options": _plain(dict(self.judge_options)),
-            "llm": {
-                "base_url": self.llm.base_url,
-                "api_key_env": self.llm.api_key_env,
-                "temperature": self.llm.temperature,
-                "timeout_s": self.llm.timeout_s,
-                "max_retries": self.llm.max_retries,
-                "seed": self.llm.seed,
-                "cache": {"path": self.llm.cache_path, "mode": self.llm.cache_mode},
-            },
+            "llm": llm,
             "symbolic": _plain(dict(self.symbolic)),
             "trial_timeout_s": self.trial_timeout_s,
             "ablations": {name: _ablation_dict(cfg) for name, cfg in self.ablations.items()},
             "grids": [
-                {
-                    "model": g.model,
-                    "configurations": list(g.configurations),
-                    "tasks": list(g.tasks),
-                    "difficulties": list(g.difficulties),
-                    "law_versions": list(g.law_versions),
-                    "noise": list(g.noise),
-                    "rollouts": g.rollouts,
-                    "noise_seed": g.noise_seed,
-                }
+                {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(g).items()}
                 for g in self.grids
             ],
         }
@@ -394,13 +371,9 @@ def parse_config(raw: Any, *, source: str = "<dict>") -> RunConfig:
 # ----------------------------------------------------------------------------------------
 # Validation helpers
 # ----------------------------------------------------------------------------------------
-def _describe(v: Any) -> str:
-    return repr(v)
-
-
 def _one_of(value: Any, allowed: Sequence[str], source: str, key: str) -> str:
     if not isinstance(value, str) or value not in allowed:
-        raise ConfigError(source, key, f"{_describe(value)} is not one of {', '.join(allowed)}")
+        raise ConfigError(source, key, f"{value!r} is not one of {', '.join(allowed)}")
     return value
 
 
@@ -409,7 +382,7 @@ def _positive_int(value: Any, source: str, key: str, *, minimum: int = 1) -> int
         if isinstance(value, str) and value.strip().lstrip("+").isdigit():
             value = int(value)
         else:
-            raise ConfigError(source, key, f"{_describe(value)} is not an integer")
+            raise ConfigError(source, key, f"{value!r} is not an integer")
     if value < minimum:
         raise ConfigError(source, key, f"{value} must be >= {minimum}")
     return value
@@ -417,7 +390,7 @@ def _positive_int(value: Any, source: str, key: str, *, minimum: int = 1) -> int
 
 def _number(value: Any, source: str, key: str, *, minimum: float | None = None, positive: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(source, key, f"{_describe(value)} is not a number")
+        raise ConfigError(source, key, f"{value!r} is not a number")
     value = float(value)
     if not math.isfinite(value):
         raise ConfigError(source, key, f"{value} is not finite")
@@ -432,7 +405,7 @@ def _string(value: Any, source: str, key: str, *, optional: bool = False) -> str
     if value is None and optional:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(source, key, f"{_describe(value)} is not a non-empty string")
+        raise ConfigError(source, key, f"{value!r} is not a non-empty string")
     return value.strip()
 
 
@@ -440,16 +413,16 @@ def _mapping(value: Any, source: str, key: str) -> dict:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ConfigError(source, key, f"expected a mapping, got {type(value).__name__} {_describe(value)}")
+        raise ConfigError(source, key, f"expected a mapping, got {type(value).__name__} {value!r}")
     for k in value:
         if not isinstance(k, str):
-            raise ConfigError(source, _join(key, str(k)), f"keys must be strings, got {_describe(k)}")
+            raise ConfigError(source, _join(key, str(k)), f"keys must be strings, got {k!r}")
     return dict(value)
 
 
 def _list(value: Any, source: str, key: str, *, nonempty: bool = True) -> list:
     if isinstance(value, (str, Mapping)) or not isinstance(value, Sequence):
-        raise ConfigError(source, key, f"expected a list, got {type(value).__name__} {_describe(value)}")
+        raise ConfigError(source, key, f"expected a list, got {type(value).__name__} {value!r}")
     if nonempty and not value:
         raise ConfigError(source, key, "must not be empty")
     return list(value)
@@ -461,6 +434,11 @@ def _check_keys(d: Mapping[str, Any], allowed: Sequence[str], source: str, key: 
             raise ConfigError(source, _join(key, k), f"unknown key; allowed keys: {', '.join(allowed)}")
 
 
+def _check_name(name: str, source: str, key: str) -> None:
+    if not all(c.isalnum() or c in "-_." for c in name):
+        raise ConfigError(source, key, f"{name!r} may only contain letters, digits, '-', '_' and '.'")
+
+
 def _join(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
 
@@ -469,7 +447,7 @@ def _unique(items: list, source: str, key: str) -> None:
     seen: dict[Any, int] = {}
     for i, item in enumerate(items):
         if item in seen:
-            raise ConfigError(source, f"{key}[{i}]", f"{_describe(item)} is listed twice (also at [{seen[item]}])")
+            raise ConfigError(source, f"{key}[{i}]", f"{item!r} is listed twice (also at [{seen[item]}])")
         seen[item] = i
 
 
@@ -494,7 +472,7 @@ _TOP_KEYS = (
     "name", "out", "workers", "executor", "ray", "judge", "judge_options", "llm", "symbolic",
     "trial_timeout_s", "ablations", "grids",
 )
-_GRID_KEYS = ("model", "configurations", "tasks", "difficulties", "law_versions", "noise", "rollouts", "noise_seed")
+_GRID_KEYS = tuple(f.name for f in dataclasses.fields(GridConfig))
 _LLM_KEYS = ("base_url", "api_key_env", "temperature", "timeout_s", "max_retries", "seed", "cache")
 _PROTOCOL_KNOBS = tuple(f.name for f in dataclasses.fields(ProtocolConfig) if f.name not in ("name", "family", "acquisition"))
 
@@ -516,8 +494,7 @@ class _Parser:
             if required not in doc:
                 raise self.err(required, "missing (required)")
         name = _string(doc["name"], src, "name")
-        if not all(c.isalnum() or c in "-_." for c in name):
-            raise self.err("name", f"{name!r} may only contain letters, digits, '-', '_' and '.'")
+        _check_name(name, src, "name")
         kwargs: dict[str, Any] = {"name": name, "source": src}
         if doc.get("out") is not None:
             kwargs["out"] = _string(doc["out"], src, "out")
@@ -579,8 +556,7 @@ class _Parser:
             key = f"ablations.{name}"
             if name in CONFIGURATIONS:
                 raise self.err(key, f"{name!r} is a preset configuration name; choose another name")
-            if not all(c.isalnum() or c in "-_." for c in name):
-                raise self.err(key, f"{name!r} may only contain letters, digits, '-', '_' and '.'")
+            _check_name(name, src, key)
             body = _mapping(spec, src, key)
             _check_keys(body, ("base",) + _PROTOCOL_KNOBS, src, key)
             if "base" not in body:
@@ -602,27 +578,14 @@ class _Parser:
                 raise self.err(_join(key, required), "missing (required)")
         model = _string(d["model"], src, _join(key, "model"))
 
-        known_cfgs = tuple(CONFIGURATIONS) + tuple(ablations)
         raw_cfgs = d["configurations"]
         if raw_cfgs == "all":
             cfgs = list(CONFIGURATIONS)
         else:
-            cfgs = _list(raw_cfgs, src, _join(key, "configurations"))
-            for i, c in enumerate(cfgs):
-                _one_of(c, known_cfgs, src, f"{key}.configurations[{i}]")
-            _unique(cfgs, src, _join(key, "configurations"))
-
+            cfgs = self.choices(raw_cfgs, tuple(CONFIGURATIONS) + tuple(ablations), _join(key, "configurations"))
         tasks = self.tasks(d["tasks"], _join(key, "tasks"))
-
-        diffs = _list(d.get("difficulties", ["easy"]), src, _join(key, "difficulties"))
-        for i, v in enumerate(diffs):
-            _one_of(v, DIFFICULTIES, src, f"{key}.difficulties[{i}]")
-        _unique(diffs, src, _join(key, "difficulties"))
-
-        versions = _list(d.get("law_versions", ["v0"]), src, _join(key, "law_versions"))
-        for i, v in enumerate(versions):
-            _one_of(v, LAW_VERSIONS, src, f"{key}.law_versions[{i}]")
-        _unique(versions, src, _join(key, "law_versions"))
+        diffs = self.choices(d.get("difficulties", ["easy"]), DIFFICULTIES, _join(key, "difficulties"))
+        versions = self.choices(d.get("law_versions", ["v0"]), LAW_VERSIONS, _join(key, "law_versions"))
 
         raw_noise = d.get("noise", [0.0])
         if isinstance(raw_noise, (int, float)) and not isinstance(raw_noise, bool):
@@ -644,6 +607,14 @@ class _Parser:
             rollouts=rollouts,
             noise_seed=noise_seed,
         )
+
+    def choices(self, raw: Any, allowed: Sequence[str], key: str) -> list[str]:
+        """A non-empty list of distinct values, each one of ``allowed``."""
+        items = _list(raw, self.src, key)
+        for i, v in enumerate(items):
+            _one_of(v, allowed, self.src, f"{key}[{i}]")
+        _unique(items, self.src, key)
+        return items
 
     def tasks(self, raw: Any, key: str) -> list[str]:
         src = self.src

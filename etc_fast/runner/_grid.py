@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
 
 from etc_fast.protocol import TrialSpec
 from etc_fast.runner._config import RunConfig, _is_task_path
@@ -51,11 +51,14 @@ def expand_grid(config: RunConfig) -> list[TrialSpec]:
 
 
 def describe_grid(specs: list[TrialSpec]) -> str:
-    """A short human-readable summary of a trial list (counts per model/difficulty/configuration)."""
+    """A short human-readable summary of a trial list: per model, difficulty, law version and noise
+    level, the trial count, configurations, tasks and rollouts."""
     lines = [f"{len(specs)} trials"]
-    by_cell = Counter((s.model, s.difficulty, s.law_version, s.noise) for s in specs)
-    for (model, diff, version, noise), n in by_cell.items():
-        cell = [s for s in specs if (s.model, s.difficulty, s.law_version, s.noise) == (model, diff, version, noise)]
+    by_cell: dict[tuple, list[TrialSpec]] = defaultdict(list)
+    for s in specs:
+        by_cell[(s.model, s.difficulty, s.law_version, s.noise)].append(s)
+    for (model, diff, version, noise), cell in by_cell.items():
+        n = len(cell)
         cfgs = list(dict.fromkeys(s.config.name for s in cell))
         tasks = list(dict.fromkeys(s.task for s in cell))
         rollouts = sorted({s.rollout for s in cell})

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from etc_fast.protocol import TrialSpec
+from etc_fast.protocol import TrialRecord, TrialSpec, to_jsonable
 from etc_fast.protocol._types import from_json_float
 from etc_fast.runner._store import TRIALS, check_manifest, file_hashes, read_trials
 
@@ -25,17 +25,9 @@ __all__ = ["Difference", "ReplayReport", "replay_run"]
 #: Evaluation fields compared between the transcript and the replay.
 _EVAL_FIELDS = ("valid", "rmsle", "n_finite_target", "n_finite_pred", "complete", "sign_disagreements", "q")
 #: Results-table columns compared between ``trials.jsonl`` and the replay.
-_SUMMARY_FIELDS = {
-    "valid": lambda ev: ev.get("valid"),
-    "rmsle": lambda ev: ev.get("rmsle"),
-    "n_finite_target": lambda ev: ev.get("n_finite_target"),
-    "n_finite_pred": lambda ev: ev.get("n_finite_pred"),
-    "complete": lambda ev: ev.get("complete"),
-    "sign_disagreements": lambda ev: ev.get("sign_disagreements"),
-    "q_0_01": lambda ev: (ev.get("q") or {}).get("0.01"),
-    "q_0_1": lambda ev: (ev.get("q") or {}).get("0.1"),
-    "q_1": lambda ev: (ev.get("q") or {}).get("1"),
-}
+_SUMMARY_FIELDS = (
+    "valid", "rmsle", "n_finite_target", "n_finite_pred", "complete", "sign_disagreements", "q_0_01", "q_0_1", "q_1",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,12 +163,9 @@ def _replay_one(root: Path, entry: Mapping[str, Any], limits: Any, tasks: dict) 
         if not _same(stored_eval.get(field), replayed.get(field)):
             diffs.append(Difference(trial_id, "transcript", field, stored_eval.get(field), replayed.get(field)))
     summary = entry.get("summary") or {}
-    for col, get in _SUMMARY_FIELDS.items():
-        want = get(replayed)
-        if col == "valid" or col.startswith("q_") or col == "complete":
-            want = bool(want)
-        elif col in ("n_finite_target", "n_finite_pred", "sign_disagreements"):
-            want = int(want or 0)
+    replayed_summary = to_jsonable(TrialRecord(spec=spec, evaluation=replayed).summary())  # as the store writes it
+    for col in _SUMMARY_FIELDS:
+        want = replayed_summary[col]
         if not _same(summary.get(col), want):
             diffs.append(Difference(trial_id, "trials.jsonl", col, summary.get(col), want))
     return diffs, None, True
@@ -205,7 +194,7 @@ def replay_run(run_dir: str | os.PathLike[str], *, limits: Any = None, workers: 
     if not (root / TRIALS).exists():
         raise FileNotFoundError(f"{root}: no {TRIALS}; not a run directory")
     before = file_hashes(root)
-    manifest_problems = tuple(check_manifest(root))
+    manifest_problems = tuple(check_manifest(root, hashes=before))
     entries = read_trials(root / TRIALS)
     tasks: dict = {}
     diffs: list[Difference] = []

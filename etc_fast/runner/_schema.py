@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -10,7 +9,7 @@ import polars as pl
 
 from etc_fast.protocol import SUMMARY_COLUMNS
 
-__all__ = ["TRIALS_SCHEMA", "trials_frame"]
+__all__ = ["TRIALS_SCHEMA", "trials_frame", "entries_frame"]
 
 _STRING = ("trial_id", "model", "configuration", "family", "acquisition", "task", "difficulty", "law_version",
            "error", "judge", "judge_reason", "status")
@@ -41,7 +40,7 @@ def _cell(col: str, v: Any) -> Any:
     if v is None:
         return None
     if col in _FLOAT:
-        return float(v) if not isinstance(v, str) else float(v)  # "nan"/"inf" strings from to_jsonable
+        return float(v)  # also reads the "nan"/"inf" strings written by to_jsonable
     if col in _INT:
         return int(v)
     if col in _BOOL:
@@ -65,5 +64,9 @@ def trials_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
     return pl.DataFrame(data, schema=TRIALS_SCHEMA)
 
 
-def is_finite(v: float | None) -> bool:
-    return v is not None and math.isfinite(v)
+def entries_frame(entries: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
+    """The typed results table of ``trials.jsonl`` entries (their ``summary`` rows, in order).
+
+    A column missing from a summary is null.
+    """
+    return trials_frame({c: e["summary"].get(c) for c in SUMMARY_COLUMNS} for e in entries)

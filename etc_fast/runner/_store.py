@@ -27,15 +27,15 @@ import platform
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from etc_fast.protocol import SUMMARY_COLUMNS, TrialRecord, to_jsonable
+from etc_fast.protocol import TrialRecord, to_jsonable
 from etc_fast.runner._config import RunConfig, config_identity
-from etc_fast.runner._schema import trials_frame
+from etc_fast.runner._schema import entries_frame
 
 __all__ = [
     "RunDirError",
@@ -169,12 +169,17 @@ def read_manifest(run_dir: str | os.PathLike[str]) -> dict[str, str]:
     return out
 
 
-def check_manifest(run_dir: str | os.PathLike[str]) -> list[str]:
-    """Differences between the files and the manifest (empty list = every file matches)."""
+def check_manifest(run_dir: str | os.PathLike[str], *, hashes: Mapping[str, str] | None = None) -> list[str]:
+    """Differences between the files and the manifest (empty list = every file matches).
+
+    Args:
+        run_dir: The run directory.
+        hashes: Its :func:`file_hashes`, when the caller has just taken them (else they are taken here).
+    """
     stored = read_manifest(run_dir)
     if not stored:
         return [f"{Path(run_dir) / MANIFEST}: missing"]
-    now = file_hashes(run_dir)
+    now = file_hashes(run_dir) if hashes is None else hashes
     problems = []
     for rel, digest in stored.items():
         if rel not in now:
@@ -185,19 +190,29 @@ def check_manifest(run_dir: str | os.PathLike[str]) -> list[str]:
     return problems
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same directory + rename."""
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[str]:
+    """Yield a temporary path beside ``path``; renamed onto ``path`` when the block succeeds, removed if not.
+
+    Temporary names start with ``.tmp-``, which :func:`file_hashes` skips.
+    """
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        yield tmp
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same directory (fsynced) + rename."""
+    with _replacing(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def package_versions() -> dict[str, str]:
@@ -362,26 +377,23 @@ class RunStore:
     # -- exports ------------------------------------------------------------------------------
     def export_parquet(self) -> Path:
         """Rebuild ``trials.parquet`` from the stored summaries (typed, file order)."""
-        return export_parquet(self.root)
+        return _write_parquet(self.root, self._entries.values())
 
     def write_manifest(self) -> dict[str, str]:
+        """(Re)write ``manifest.sha256`` (see :func:`write_manifest`)."""
         return write_manifest(self.root)
 
 
 def export_parquet(run_dir: str | os.PathLike[str]) -> Path:
     """Write ``RUN_DIR/trials.parquet`` from ``RUN_DIR/trials.jsonl`` (typed, file order)."""
     root = Path(run_dir)
-    rows = [{c: e["summary"].get(c) for c in SUMMARY_COLUMNS} for e in read_trials(root / TRIALS)]
-    frame = trials_frame(rows)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=root)
-    os.close(fd)
-    try:
+    return _write_parquet(root, read_trials(root / TRIALS))
+
+
+def _write_parquet(root: Path, entries: Iterable[Mapping[str, Any]]) -> Path:
+    frame = entries_frame(entries)
+    with _replacing(root / PARQUET) as tmp:
         frame.write_parquet(tmp)
-        os.replace(tmp, root / PARQUET)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
     return root / PARQUET
 
 

@@ -9,11 +9,15 @@ from collections.abc import Mapping
 from etc_fast.sandbox._limits import SandboxLimits
 from etc_fast.sandbox._supervisor import encode_data, run_job
 
+__all__ = ["CODE_IMPORTS", "PRELOAD", "CodeRun", "run_code"]
+
+#: Top-level modules the analysis code may import.
 CODE_IMPORTS: tuple[str, ...] = (
     "math", "cmath", "numpy", "scipy", "sympy", "statistics", "itertools", "functools", "collections",
     "fractions", "decimal", "random", "json", "re", "string", "operator", "heapq", "bisect", "typing",
     "dataclasses", "warnings", "time", "datetime", "textwrap", "pprint", "copy", "numbers",
 )
+#: Modules imported before the code runs (and before the sandbox closes), so the code finds them loaded.
 PRELOAD: tuple[str, ...] = (
     "scipy", "scipy.optimize", "scipy.stats", "scipy.special", "scipy.integrate", "scipy.linalg",
     "scipy.interpolate",
@@ -68,11 +72,8 @@ def run_code(code: str, data: Mapping[str, object] | None = None, *, limits: San
         "preload": list(PRELOAD),
     }
     run = run_job(job, limits)
-    if not run.ok:
-        out = run.stdout + (("\n" + run.stderr) if run.stderr else "")
-        return CodeRun(False, run.error, out, run.truncated, run.wall_s)
-    reply = run.reply
-    if not reply.get("ok"):
-        out = run.stdout + (("\n" + run.stderr) if run.stderr else "")
-        return CodeRun(False, str(reply.get("error") or "failed without a reason"), out, run.truncated, run.wall_s)
-    return CodeRun(True, None, run.stdout, run.truncated, run.wall_s)
+    if run.ok and run.reply.get("ok"):
+        return CodeRun(True, None, run.stdout, run.truncated, run.wall_s)
+    error = run.error if not run.ok else str(run.reply.get("error") or "failed without a reason")
+    out = run.stdout + (("\n" + run.stderr) if run.stderr else "")
+    return CodeRun(False, error, out, run.truncated, run.wall_s)

@@ -12,6 +12,9 @@ import numpy as np
 from etc_fast.sandbox._limits import SandboxLimits
 from etc_fast.sandbox._supervisor import encode_data, run_job
 
+__all__ = ["LAW_IMPORTS", "LawCall", "call_law", "check_signature", "prepare_source", "signature_pattern"]
+
+#: Top-level modules a submission may import.
 LAW_IMPORTS: tuple[str, ...] = ("math", "cmath", "numpy", "scipy")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _MATH_USE = ("math.pow", "math.exp", "math.sqrt", "math.log", "math.sin", "math.cos", "math.tan")
@@ -108,15 +111,19 @@ def call_law(source: str, X, *, arg_names: Sequence[str], limits: SandboxLimits 
         "allowed_imports": list(LAW_IMPORTS),
     }
     run = run_job(job, limits)
+
+    def failed(error: str) -> LawCall:
+        return LawCall(False, error, None, run.stdout, run.wall_s)
+
     if not run.ok:
-        return LawCall(False, run.error, None, run.stdout, run.wall_s)
+        return failed(run.error)
     reply = run.reply
     if not reply.get("ok"):
-        return LawCall(False, str(reply.get("error") or "failed without a reason"), None, run.stdout, run.wall_s)
+        return failed(str(reply.get("error") or "failed without a reason"))
     try:
         values = np.frombuffer(base64.b64decode(reply["values"], validate=True), dtype=np.float64).copy()
     except (KeyError, TypeError, ValueError):
-        return LawCall(False, "the sandbox returned malformed values", None, run.stdout, run.wall_s)
+        return failed("the sandbox returned malformed values")
     if values.shape != (Xa.shape[0],):
-        return LawCall(False, f"the sandbox returned {values.size} values for {Xa.shape[0]} points", None, run.stdout, run.wall_s)
+        return failed(f"the sandbox returned {values.size} values for {Xa.shape[0]} points")
     return LawCall(True, None, values, run.stdout, run.wall_s)

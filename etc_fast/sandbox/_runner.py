@@ -132,7 +132,7 @@ def _runner_main() -> None:
     token, _, job_bytes = data.partition(b"\n")
     try:
         limits = json.loads(job_bytes)["limits"]
-    except Exception:
+    except (ValueError, KeyError, TypeError):  # no readable limits: the exit is described without a CPU limit
         limits = {"cpu_s": float("inf")}
     try:
         _write_all(job_w, job_bytes)
@@ -155,7 +155,8 @@ def _runner_main() -> None:
             reply = json.loads(reply_bytes)
             if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
                 raise ValueError("reply is not an object with a boolean 'ok'")
-        except Exception:
+        except Exception:  # noqa: BLE001 - the worker ran untrusted code: any bytes (even nesting deep
+            # enough for RecursionError) must turn into this error, never into a runner crash
             result["error"] = "returned a malformed result (the result channel was written to)"
         else:
             result["ok"] = True
@@ -558,8 +559,8 @@ def _worker_main(job_r: int, rep_w: int) -> None:
         for name in job.get("preload", ()):
             try:
                 __import__(name)
-            except Exception:
-                pass
+            except Exception:  # noqa: BLE001 - an optional module that fails to load is only not preloaded;
+                pass  # importing it from the analysis code then reports the failure there
     allowed = frozenset(job["allowed_imports"])
     roots = _read_roots()
     workdir = os.getcwd()

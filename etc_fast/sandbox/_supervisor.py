@@ -21,6 +21,8 @@ import numpy as np
 
 from etc_fast.sandbox._limits import SandboxLimits
 
+__all__ = ["RUNNER", "RawRun", "encode_data", "run_job"]
+
 RUNNER = str(Path(__file__).with_name("_runner.py"))
 _MAX_RESULT = 256 * 1024 * 1024
 

@@ -75,6 +75,11 @@ class _Var:
     judge_domain: str = "It should be a positive real number."
 
 
+def _always(value):
+    """A per-law setting (``finish``, ``fp_raise``) that is the same for every difficulty and version."""
+    return lambda difficulty, version: value
+
+
 @dataclasses.dataclass(frozen=True)
 class _Module:
     name: str
@@ -85,12 +90,9 @@ class _Module:
     variables: tuple[_Var, ...]
     noise_floor: float
     guard: Guard | None = None
-    finish: Callable[[str, str], Finish] = lambda difficulty, version: "raw"
-    fp_raise: Callable[[str, str], bool] = lambda difficulty, version: False
+    finish: Callable[[str, str], Finish] = _always("raw")
+    fp_raise: Callable[[str, str], bool] = _always(False)
     request_transform: Callable[[np.ndarray], np.ndarray] | None = None
-
-
-_ALWAYS = lambda difficulty, version: True  # noqa: E731
 
 
 _MODULE_LIST: tuple[_Module, ...] = (
@@ -203,8 +205,8 @@ _MODULE_LIST: tuple[_Module, ...] = (
             _Var("t", "elapsed time", "log", 1e-2, 10.0, judge_meaning="elapsed time"),
         ),
         noise_floor=1e-9,
-        finish=lambda difficulty, version: "finite_float",
-        fp_raise=_ALWAYS,
+        finish=_always("finite_float"),
+        fp_raise=_always(True),
     ),
     _Module(
         name="m6_underdamped_harmonic",
@@ -239,8 +241,8 @@ _MODULE_LIST: tuple[_Module, ...] = (
                  judge_domain="It is an angle in radians between 0 and pi/2."),
         ),
         noise_floor=1e-9,
-        finish=lambda difficulty, version: "finite_float",
-        fp_raise=_ALWAYS,
+        finish=_always("finite_float"),
+        fp_raise=_always(True),
     ),
     _Module(
         name="m8_sound_speed",
@@ -284,8 +286,8 @@ _MODULE_LIST: tuple[_Module, ...] = (
             _Var("T", "temperature", "log", 10.0, 1e3, key="temperature", default=1e3, judge_meaning="temperature"),
         ),
         noise_floor=1e-18,
-        finish=lambda difficulty, version: "positive_finite",
-        fp_raise=_ALWAYS,
+        finish=_always("positive_finite"),
+        fp_raise=_always(True),
     ),
     _Module(
         name="m11_heat_transfer",
@@ -329,8 +331,7 @@ def _finish(value: _pysem.Value, how: Finish) -> np.ndarray:
     return y
 
 
-def _truth_fn(module: _Module, difficulty: str, version: str) -> Callable[[np.ndarray], np.ndarray]:
-    source = LAWS[module.name][(difficulty, version)]
+def _truth_fn(module: _Module, source: str, difficulty: str, version: str) -> Callable[[np.ndarray], np.ndarray]:
     names = tuple(v.name for v in module.variables)
     constants = CONSTANTS[module.name]
     fp_raise = module.fp_raise(difficulty, version)
@@ -393,7 +394,7 @@ def build_task(module_name: str, difficulty: str, law_version: str) -> Task:
         noise_floor=module.noise_floor,
         ground_truth_text=source,
         param_description=_param_description(module),
-        truth_fn=_truth_fn(module, difficulty, law_version),
+        truth_fn=_truth_fn(module, source, difficulty, law_version),
         law_expression=law_expression(source, CONSTANTS[module_name]),
         source="newtonbench",
         request_transform=module.request_transform,

@@ -14,12 +14,15 @@ from hypothesis import strategies as st
 import kernels
 from kernels.select import (
     _acquisition_step,
+    _committee_step,
     _select_batch,
     _select_random,
     acquisition_step,
+    committee_step,
     eligible_set,
     select_batch,
     select_random,
+    step_constants,
 )
 from tests.reference import acquisition_step_ref, eligible_set_ref, select_batch_ref, select_random_ref
 
@@ -35,7 +38,7 @@ def test_exported_from_kernels():
 
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="JIT off")
 def test_jit_options():
-    for fn in (_select_batch, _select_random, _acquisition_step):
+    for fn in (_select_batch, _select_random, _acquisition_step, _committee_step):
         opts = fn.targetoptions
         assert "nnan" not in opts["fastmath"] and "ninf" not in opts["fastmath"]
         assert opts["nogil"] and not opts.get("parallel", False)
@@ -300,3 +303,43 @@ def test_vectorized_numpy_step_matches_twin(seed, n_hyp, n_obs, n, d, k, nan_fra
 
     H_obs, y, H_pool, U = _problem(seed, n_hyp, n_obs, n, d, nan_frac)
     assert_step_equal(acquisition_step_np_ref(H_obs, y, H_pool, U, method, k), acquisition_step_ref(H_obs, y, H_pool, U, method, k))
+
+
+def test_committee_step_equals_acquisition_step():
+    """Evaluation + step in one call: same outputs as evaluating all programs first."""
+    from etc_fast.expr import evaluate_many, pack, parse
+
+    rng = np.random.default_rng(7)
+    names = ["x", "y"]
+    progs = [parse(h, names) for h in ("x*y", "x**2*y", "x/y", "x + y", "log(x - 1)*y")]
+    X = 0.5 + 2 * rng.random((8, 2))
+    yo = X[:, 0] * X[:, 1] * (1 + 0.02 * rng.normal(size=8))
+    U = rng.random((300, 2))
+    PX = 0.5 + 2 * U
+    pk = pack(progs)
+    for method in ("variance", "pairwise"):
+        for C, kw in ((None, {}), (step_constants(max_keep=3, threshold=2.0), dict(max_keep=3, threshold=2.0))):
+            fit, n_pairs, flags, scores, elig, picks, fallback = committee_step(*pk, X.T, yo, PX.T, U, method, 4, C)
+            ref = acquisition_step(evaluate_many(progs, X), yo, evaluate_many(progs, PX), U, method, 4, **kw)
+            got = (fit[0], fit[1], n_pairs, flags[0], fit[2], flags[1], fallback, scores[0], scores[1], scores[2], elig, picks)
+            for name, g, r in zip(NAMES, got, ref):
+                npt.assert_array_equal(g, r, err_msg=name)
+
+
+def test_committee_step_bad_input():
+    from etc_fast.expr import pack, parse
+
+    pk = pack([parse(h, ["x"]) for h in ("x", "2*x")])
+    X, yo, U = np.ones((1, 3)), np.ones(3), np.full((4, 1), 0.5)
+    with pytest.raises(ValueError, match="method"):
+        committee_step(*pk, X, yo, X[:, :1].repeat(4, 1), U, "entropy", 2)
+    with pytest.raises(ValueError, match="XT_pool"):
+        committee_step(*pk, X, yo, np.ones((2, 4)), U, "variance", 2)
+    with pytest.raises(ValueError, match="constants"):
+        committee_step(*pk, X, yo, np.ones((1, 4)), U, "variance", 2, np.zeros(2))
+    with pytest.raises(ValueError, match="min_keep"):
+        step_constants(min_keep=0)
+    with pytest.raises(ValueError, match="top_fraction"):
+        step_constants(top_fraction=0.0)
+    with pytest.raises(ValueError, match="program 0"):
+        committee_step(np.array([0]), np.array([3]), np.zeros(0), np.array([0]), np.array([1]), np.array([0]), X, yo, np.ones((1, 4)), U, "variance", 2)

@@ -155,7 +155,11 @@ class ChatServer:
                     "usage": {
                         "prompt_tokens": reply.prompt_tokens,
                         "completion_tokens": reply.completion_tokens,
-                        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+                        "total_tokens": (
+                            reply.prompt_tokens + reply.completion_tokens
+                            if isinstance(reply.prompt_tokens, int) and isinstance(reply.completion_tokens, int)
+                            else None
+                        ),
                     },
                 }
                 self._send(200, payload, reply.headers)

@@ -95,6 +95,17 @@ def test_good_reply_content_reasoning_and_tokens(serve, make_client):
     assert srv.headers[0]["authorization"].startswith("Bearer ")
 
 
+@pytest.mark.parametrize(
+    "p_tok, c_tok, expect",
+    [("abc", 5, (0, 5)), (None, 4.0, (0, 4)), (-3, 2, (0, 2)), ([1], {"a": 1}, (0, 0)), (float("inf"), 7, (0, 7))],
+)
+def test_garbage_usage_keeps_the_reply(serve, make_client, p_tok, c_tok, expect):
+    srv = serve([Reply(content="fine", prompt_tokens=p_tok, completion_tokens=c_tok)])
+    client, _ = make_client(srv, max_retries=0)
+    c = client.complete(MSGS)
+    assert c.content == "fine" and (c.prompt_tokens, c.completion_tokens) == expect
+
+
 def test_empty_content_is_returned_as_empty_string(serve, make_client):
     srv = serve([ok(None)])
     client, _ = make_client(srv)

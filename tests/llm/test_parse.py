@@ -209,3 +209,55 @@ def test_unknown_phase_is_invalid():
 def test_pathological_replies_parse_in_bounded_time(junk):
     a = parse_action(junk + '\n{"hypotheses": ["a", "b"]}', phase="explore", allowed=EXPLORE)
     assert a.kind in ("committee", "invalid")
+
+
+# -- misbehaving endpoints: no reply may raise ------------------------------------------------
+DEEP = "[" * 50_000 + "]" * 50_000
+
+
+@pytest.mark.parametrize(
+    "reply, phase, allowed, fragment",
+    [
+        ("<run_experiment>" + DEEP + "</run_experiment>", "baseline", BASE, "nested too deeply"),
+        ('<run_experiment>[{"mass1": 1' + "0" * 5000 + "}]</run_experiment>", "baseline", BASE, "not valid JSON"),
+        ('{"hypotheses": ["a", ' + DEEP + "]}", "explore", EXPLORE, "committee"),
+        ('```json\n{"hypotheses": ["a", ' + DEEP + "]}\n```", "explore", EXPLORE, "committee"),
+        ('{"hypotheses": [1' + "0" * 5000 + "]}", "explore", EXPLORE, "committee"),
+    ],
+    ids=["deep-experiment", "huge-int-experiment", "deep-committee", "deep-fenced-committee", "huge-int-committee"],
+)
+def test_hostile_json_is_an_invalid_action_not_an_exception(reply, phase, allowed, fragment):
+    a = parse_action(reply, phase=phase, allowed=allowed)
+    assert a.kind == "invalid" and fragment in a.error
+
+
+def test_hostile_json_helpers_raise_reply_errors_only():
+    with pytest.raises(ReplyError, match="nested too deeply"):
+        parse_experiments("<run_experiment>" + DEEP + "</run_experiment>")
+    with pytest.raises(ReplyError):
+        parse_committee('{"hypotheses": ["a", ' + DEEP + "]}")
+
+
+def test_reply_beyond_the_parse_window_says_so():
+    from etc_fast.llm._parse import MAX_REPLY_CHARS
+
+    points = "[" + ", ".join(['{"mass1": 1.0, "mass2": 2.0, "distance": 3.0}'] * 10_000) + "]"
+    reply = "<run_experiment>" + points + "</run_experiment>"
+    assert len(reply) > MAX_REPLY_CHARS
+    a = parse_action(reply, phase="baseline", allowed=BASE)
+    assert a.kind == "invalid" and f"only its first {MAX_REPLY_CHARS} characters" in a.error
+    hyps = '{"hypotheses": [' + ", ".join(['"C*mass1*mass2/distance**2"'] * 20_000) + "]}"
+    a = parse_action(hyps, phase="explore", allowed=EXPLORE)
+    assert a.kind == "invalid" and "characters" in a.error
+
+
+def test_committee_types_from_a_confused_model():
+    for reply in ('{"hypotheses": {"a": "mass1"}}', '{"hypotheses": 5}', '{"hypotheses": [1, 2.5, null, true]}', "[1, 2]"):
+        a = parse_action(reply, phase="explore", allowed=EXPLORE)
+        assert a.kind == "invalid" and a.error
+    a = parse_action('{"hypotheses": [["mass1"], {"expression": 3}, "mass1*mass2", {"formula": "mass2"}]}', phase="explore", allowed=EXPLORE)
+    assert a.kind == "committee" and a.hypotheses == ("mass1*mass2", "mass2")
+    seven = '{"hypotheses": [' + ", ".join(f'"mass1**{k}"' for k in range(1, 8)) + "]}"
+    assert len(parse_action(seven, phase="explore", allowed=EXPLORE).hypotheses) == 5
+    a = parse_action('<run_experiment>[{"mass1": {"a": 1}, "mass2": [1, 2]}]</run_experiment>', phase="baseline", allowed=BASE)
+    assert a.kind == "experiment"  # the protocol rejects nested values with a message naming the key

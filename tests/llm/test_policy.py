@@ -151,7 +151,7 @@ def test_reasoning_is_kept_and_resent(serve):
     p.act(explore_obs())
     p.act(explore_obs(turn=1))
     assistant = srv.requests[1]["messages"][2]["content"]
-    assert assistant.startswith("**Reasoning Process:**\nExponent looks like 1.5.") and "**Main Response:**" in assistant
+    assert assistant.startswith("[reasoning]\nExponent looks like 1.5.") and "\n\n[reply]\n" in assistant
 
 
 def test_baseline_messages_follow_newtonbench(serve):
@@ -215,3 +215,59 @@ def test_act_before_begin_and_unknown_phase(serve):
         p.act(explore_obs())
     with pytest.raises(ValueError, match="unknown phase"):
         p.begin("final", VIEW, get_configuration("baseline_n"), 0)
+
+
+# -- a misbehaving endpoint never costs the trial its token count or its context --------------
+def test_parser_failure_keeps_the_call_usage(serve, monkeypatch):
+    import etc_fast.policies.llm as llm_mod
+
+    def boom(*args, **kwargs):
+        raise RecursionError("deep")
+
+    monkeypatch.setattr(llm_mod, "parse_action", boom)
+    srv = serve([ok("anything", prompt_tokens=321, completion_tokens=12)])
+    p = started(srv)
+    a = p.act(explore_obs())
+    assert a.kind == "invalid" and "RecursionError" in a.error and a.raw == "anything"
+    assert a.usage == {"prompt_tokens": 321, "completion_tokens": 12, "calls": 1, "cached": 0}
+
+
+def test_huge_reply_is_cut_in_the_conversation(serve):
+    from etc_fast.llm._parse import MAX_REPLY_CHARS
+
+    huge = '{"hypotheses": ["mass1", "mass2"]}' + " " * (3 * MAX_REPLY_CHARS)
+    srv = serve([ok(huge), ok('{"hypotheses": ["mass1", "mass2"]}')])
+    p = started(srv)
+    a = p.act(explore_obs())
+    assert a.kind == "committee" and a.hypotheses == ("mass1", "mass2")
+    p.act(explore_obs(turn=1))
+    resent = srv.requests[1]["messages"][2]["content"]
+    assert len(resent) < MAX_REPLY_CHARS + 200 and "characters of this reply are not kept" in resent
+
+
+def test_garbage_replies_through_a_whole_trial(serve):
+    """Numbers, dicts and lists as content, wrong JSON types and hostile JSON: the trial completes."""
+    from etc_fast.protocol import TrialSpec, run_trial
+    from tests.llm._server import Reply
+
+    deep = "[" * 20_000 + "]" * 20_000
+    script = [
+        Reply(content=12345),
+        Reply(content={"hypotheses": ["mass1"]}),
+        ok('{"hypotheses": {"a": "mass1"}}'),
+        ok('{"hypotheses": [1, 2, 3]}'),
+        ok('{"hypotheses": ["a", ' + deep + "]}"),
+        ok('{"hypotheses": [' + ", ".join(f'"mass1**{k}*mass2"' for k in range(1, 9)) + "]}"),
+        ok("<run_experiment>[{\"mass1\": 1}]</run_experiment>"),
+        ok("\x00\x01" * 1000),
+        ok("<final_law>\n" + DRAFT + "\n</final_law>"),
+    ]
+    srv = serve(script)
+    spec = TrialSpec(model="test-model", config=get_configuration("variance_n"), task="m0_gravity")
+    rec = run_trial(spec, make_policy(srv, max_retries=0))
+    assert rec.status == "max_turns_reached" and rec.error is None
+    kinds = [e["action"]["kind"] for e in rec.events if e.get("phase") == "explore" and "action" in e]
+    # A dict as content reaches the parser as its Python text: a one-hypothesis committee (a repair turn).
+    assert kinds == ["invalid", "committee", "invalid", "invalid", "invalid", "committee", "experiment", "invalid"]
+    assert rec.submission_origin == "synthesis" and rec.evaluation["valid"]
+    assert rec.llm_calls == 9 and rec.completion_tokens == 9 * 7

@@ -22,7 +22,7 @@ def test_baseline_task_message_has_the_four_blocks_and_request_keys():
     assert SNELL.signature in text and "<final_law>" in text and "<run_experiment>" in text
     assert "noise-free" in text and "<python>" not in text
     code = P.baseline_task_message(SNELL, noise=0.01, interpreter=True)
-    assert "<python>" in code and "subject to random noise" in code and "preloaded" in code
+    assert "<python>" in code and "random error" in code and "preloaded" in code
 
 
 def test_system_prompts_state_the_rules():
@@ -89,3 +89,51 @@ def test_judge_prompt_holds_both_equations_and_the_answer_format():
     text = P.judge_prompt("C * a / r ** 2", "def discovered_law(a, r):\n    return 3*a/r**2", "- a: thing")
     assert "Equation 1 (reference):\nC * a / r ** 2" in text and "return 3*a/r**2" in text and "- a: thing" in text
     assert text.rstrip().endswith("Answer: YES or NO") and "Reasoning:" in text
+
+
+# Sentences and phrases NewtonBench's prompts use (as quoted in the project's notes on it); the
+# prompts here say the same things in their own words.
+NEWTONBENCH_PHRASES = (
+    "Invalid response. Please use",
+    "You have used all your experiment turns",
+    "Please submit your final law now using",
+    "subject to random noise",
+    "noise-free and deterministic",
+    "No output produced",
+    "Execution Failed",
+    "Action Reminder",
+    "Please use exactly 1 action per turn",
+    "AI research physicist",
+    "constants inside the function",
+    "Reasoning Process",
+    "Main Response",
+    "detailed thinking on",
+)
+
+
+def _every_prompt_text() -> list[str]:
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(1, 2, (3, 3)), rng.uniform(1, 2, 3)
+    texts = []
+    for interp in (False, True):
+        for noise in (0.0, 0.1):
+            texts.append(P.baseline_task_message(GRAVITY, noise=noise, interpreter=interp))
+            texts.append(P.explore_first_message(GRAVITY, X, y, None, ["committee", "draft", "analysis"], noise=noise,
+                                                 batch_cap=4, turns_left=7, measurements_left=None))
+            texts.append(P.synthesis_first_message(GRAVITY, X, y, None, "def discovered_law(m1, m2, r):\n    return m1",
+                                                   noise=noise, interpreter=interp, turns_left=2))
+        texts += [P.baseline_system_prompt(10, interp), P.planner_system_prompt(interp), P.synthesis_system_prompt(interp),
+                  P.forced_final_message(GRAVITY, interp), P.invalid_reply_message(interp, "x"), P.action_reminder(3, 5)]
+    return texts
+
+
+def test_no_newtonbench_sentence_is_copied():
+    from etc_fast.protocol import _baseline, _planner, _state
+
+    texts = _every_prompt_text()
+    texts += [open(m.__file__).read() for m in (P, _baseline, _planner, _state)]
+    texts.append(open(__import__("etc_fast.policies.llm", fromlist=["x"]).__file__).read())
+    for text in texts:
+        low = text.lower()
+        for phrase in NEWTONBENCH_PHRASES:
+            assert phrase.lower() not in low, phrase

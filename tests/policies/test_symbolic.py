@@ -211,3 +211,121 @@ def test_baseline_designs_experiments_then_submits():
     pol.begin("final", task_view(task), CONFIGURATIONS["baseline_c"], 0)
     forced = pol.act(_obs("final", task, X, y, allowed=("final",), turns_left=0))
     assert forced.kind == "final"
+
+
+# ----------------------------------------------------------------------------------------
+# Bounded work: counts decide, the wall-time limit is only a safety net
+# ----------------------------------------------------------------------------------------
+def _summary(res):
+    return [(c.expression, c.error, c.score) for c in res.candidates], res.families_tried, res.n_forms
+
+
+@pytest.mark.parametrize("name,law,variables", LAWS, ids=[x[0] for x in LAWS])
+def test_safety_limit_does_not_bind(name, law, variables):
+    from etc_fast.policies.symbolic import DEFAULT_SAFETY_LIMIT_S
+
+    task = make_task(name, law, variables)
+    X, y = sobol_points(task, 12)
+    default = search(X, y, domains(task))
+    generous = search(X, y, domains(task), time_budget_s=1000 * DEFAULT_SAFETY_LIMIT_S)
+    assert not default.timed_out and not generous.timed_out and not default.capped
+    assert _summary(default) == _summary(generous)
+
+
+def test_tiny_safety_limit_still_gives_a_result():
+    from etc_fast.expr import parse
+
+    task = make_task("t", "4*sin(a)**2*b", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)])
+    X, y = sobol_points(task, 12)
+    cut = search(X, y, domains(task), time_budget_s=1e-9)
+    assert cut.timed_out and cut.families_tried == ("mono:id",)  # only the plain power law was fitted
+    assert cut.best is not None and np.isfinite(cut.best.error)
+    assert np.all(np.isfinite(parse(cut.best.expression, ["a", "b"]).evaluate(X)))
+    pol = SymbolicPolicy(time_budget_s=1e-9)
+    pol.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
+    a = pol.act(_obs("explore", task, X, y))
+    assert a.kind in ("committee", "draft") and "safety limit" in a.raw
+    assert pol.safety_trips == 1 and pol.last_search.timed_out
+    relaxed = SymbolicPolicy()
+    relaxed.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
+    assert "safety limit" not in relaxed.act(_obs("explore", task, X, y)).raw and relaxed.safety_trips == 0
+
+
+def test_policy_identical_at_any_safety_limit():
+    task = make_task("t", "7*exp(-0.5*a*b)", [("a", "log", 0.1, 3), ("b", "log", 0.1, 3)])
+    assert _planner(task, SymbolicPolicy()) == _planner(task, SymbolicPolicy(time_budget_s=1e4))
+
+
+def test_search_limits_cap_the_work():
+    from etc_fast.policies.symbolic import SearchLimits
+
+    task = make_task("t", "2*a + 5*a**3", [("a", "log", 0.01, 3)])
+    X, y = sobol_points(task, 10)
+    full = search(X, y, domains(task))
+    small = search(X, y, domains(task), limits=SearchLimits(max_forms=1))
+    assert small.capped and not full.capped and small.families_tried == ("mono:id",)
+    assert len(small.families_tried) < len(full.families_tried)
+    assert small.best is not None
+    fewer = search(X, y, domains(task), limits=SearchLimits(snap_combos=2, sum_pairs=1, sum_triples=1))
+    assert fewer.n_forms < full.n_forms
+    with pytest.raises(ValueError, match="snap_combos"):
+        SearchLimits(snap_combos=0)
+    with pytest.raises(ValueError, match="limits"):
+        search(X, y, domains(task), limits={"max_forms": 3})
+    with pytest.raises(ValueError, match="time_budget_s"):
+        search(X, y, domains(task), time_budget_s=-1.0)
+
+
+# ----------------------------------------------------------------------------------------
+# Candidate scoring on the program kernel
+# ----------------------------------------------------------------------------------------
+def _all_kinds_of_forms():
+    from etc_fast.policies.symbolic._forms import Form
+    from etc_fast.policies.symbolic._grammar import OUTERS, Atom
+
+    a, b = Atom(0, "a"), Atom(1, "b")
+    sa, cd = Atom(0, "a", "sin"), Atom(1, "b", "cos", degrees=True)
+    forms = []
+    for outer in OUTERS:
+        forms += [
+            Form((a, b), outer, "mono", ((2.0, -1.5),), (0.7,)),
+            Form((sa, cd), outer, "mono", ((1.0, 0.5),), (-0.2,)),
+            Form((a, b), outer, "expmono", ((0.5, 0.0),), (1.3, -0.4), (1.0, 1.0)),
+            Form((a, cd), outer, "sum", ((1.0, 0.0), (0.0, 2.0), (0.0, 0.0)), (0.3, -0.25, 0.05)),
+        ]
+    return forms
+
+
+def test_compiled_forms_match_numpy_twin_and_rendered_text():
+    from etc_fast.expr import parse
+    from etc_fast.policies.symbolic._forms import evaluate_forms, predict
+    from etc_fast.policies.symbolic._search import _render
+
+    rng = np.random.default_rng(5)
+    X = np.column_stack([rng.uniform(0.05, 1.5, 40), rng.uniform(1.0, 80.0, 40)])
+    forms = _all_kinds_of_forms()
+    atoms = sorted({at for f in forms for at in f.atoms}, key=repr)
+    col = {at: j for j, at in enumerate(atoms)}
+    table = np.column_stack([at.values(X) for at in atoms])
+    comp = evaluate_forms(forms, table, col.__getitem__)
+    assert comp.shape == (len(forms), len(X))
+    for f, row in zip(forms, comp):
+        A = np.column_stack([at.values(X) for at in f.atoms])
+        ref = predict(f, A)
+        np.testing.assert_allclose(row, ref, rtol=1e-12, atol=1e-300, equal_nan=True, err_msg=_render(f))
+        text = parse(_render(f), ["a", "b"]).evaluate(X)
+        np.testing.assert_allclose(row, text, rtol=1e-9, atol=1e-300, equal_nan=True, err_msg=_render(f))
+    assert np.isnan(comp).any() and np.isfinite(comp).any()  # both defined and undefined points covered
+    assert evaluate_forms([], table, col.__getitem__).shape == (0, len(X))
+
+
+def test_candidate_errors_match_their_expressions():
+    from etc_fast.expr import parse
+    from etc_fast.policies.symbolic import relative_errors
+
+    task = make_task("root", "sqrt(a**2 + 3*b)", [("a", "log", 0.5, 5), ("b", "log", 0.5, 5)])
+    X, y = sobol_points(task, 14)
+    res = search(X, y, domains(task))
+    for c in res.candidates[:10]:
+        r = relative_errors(parse(c.expression, ["a", "b"]).evaluate(X), y)
+        assert c.max_error == pytest.approx(float(r.max()), rel=1e-6, abs=1e-12)

@@ -32,3 +32,18 @@ def test_structural_judge_records_no_usage():
     rec = run_trial(spec, ScriptedPolicy([draft(HOOKE_LAW), final(HOOKE_LAW)]))
     assert "usage" not in rec.judge
     assert rec.judge["judge"] == "structural"
+
+
+def test_protocol_precheck_agrees_with_the_evaluator():
+    """A law the protocol accepts must not fail the evaluator's signature pre-check."""
+    from etc_fast.protocol import precheck_submission
+    from etc_fast.sandbox import check_signature
+
+    names = ["x"]
+    for src in (
+        "def discovered_law(x):\n    return x\n",
+        "def  discovered_law (x):\n    return x\n",
+        "def discovered_law( x ):\n    return x\n",
+        "def discovered_law(x):\n    return\n",
+    ):
+        assert (precheck_submission(src, names) is None) == (check_signature(src, names) is None), src

@@ -2,15 +2,11 @@ import math
 
 import pytest
 
+from etc_fast.protocol import CONFIGURATIONS
 from etc_fast.runner import trials_frame
 
 CONFIGS = ("baseline_n", "baseline_c", "variance_n", "pairwise_n", "random_n", "variance_c", "pairwise_c", "random_c")
-_FAMILY = {
-    "baseline_n": ("baseline", "none", False), "baseline_c": ("baseline", "none", True),
-    "variance_n": ("planner", "variance", False), "pairwise_n": ("planner", "pairwise", False),
-    "random_n": ("planner", "random", False), "variance_c": ("planner", "variance", True),
-    "pairwise_c": ("planner", "pairwise", True), "random_c": ("planner", "random", True),
-}
+_FAMILY = {name: (c.family, c.acquisition, c.interpreter) for name, c in CONFIGURATIONS.items()}
 
 
 def row(configuration, task, rollout=0, *, model="m", difficulty="medium", credited=False, rmsle=0.5,

@@ -198,6 +198,9 @@ class Outer:
     valid: Callable[[np.ndarray], bool]
     template: str  # uses {s}; function names are passed through fn()
     allows_monomial: bool = True
+    code: tuple[tuple[tuple, ...], tuple[tuple, ...]] = ((), ())
+    """Postfix instructions around the inner value, ``(before, after)``: each is ``(opname,)`` or
+    ``("const", value)`` with ``opname`` a key of :data:`kernels.programs.OPCODES`."""
 
     def render(self, s: str, fn: Callable[[str], str]) -> str:
         names = {k: fn(k) for k in ("sqrt", "exp", "log", "acos", "asin", "atan", "degrees")}
@@ -209,20 +212,23 @@ def _rng(lo: float, hi: float) -> Callable[[np.ndarray], bool]:
 
 
 _DEG = math.pi / 180.0
+_ONE = (("const", 1.0),)
 OUTERS: tuple[Outer, ...] = (
     Outer("id", 0.0, lambda s: s, lambda y: y, lambda y: True, "{s}"),
-    Outer("sqrt", 1.5, np.sqrt, lambda y: y * y, _rng(0.0, np.inf), "{sqrt}({s})", False),
-    Outer("square", 1.5, lambda s: s * s, np.sqrt, _rng(0.0, np.inf), "({s})**2", False),
-    Outer("log", 2.0, np.log, np.exp, _rng(-700.0, 700.0), "{log}({s})"),
+    Outer("sqrt", 1.5, np.sqrt, lambda y: y * y, _rng(0.0, np.inf), "{sqrt}({s})", False, ((), (("sqrt",),))),
+    Outer("square", 1.5, lambda s: s * s, np.sqrt, _rng(0.0, np.inf), "({s})**2", False, ((), (("const", 2.0), ("pow",)))),
+    Outer("log", 2.0, np.log, np.exp, _rng(-700.0, 700.0), "{log}({s})", True, ((), (("log",),))),
     Outer("inv_exp_p1", 3.0, lambda s: 1.0 / (np.exp(s) + 1.0), lambda y: np.log(1.0 / y - 1.0), _rng(1e-300, 1.0 - 1e-16),
-          "1/({exp}({s}) + 1)"),
+          "1/({exp}({s}) + 1)", True, (_ONE, (("exp",), ("const", 1.0), ("add",), ("div",)))),
     Outer("inv_exp_m1", 3.0, lambda s: 1.0 / (np.exp(s) - 1.0), lambda y: np.log(1.0 / y + 1.0), _rng(1e-300, np.inf),
-          "1/({exp}({s}) - 1)"),
-    Outer("acos_deg", 3.0, lambda s: np.degrees(np.arccos(s)), lambda y: np.cos(y * _DEG), _rng(0.0, 180.0), "{degrees}({acos}({s}))"),
-    Outer("asin_deg", 3.0, lambda s: np.degrees(np.arcsin(s)), lambda y: np.sin(y * _DEG), _rng(-90.0, 90.0), "{degrees}({asin}({s}))"),
+          "1/({exp}({s}) - 1)", True, (_ONE, (("exp",), ("const", 1.0), ("sub",), ("div",)))),
+    Outer("acos_deg", 3.0, lambda s: np.degrees(np.arccos(s)), lambda y: np.cos(y * _DEG), _rng(0.0, 180.0), "{degrees}({acos}({s}))",
+          True, ((), (("acos",), ("degrees",)))),
+    Outer("asin_deg", 3.0, lambda s: np.degrees(np.arcsin(s)), lambda y: np.sin(y * _DEG), _rng(-90.0, 90.0), "{degrees}({asin}({s}))",
+          True, ((), (("asin",), ("degrees",)))),
     Outer("atan_deg", 3.0, lambda s: np.degrees(np.arctan(s)), lambda y: np.tan(y * _DEG), _rng(-89.999999, 89.999999),
-          "{degrees}({atan}({s}))"),
-    Outer("acos", 2.5, np.arccos, np.cos, _rng(0.0, math.pi), "{acos}({s})"),
-    Outer("asin", 2.5, np.arcsin, np.sin, _rng(-math.pi / 2, math.pi / 2), "{asin}({s})"),
-    Outer("atan", 2.5, np.arctan, np.tan, _rng(-math.pi / 2 + 1e-9, math.pi / 2 - 1e-9), "{atan}({s})"),
+          "{degrees}({atan}({s}))", True, ((), (("atan",), ("degrees",)))),
+    Outer("acos", 2.5, np.arccos, np.cos, _rng(0.0, math.pi), "{acos}({s})", True, ((), (("acos",),))),
+    Outer("asin", 2.5, np.arcsin, np.sin, _rng(-math.pi / 2, math.pi / 2), "{asin}({s})", True, ((), (("asin",),))),
+    Outer("atan", 2.5, np.arctan, np.tan, _rng(-math.pi / 2 + 1e-9, math.pi / 2 - 1e-9), "{atan}({s})", True, ((), (("atan",),))),
 )

@@ -22,19 +22,30 @@ candidate that fits better.
 
 Baseline role (phases ``baseline`` and ``final``): free-form experiment design without diagnostics:
 batches of scrambled Sobol points (seeded) over the input domains, ``8`` points per round for one or
-two inputs and ``4 d`` beyond; after each batch the full search runs, and a ``final`` action is sent
-as soon as the same confidence rule as for drafts holds (or when forced).
+two inputs and ``4 d`` beyond; after each batch the search runs, and a ``final`` action is sent as soon
+as the same confidence rule as for drafts holds (or when forced). The interpreter decides which search
+runs, exactly as for the planner: the full grammar search with one, and without one only the power
+law from the policy's own log-linear fit (baselines get no diagnostics) and its small edits. So a
+``baseline_n``/``planner_n`` comparison holds the agent's own analysis fixed and varies the protocol.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 import numpy as np
 from scipy.stats import qmc
 
 from etc_fast.policies.symbolic._grammar import VariableDomain
-from etc_fast.policies.symbolic._search import Candidate, SearchResult, relative_errors, search
+from etc_fast.policies.symbolic._search import (
+    DEFAULT_SAFETY_LIMIT_S,
+    Candidate,
+    SearchLimits,
+    SearchResult,
+    relative_errors,
+    search,
+)
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
 __all__ = ["SymbolicPolicy", "is_confident"]
@@ -62,20 +73,32 @@ def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, comp
 class SymbolicPolicy:
     """Offline policy: proposes committees, drafts and final laws from a symbolic search.
 
+    The search's work is bounded by counts (``limits``), so decisions depend only on the
+    observations and the seed. ``time_budget_s`` is a wall-time safety net per decision that does
+    not bind for the benchmark's tasks; when it does stop a search, :attr:`safety_trips` counts it
+    and the action's ``raw`` text says so, so a run can be audited.
+
     Args:
         seed: Seed of the baseline's experiment design (the search itself is deterministic).
-        time_budget_s: Wall-time safety limit of one search (per decision).
+        time_budget_s: Wall-time safety limit of one search (per decision), in seconds.
         committee_size: Hypotheses per committee (at most 5 are used by the protocol).
         baseline_batch: Points per baseline experiment round (``None``: 8 for d <= 2, else 4 d).
         margin: Observations beyond the parameter count needed before drafting.
+        limits: Count caps of the search (``None``: :class:`SearchLimits` defaults).
+
+    Attributes:
+        safety_trips: Searches stopped by the wall-time safety limit since construction.
+        last_search: The result of the latest search.
     """
 
     name = "symbolic"
 
-    def __init__(self, seed: int = 0, time_budget_s: float = 0.5, committee_size: int = 5,
-                 baseline_batch: int | None = None, margin: int = 3) -> None:
-        if not (isinstance(time_budget_s, (int, float)) and time_budget_s > 0):
+    def __init__(self, seed: int = 0, time_budget_s: float = DEFAULT_SAFETY_LIMIT_S, committee_size: int = 5,
+                 baseline_batch: int | None = None, margin: int = 3, limits: SearchLimits | None = None) -> None:
+        if not (isinstance(time_budget_s, (int, float)) and not isinstance(time_budget_s, bool) and time_budget_s > 0):
             raise ValueError(f"time_budget_s must be a positive number of seconds, got {time_budget_s!r}")
+        if limits is not None and not isinstance(limits, SearchLimits):
+            raise ValueError(f"limits must be a SearchLimits or None, got {type(limits).__name__}")
         if not (isinstance(committee_size, int) and 2 <= committee_size <= 5):
             raise ValueError(f"committee_size must be an integer in 2..5, got {committee_size!r}")
         if baseline_batch is not None and not (isinstance(baseline_batch, int) and baseline_batch >= 1):
@@ -85,6 +108,8 @@ class SymbolicPolicy:
         self.committee_size = committee_size
         self.baseline_batch = baseline_batch
         self.margin = int(margin)
+        self.limits = limits
+        self.safety_trips = 0
         self._phase: str | None = None
         self._task: TaskView | None = None
         self._config: ProtocolConfig | None = None
@@ -105,13 +130,21 @@ class SymbolicPolicy:
     def act(self, obs: Observation) -> Action:
         if self._task is None:
             raise RuntimeError("SymbolicPolicy.act called before begin()")
+        self.last_search = None
         if obs.phase == "explore":
-            return self._explore(obs)
-        if obs.phase == "synthesis":
-            return self._synthesis(obs)
-        if obs.phase in ("baseline", "final"):
-            return self._baseline(obs)
-        raise ValueError(f"SymbolicPolicy: unknown phase {obs.phase!r}")
+            action = self._explore(obs)
+        elif obs.phase == "synthesis":
+            action = self._synthesis(obs)
+        elif obs.phase in ("baseline", "final"):
+            action = self._baseline(obs)
+        else:
+            raise ValueError(f"SymbolicPolicy: unknown phase {obs.phase!r}")
+        res = self.last_search
+        if res is not None and res.timed_out:
+            note = (f" [search stopped by the {self.time_budget_s:g} s safety limit after {res.elapsed_s:.2f} s; "
+                    f"families tried: {len(res.families_tried)}]")
+            action = dataclasses.replace(action, raw=(action.raw or "") + note)
+        return action
 
     # -- helpers -------------------------------------------------------------------------
     def _search(self, obs: Observation, full: bool) -> SearchResult:
@@ -120,8 +153,10 @@ class SymbolicPolicy:
             ex = obs.diagnostics.exponents
             hint = [float(ex.get(d.name) or 0.0) for d in self._domains]
         res = search(obs.X, obs.y, self._domains, noise=float(obs.noise), time_budget_s=self.time_budget_s,
-                     mode="full" if full else "diagnostic", exponent_hint=hint)
+                     mode="full" if full else "diagnostic", exponent_hint=hint, limits=self.limits)
         self.last_search = res
+        if res.timed_out:
+            self.safety_trips += 1
         return res
 
     def _committee(self, res: SearchResult) -> tuple[str, ...]:
@@ -213,7 +248,7 @@ class SymbolicPolicy:
         return tuple(pts)
 
     def _baseline(self, obs: Observation) -> Action:
-        res = self._search(obs, True) if obs.y.size else None
+        res = self._search(obs, bool(obs.interpreter)) if obs.y.size else None
         best = res.best if res is not None else None
         left = obs.measurements_left
         can_measure = "experiment" in obs.allowed and (left is None or left > 0)

@@ -26,10 +26,14 @@ Every candidate is then evaluated on the original ``y`` scale: relative RMS erro
 where ``y`` is finite (a non-finite prediction there counts as error 10), a description complexity,
 and ``score = log10(max(error, floor)) + 0.35 * complexity`` with ``floor`` the noise level (1e-9
 noiseless), so the simplest expression that explains the data to the noise level ranks first.
+Candidates are scored in batches: each family queues its forms, and one call of the compiled
+program machine (:func:`kernels.programs.evaluate_programs`) evaluates the whole batch (see
+:mod:`._forms`).
 
-The work done is bounded by counts (library sizes, top-k), so results are deterministic; the time
-budget is a safety net checked between families: when it runs out, the families not yet tried are
-skipped and ``SearchResult.timed_out`` says so.
+The work is bounded by counts (:class:`SearchLimits`: views, exponent combinations, library sizes,
+top-k, optimizer evaluations, forms scored), so the result depends only on the inputs. The
+wall-time limit is a safety net checked between families; it does not bind for the benchmark's
+tasks, and when it does, the families not yet tried are skipped and ``SearchResult.timed_out`` says so.
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.optimize import least_squares
 
+from kernels.programs import evaluate_programs
+
+from etc_fast.policies.symbolic._forms import Form, form_code, pack_codes, predict
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
     Atom,
@@ -54,7 +61,8 @@ from etc_fast.policies.symbolic._grammar import (
     make_atoms,
 )
 
-__all__ = ["Candidate", "SearchResult", "search", "relative_errors", "COMPLEXITY_WEIGHT"]
+__all__ = ["Candidate", "SearchLimits", "SearchResult", "search", "relative_errors", "COMPLEXITY_WEIGHT",
+           "DEFAULT_SAFETY_LIMIT_S"]
 
 COMPLEXITY_WEIGHT = 0.35
 _ERR_CAP = 10.0
@@ -64,37 +72,8 @@ _HALVES = np.arange(-8, 9) / 2.0
 # ----------------------------------------------------------------------------------------
 # Forms
 # ----------------------------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class _Form:
-    atoms: tuple[Atom, ...]
-    outer: Outer
-    kind: str  # mono | expmono | sum
-    exps: tuple[tuple[float, ...], ...]
-    params: tuple[float, ...]  # mono/sum: one coefficient per term; expmono: (C, g)
-    exp_exps: tuple[float, ...] | None = None
-
-
-def _mono(A: np.ndarray, p: Sequence[float]) -> np.ndarray:
-    out = np.ones(A.shape[0])
-    for j, pj in enumerate(p):
-        if pj != 0.0:
-            out = out * (A[:, j] if pj == 1.0 else A[:, j] ** pj)
-    return out
-
-
-def _inner(form: _Form, A: np.ndarray, params: Sequence[float] | None = None) -> np.ndarray:
-    prm = form.params if params is None else params
-    if form.kind == "expmono":
-        return prm[0] * _mono(A, form.exps[0]) * np.exp(prm[1] * _mono(A, form.exp_exps))
-    s = np.zeros(A.shape[0])
-    for c, p in zip(prm, form.exps):
-        s = s + c * _mono(A, p)
-    return s
-
-
-def _predict(form: _Form, A: np.ndarray, params: Sequence[float] | None = None) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return form.outer.forward(_inner(form, A, params))
+_Form = Form
+_predict = predict
 
 
 def _fmt_const(c: float) -> str:
@@ -166,8 +145,64 @@ def _n_params(form: _Form) -> int:
 
 
 # ----------------------------------------------------------------------------------------
-# Results
+# Limits and results
 # ----------------------------------------------------------------------------------------
+DEFAULT_SAFETY_LIMIT_S = 10.0
+"""Default wall-time safety limit of one search (seconds)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchLimits:
+    """Count caps that bound the work of one search (so its result never depends on timing).
+
+    The defaults keep a typical decision of the benchmark's tasks well under 0.5 s on one core.
+
+    Attributes:
+        max_views: Atom views (choices of x / sin x / cos x per input) searched.
+        snap_combos: Exponent combinations (snapped roundings of a fitted power law) per monomial fit.
+        snap_product: Largest product of per-exponent options enumerated before keeping only the
+            nearest rounding.
+        exp_library: Monomials considered inside ``exp(g * N)``.
+        exp_top: Library monomials (best projection scores) fitted for the exponential family.
+        exp_snap_combos: Exponent combinations per fitted exponential candidate.
+        sum_library: Library monomials for sums of terms.
+        sum_first: Leading terms each completed to a pair (fewer when library x points is large).
+        sum_pairs: Best pairs fitted.
+        sum_triple_bases: Best pairs extended to triples.
+        sum_triples: Best triples fitted.
+        refine_nfev_per_param: Residual evaluations per exponent in the continuous refinement of a sum.
+        refine_snap_combos: Exponent combinations tried after that refinement.
+        const_refine_top: Best inexact candidates whose constants are refitted on the ``y`` scale.
+        const_refine_nfev: Residual evaluations of that refit.
+        max_forms: Candidate forms scored in all; families not reached are skipped (``capped``).
+    """
+
+    max_views: int = 12
+    snap_combos: int = 48
+    snap_product: int = 4096
+    exp_library: int = 3000
+    exp_top: int = 5
+    exp_snap_combos: int = 12
+    sum_library: int = 4000
+    sum_first: int = 24
+    sum_pairs: int = 6
+    sum_triple_bases: int = 4
+    sum_triples: int = 4
+    refine_nfev_per_param: int = 15
+    refine_snap_combos: int = 8
+    const_refine_top: int = 4
+    const_refine_nfev: int = 40
+    max_forms: int = 20000
+
+    def __post_init__(self) -> None:
+        bad = [f.name for f in dataclasses.fields(self)
+               if not (isinstance(getattr(self, f.name), int) and not isinstance(getattr(self, f.name), bool)
+                       and getattr(self, f.name) >= 1)]
+        if bad:
+            raise ValueError(f"SearchLimits: {', '.join(bad)} must be positive integers, got "
+                             + ", ".join(f"{b}={getattr(self, b)!r}" for b in bad))
+
+
 @dataclasses.dataclass(frozen=True)
 class Candidate:
     """One fitted law.
@@ -205,7 +240,18 @@ class Candidate:
 
 @dataclasses.dataclass(frozen=True)
 class SearchResult:
-    """Ranked candidates (best first) and bookkeeping."""
+    """Ranked candidates (best first) and bookkeeping.
+
+    Attributes:
+        candidates: Best first.
+        tol: Error at or below which a candidate explains the data (noise level).
+        n_used: Observations with a finite output.
+        elapsed_s: Wall time of the search (informational; nothing depends on it).
+        timed_out: The wall-time safety limit stopped the search before all families were tried.
+        families_tried: Families fitted, in order (``"mono:id"``, ``"sum:sqrt"``, ...).
+        n_forms: Candidate forms scored.
+        capped: ``SearchLimits.max_forms`` stopped the search before all families were tried.
+    """
 
     candidates: tuple[Candidate, ...]
     tol: float
@@ -213,6 +259,8 @@ class SearchResult:
     elapsed_s: float
     timed_out: bool
     families_tried: tuple[str, ...]
+    n_forms: int = 0
+    capped: bool = False
 
     @property
     def best(self) -> Candidate | None:
@@ -236,47 +284,112 @@ def _source(expr_np: str, names: Sequence[str]) -> str:
 # Search machinery
 # ----------------------------------------------------------------------------------------
 class _Collector:
+    """Keeps the best-scoring form of each structure.
+
+    Forms are queued by :meth:`add` and scored in batches by :meth:`flush`: one kernel call
+    evaluates the whole batch on the atom table (rows: observations with a finite ``y``), then the
+    errors of all of them are computed at once.
+    """
+
     def __init__(self, X, y, names, floor, tol):
         self.X, self.y, self.names, self.floor, self.tol = X, y, names, floor, tol
         self.fin = np.isfinite(y)
         yf = y[self.fin]
+        self.yf = yf
         self.y_sd = float(np.std(yf)) if yf.size > 1 else 0.0
+        self.scale = np.maximum(np.abs(yf), 1e-12 * max(float(np.max(np.abs(yf))) if yf.size else 1.0, 1e-300))
         self.entries: dict[tuple, tuple[float, float, float, float, int, _Form]] = {}
         self._A: dict[tuple[Atom, ...], np.ndarray] = {}
+        self._col: dict[Atom, int] = {}
+        self._table_cols: list[np.ndarray] = []
+        self._table: np.ndarray | None = None
+        # per form shape (outer, kind, view, exponents): structure key, complexity, parameter
+        # count and postfix code with the positions of its constants; the form keeps the ids alive
+        self._static: dict[tuple, tuple] = {}
+        self._order: dict[tuple, str] = {}  # structure key -> its repr (deterministic tie-break)
+        self._pending: list[_Form] = []
         self.best_exact_cx = np.inf
+        self.n_forms = 0
 
     def atoms_matrix(self, atoms: tuple[Atom, ...]) -> np.ndarray:
         if atoms not in self._A:
             self._A[atoms] = np.column_stack([a.values(self.X) for a in atoms]) if atoms else np.empty((self.X.shape[0], 0))
         return self._A[atoms]
 
-    def add(self, form: _Form, tol: float | None = None) -> float | None:
-        """Evaluate a form on the observations and keep it if it is the best of its structure; returns its error."""
-        tol = self.tol if tol is None else tol
-        if not all(np.isfinite(form.params)):
-            return None
-        A = self.atoms_matrix(form.atoms)
-        y_hat = _predict(form, A)[self.fin]
-        yf = self.y[self.fin]
-        r = relative_errors(y_hat, yf)
-        if r.size == 0:
-            return None
-        err = float(np.sqrt(np.mean(r * r)))
-        if self.y_sd > 0:
-            d = np.where(np.isfinite(y_hat), y_hat - yf, self.y_sd)
-            err += 1e-3 * min(float(np.sqrt(np.mean(d * d))) / self.y_sd, 1.0)
-        cx = _complexity(form)
-        score = math.log10(max(err, self.floor)) + COMPLEXITY_WEIGHT * cx
-        key = _structure_key(form)
-        old = self.entries.get(key)
-        if old is None or score < old[0]:
-            self.entries[key] = (score, cx, err, float(np.max(r)), int(r.size), form)
-        if err <= tol and r.size >= _n_params(form) + 3:
-            self.best_exact_cx = min(self.best_exact_cx, cx)
-        return err
+    def _column(self, atom: Atom) -> int:
+        j = self._col.get(atom)
+        if j is None:
+            j = self._col[atom] = len(self._table_cols)
+            self._table_cols.append(atom.values(self.X)[self.fin])
+            self._table = None
+        return j
+
+    def add(self, form: _Form) -> None:
+        """Queue a form for scoring (forms with non-finite constants are dropped)."""
+        if all(map(math.isfinite, form.params)):
+            self._pending.append(form)
+
+    def flush(self) -> list[tuple[_Form, float]]:
+        """Score the queued forms; keep each if it is the best of its structure.
+
+        Returns:
+            ``(form, error)`` for each scored form, in the order queued.
+        """
+        forms, self._pending = self._pending, []
+        if not forms or not self.yf.size:
+            return []
+        self.n_forms += len(forms)
+        statics = []
+        codes = []
+        for f in forms:
+            skey = (id(f.outer), f.kind, id(f.atoms), f.exps, f.exp_exps)
+            st = self._static.get(skey)
+            if st is None:
+                for a in f.atoms:  # register every atom before the table is built
+                    if a not in self._col:
+                        self._column(a)
+                ops, args, consts, slots = form_code(f, self._col.__getitem__)
+                st = self._static[skey] = (_structure_key(f), _complexity(f), _n_params(f), ops, args, consts, slots, f)
+            statics.append(st)
+            consts = list(st[5])
+            for slot, v in zip(st[6], f.params):
+                consts[slot] = v
+            codes.append((st[3], st[4], consts))
+        if self._table is None:
+            self._table = np.ascontiguousarray(np.column_stack(self._table_cols)) if self._table_cols \
+                else np.empty((self.yf.size, 0))
+        Y = evaluate_programs(*pack_codes(codes), self._table)  # [n_forms, n_fin]
+        yf = self.yf
+        with np.errstate(all="ignore"):
+            R = np.abs(Y - yf) / self.scale
+            R = np.where(np.isfinite(R), np.minimum(R, _ERR_CAP), _ERR_CAP)
+            err = np.sqrt(np.mean(R * R, axis=1))
+            if self.y_sd > 0:
+                D = np.where(np.isfinite(Y), Y - yf, self.y_sd)
+                err = err + 1e-3 * np.minimum(np.sqrt(np.mean(D * D, axis=1)) / self.y_sd, 1.0)
+        mx = R.max(axis=1)
+        n = int(yf.size)
+        out = []
+        for form, st, e, m in zip(forms, statics, err.tolist(), mx.tolist()):
+            key, cx, n_params = st[0], st[1], st[2]
+            score = math.log10(max(e, self.floor)) + COMPLEXITY_WEIGHT * cx
+            old = self.entries.get(key)
+            if old is None or score < old[0]:
+                if old is None:
+                    self._order[key] = repr(key)
+                self.entries[key] = (score, cx, e, m, n, form)
+            if e <= self.tol and n >= n_params + 3:
+                self.best_exact_cx = min(self.best_exact_cx, cx)
+            out.append((form, e))
+        return out
+
+    def top_forms(self, limit: int) -> list[tuple[float, _Form]]:
+        """``(error, form)`` of the best ``limit`` structures, best first."""
+        items = sorted(self.entries.items(), key=lambda kv: (kv[1][0], kv[1][1], self._order[kv[0]]))[:limit]
+        return [(v[2], v[5]) for _k, v in items]
 
     def ranked(self, limit: int) -> list[tuple[Candidate, _Form]]:
-        items = sorted(self.entries.items(), key=lambda kv: (kv[1][0], kv[1][1], repr(kv[0])))[:limit]
+        items = sorted(self.entries.items(), key=lambda kv: (kv[1][0], kv[1][1], self._order[kv[0]]))[:limit]
         out = []
         for _key, (score, cx, err, mx, n, form) in items:
             kind = form.kind if form.kind != "sum" else f"sum{len(form.exps)}"
@@ -317,21 +430,29 @@ def _positive_rows(A: np.ndarray) -> np.ndarray:
     return np.all(A > 0, axis=1) & np.all(np.isfinite(A), axis=1)
 
 
-def _snap_combos(p_hat: np.ndarray, window: float, max_combos: int) -> list[tuple[float, ...]]:
+def _snap_combos(p_hat: np.ndarray, window: float, max_combos: int, max_product: int = 4096) -> list[tuple[float, ...]]:
     opts = [exponent_options(float(p), window) for p in p_hat]
-    combos = list(itertools.product(*opts)) if np.prod([len(o) for o in opts]) <= 4096 else [tuple(o[0] for o in opts)]
+    combos = list(itertools.product(*opts)) if np.prod([len(o) for o in opts]) <= max_product else [tuple(o[0] for o in opts)]
     combos.sort(key=lambda c: (sum(exponent_cost(v) if v != 0 else 0.0 for v in c)
                                + 8.0 * sum(abs(v - p) for v, p in zip(c, p_hat)) / max(window, 1e-12)))
     return combos[:max_combos]
 
 
-def _rel_coef(M: np.ndarray, z: np.ndarray) -> float:
-    """argmin_c sum(((c M - z) / z)^2)."""
+def _rel_coefs(L: np.ndarray, combos: Sequence[Sequence[float]], z: np.ndarray) -> list[float]:
+    """Per exponent vector ``p`` of ``combos``: argmin_c sum(((c M - z) / z)^2) with ``M = exp(L p)``.
+
+    ``L`` float64[n, m] holds the logs of the (positive) atoms, ``z`` float64[n] the targets.
+    """
+    if not len(combos):
+        return []
+    P = np.asarray(combos, dtype=np.float64).reshape(len(combos), L.shape[1])
     with np.errstate(all="ignore"):
-        w = M / z
-    ok = np.isfinite(w)
-    den = float(np.dot(w[ok], w[ok]))
-    return float(np.sum(w[ok]) / den) if den > 0 else float("nan")
+        W = np.exp(L @ P.T) / z[:, None]  # [n, n_combos]
+        ok = np.isfinite(W)
+        W = np.where(ok, W, 0.0)
+        den = np.sum(W * W, axis=0)
+        c = np.sum(W, axis=0) / den
+    return [float(v) if d > 0 and np.isfinite(d) else float("nan") for v, d in zip(c.tolist(), den.tolist())]
 
 
 def _loglinear(A: np.ndarray, z: np.ndarray):
@@ -354,7 +475,7 @@ def _loglinear(A: np.ndarray, z: np.ndarray):
     return ok, sign, beta[1:], beta[0], float(np.sqrt(np.mean(res * res))), L, t
 
 
-def _fit_mono(col: _Collector, atoms, outer: Outer, A, z, p_hint=None, max_combos=48):
+def _fit_mono(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits, p_hint=None):
     fit = _loglinear(A, z)
     if fit is None:
         return None
@@ -362,8 +483,8 @@ def _fit_mono(col: _Collector, atoms, outer: Outer, A, z, p_hint=None, max_combo
     if p_hint is not None:
         p_hat = np.asarray(p_hint, dtype=np.float64)
     window = min(1.0, max(0.03, 4.0 * rms))
-    for combo in _snap_combos(p_hat, window, max_combos):
-        c = _rel_coef(_mono(A[ok], combo), z[ok])
+    combos = _snap_combos(p_hat, window, lim.snap_combos, lim.snap_product)
+    for combo, c in zip(combos, _rel_coefs(_L, combos, z[ok])):
         col.add(_Form(atoms, outer, "mono", (tuple(combo),), (c,)))
     return fit
 
@@ -388,7 +509,7 @@ def _lib_values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
         return np.exp(np.log(A) @ E.T) if A.size else np.ones((A.shape[0], E.shape[0]))
 
 
-def _fit_expmono(col: _Collector, atoms, outer: Outer, A, z, max_lib=3000, top=5):
+def _fit_expmono(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
     fit = _loglinear(A, z)
     if fit is None:
         return
@@ -396,7 +517,7 @@ def _fit_expmono(col: _Collector, atoms, outer: Outer, A, z, max_lib=3000, top=5
     n, m = L.shape
     if n < m + 3:
         return
-    E = _library(m, None, 3.0, max_lib)
+    E = _library(m, None, 3.0, lim.exp_library)
     E = E[np.any(E != 0, axis=1)]
     N = np.exp(L @ E.T)
     good = np.all(np.isfinite(N), axis=0) & (np.ptp(N, axis=0) > 0)
@@ -411,13 +532,13 @@ def _fit_expmono(col: _Collector, atoms, outer: Outer, A, z, max_lib=3000, top=5
     usable = nr > 1e-9 * np.maximum(np.linalg.norm(N, axis=0), 1e-300)
     sc = np.full(len(E), -np.inf)
     sc[usable] = (R[:, usable].T @ rt / nr[usable]) ** 2
-    for j in np.argsort(-sc, kind="stable")[:top]:
+    for j in np.argsort(-sc, kind="stable")[:lim.exp_top]:
         if not np.isfinite(sc[j]):
             continue
         Bj = np.column_stack([B, N[:, j]])
         beta, *_ = np.linalg.lstsq(Bj, t, rcond=None)
         p_hat = beta[1:-1]
-        for combo in _snap_combos(p_hat, 0.05, 12):
+        for combo in _snap_combos(p_hat, 0.05, lim.exp_snap_combos, lim.snap_product):
             tt = t - L @ np.asarray(combo)
             C2 = np.column_stack([np.ones(n), N[:, j]])
             b, *_ = np.linalg.lstsq(C2, tt, rcond=None)
@@ -427,7 +548,7 @@ def _fit_expmono(col: _Collector, atoms, outer: Outer, A, z, max_lib=3000, top=5
                           tuple(float(v) for v in E[j])))
 
 
-def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, *, max_terms=3, max_lib=4000, refine=True, clock=None):
+def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLimits, *, max_terms=3, refine=True, clock=None):
     ok = np.isfinite(z) & _positive_rows(A)
     zo, Ao = z[ok], A[ok]
     n = zo.size
@@ -435,7 +556,7 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, *, max_terms=3
         return
     az = np.abs(zo)
     wscale = np.maximum(az, 1e-12 * max(float(az.max()), 1e-300))
-    E = _library(A.shape[1], center, 2.5, max_lib)
+    E = _library(A.shape[1], center, 2.5, lim.sum_library)
     V = _lib_values(Ao, E)
     good = np.all(np.isfinite(V), axis=0)
     E, V = E[good], V[:, good]
@@ -450,7 +571,7 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, *, max_terms=3
     tt2 = float(t @ t)
     proj = U.T @ t
     res1 = tt2 - proj**2
-    K = int(min(len(E), max(6, min(24, 200000 // max(len(E) * max(n, 1), 1) * 10))))
+    K = int(min(len(E), max(min(6, lim.sum_first), min(lim.sum_first, 200000 // max(len(E) * max(n, 1), 1) * 10))))
     firsts = np.argsort(res1, kind="stable")[:K]
     pairs: dict[tuple[int, int], float] = {}
     for a in firsts:
@@ -467,26 +588,22 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, *, max_terms=3
         b = int(np.argmax(s))
         key = (min(a, b), max(a, b))
         pairs[key] = float(tr @ tr - s[b])
-    best_pairs = sorted(pairs, key=lambda k: pairs[k])[:6]
-    fits = []
+    best_pairs = sorted(pairs, key=lambda k: pairs[k])[:lim.sum_pairs]
+    col.flush()
 
     def emit(idx):
         cols = Vw[:, list(idx)]
         c, *_ = np.linalg.lstsq(cols, t, rcond=None)
         contrib = np.max(np.abs(V[:, list(idx)] * c) / wscale[:, None], axis=0)
         if np.any(contrib < 1e-7):
-            return None
-        form = _Form(atoms, outer, "sum", tuple(tuple(float(v) for v in E[i]) for i in idx), tuple(float(v) for v in c))
-        err = col.add(form)
-        if err is not None:
-            fits.append((err, form))
-        return err
+            return
+        col.add(_Form(atoms, outer, "sum", tuple(tuple(float(v) for v in E[i]) for i in idx), tuple(float(v) for v in c)))
 
     for pr in best_pairs:
         emit(pr)
     if max_terms >= 3 and n >= 6:
         triples = {}
-        for pr in best_pairs[:4]:
+        for pr in best_pairs[:lim.sum_triple_bases]:
             Qp, _ = np.linalg.qr(U[:, list(pr)])
             Ut = U - Qp @ (Qp.T @ U)
             tr = t - Qp @ (Qp.T @ t)
@@ -500,16 +617,17 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, *, max_terms=3
             for c3 in np.argsort(-s, kind="stable")[:2]:
                 if np.isfinite(s[c3]):
                     triples[tuple(sorted((*pr, int(c3))))] = float(tr @ tr - s[c3])
-        for tr_idx in sorted(triples, key=lambda k: triples[k])[:4]:
+        for tr_idx in sorted(triples, key=lambda k: triples[k])[:lim.sum_triples]:
             emit(tr_idx)
+    fits = [(err, form) for form, err in col.flush()]
     if refine and fits and (clock is None or not clock()):
         fits.sort(key=lambda f: f[0])
         err, form = fits[0]
         if col.tol < err < 3e-2:  # close but not exact: exponents may lie off the half-integer grid
-            _refine_sum(col, form, Ao, zo, wscale)
+            _refine_sum(col, form, Ao, zo, wscale, lim)
 
 
-def _refine_sum(col: _Collector, form: _Form, A, z, wscale):
+def _refine_sum(col: _Collector, form: _Form, A, z, wscale, lim: SearchLimits):
     """Continuous refinement of a sum's exponents (variable projection), then snapping."""
     k, m = len(form.exps), A.shape[1]
     if z.size <= k * (m + 1):
@@ -532,11 +650,11 @@ def _refine_sum(col: _Collector, form: _Form, A, z, wscale):
 
     p0 = np.array(form.exps, dtype=np.float64).ravel()
     try:
-        sol = least_squares(resid, p0, max_nfev=15 * p0.size, method="lm" if t.size >= p0.size else "trf")
+        sol = least_squares(resid, p0, max_nfev=lim.refine_nfev_per_param * p0.size, method="lm" if t.size >= p0.size else "trf")
     except Exception:  # noqa: BLE001 - an optimizer failure only loses this refinement
         return
     p_hat = sol.x
-    for combo in _snap_combos(p_hat, 0.05, 8):
+    for combo in _snap_combos(p_hat, 0.05, lim.refine_snap_combos, lim.snap_product):
         c, r = solve(np.asarray(combo))
         if c is None:
             continue
@@ -544,7 +662,7 @@ def _refine_sum(col: _Collector, form: _Form, A, z, wscale):
                       tuple(float(v) for v in c)))
 
 
-def _refine_constants(col: _Collector, form: _Form, tol: float, max_nfev: int = 40) -> None:
+def _refine_constants(col: _Collector, form: _Form, max_nfev: int) -> None:
     """Refit a form's constants (exponents fixed) by least squares on relative y errors."""
     A = col.atoms_matrix(form.atoms)
     fin = col.fin
@@ -575,24 +693,32 @@ def search(
     domains: Sequence[VariableDomain],
     *,
     noise: float = 0.0,
-    time_budget_s: float = 0.5,
+    time_budget_s: float = DEFAULT_SAFETY_LIMIT_S,
     mode: str = "full",
     exponent_hint: Sequence[float] | None = None,
     max_candidates: int = 30,
+    limits: SearchLimits | None = None,
 ) -> SearchResult:
     """Search the grammar for laws explaining ``y`` from ``X``.
+
+    The work is bounded by the counts in ``limits``, so the result depends only on the inputs.
+    ``time_budget_s`` is a safety net against runaway cases, not a budget: it is checked between
+    families (the plain power law is always fitted first), and when it runs out the remaining
+    families are skipped and ``SearchResult.timed_out`` is set. At the default it does not bind for
+    the tasks of the benchmark.
 
     Args:
         X: float64[n, d] inputs, columns in the order of ``domains``.
         y: float64[n] outputs (non-finite entries are ignored when fitting).
         domains: Name and domain of each input.
         noise: Relative noise level of ``y`` (sets the error floor and the exact-fit tolerance).
-        time_budget_s: Safety limit on wall time; families not reached are skipped.
+        time_budget_s: Wall-time safety limit in seconds (positive).
         mode: ``"full"`` (all families) or ``"diagnostic"`` (only the power law given by
             ``exponent_hint`` or the log-linear fit, its exponent roundings, an added term and an
             offset).
         exponent_hint: Power-law exponents per input (e.g. from planner diagnostics).
         max_candidates: Most candidates returned.
+        limits: Count caps of the search (``None``: :class:`SearchLimits` defaults).
 
     Returns:
         A :class:`SearchResult` with candidates best first.
@@ -604,6 +730,11 @@ def search(
         raise ValueError(f"search: X must be (n, {len(domains)}) with n = len(y) = {y.shape[0]}, got {X.shape}")
     if mode not in ("full", "diagnostic"):
         raise ValueError(f"search: mode must be 'full' or 'diagnostic', got {mode!r}")
+    if not (isinstance(time_budget_s, (int, float)) and time_budget_s > 0):
+        raise ValueError(f"search: time_budget_s must be a positive number of seconds, got {time_budget_s!r}")
+    lim = SearchLimits() if limits is None else limits
+    if not isinstance(lim, SearchLimits):
+        raise ValueError(f"search: limits must be a SearchLimits, got {type(lim).__name__}")
     floor = max(1e-12, 1.5 * float(noise))
     tol = max(1e-10, 3.0 * float(noise))
     names = [d.name for d in domains]
@@ -611,6 +742,7 @@ def search(
     fin = np.isfinite(y)
     tried: list[str] = []
     timed_out = False
+    capped = False
 
     def expired() -> bool:
         return time.perf_counter() - t0 > time_budget_s
@@ -621,7 +753,7 @@ def search(
     if fin.sum() >= 1:
         atoms_per_var = make_atoms(domains)
         raw_view = tuple(a for atoms in atoms_per_var for a in atoms if a.kind == "raw")
-        views = _views(atoms_per_var) if mode == "full" else [raw_view]
+        views = _views(atoms_per_var, lim.max_views) if mode == "full" else [raw_view]
         yf = y[fin]
         steps: list[tuple[str, Callable[[], None]]] = []
         centers: dict[tuple, np.ndarray | None] = {}
@@ -642,7 +774,7 @@ def search(
                 hint = exponent_hint if (mode == "diagnostic" and exponent_hint is not None and view == raw_view) else None
                 if hint is not None:
                     hint = [exponent_hint[a.var] for a in view]
-                fit = _fit_mono(col, view, outer, A, z_of(outer), p_hint=hint) if outer.allows_monomial else None
+                fit = _fit_mono(col, view, outer, A, z_of(outer), lim, p_hint=hint) if outer.allows_monomial else None
                 if fit is None:
                     f2 = _loglinear(A, z_of(outer))
                     centers[(outer.name, view)] = f2[2] if f2 is not None else None
@@ -658,12 +790,12 @@ def search(
             def run():
                 A = col.atoms_matrix(view)
                 c = centers.get((outer.name, view))
-                _fit_sums(col, view, outer, A, z_of(outer), c, max_terms=max_terms, clock=expired)
+                _fit_sums(col, view, outer, A, z_of(outer), c, lim, max_terms=max_terms, clock=expired)
             return run
 
         def exp_step(view):
             def run():
-                _fit_expmono(col, view, ident, col.atoms_matrix(view), z_of(ident))
+                _fit_expmono(col, view, ident, col.atoms_matrix(view), z_of(ident), lim)
             return run
 
         if mode == "full":
@@ -676,22 +808,30 @@ def search(
         else:
             steps.append(("sum:id", sum_step(ident, raw_view, 2)))
 
-        for name, run in steps:
-            if expired():
+        for i, (name, run) in enumerate(steps):
+            if i and expired():  # the first family (the plain power law) always runs
                 timed_out = True
+                break
+            if col.n_forms >= lim.max_forms:
+                capped = True
                 break
             # a validated exact fit already found: skip families that can only be more complex
             if name.startswith(("sum", "exp")) and exact_simple(12.0):
                 continue
             run()
+            col.flush()
             if name not in tried:
                 tried.append(name)
 
         # constant refinement of the best inexact candidates on the y scale
-        if not expired():
-            for cand, form in col.ranked(4):
-                if cand.error > tol:
-                    _refine_constants(col, form, tol)
+        if expired():
+            timed_out = True
+        else:
+            for err, form in col.top_forms(lim.const_refine_top):
+                if err > tol:
+                    _refine_constants(col, form, lim.const_refine_nfev)
+            col.flush()
 
     ranked = [c for c, _ in col.ranked(max_candidates)]
-    return SearchResult(tuple(ranked), tol, int(fin.sum()), time.perf_counter() - t0, timed_out, tuple(tried))
+    return SearchResult(tuple(ranked), tol, int(fin.sum()), time.perf_counter() - t0, timed_out, tuple(tried),
+                        col.n_forms, capped)

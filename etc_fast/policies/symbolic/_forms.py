@@ -1,0 +1,203 @@
+"""Law forms of the symbolic search and their two evaluators.
+
+A :class:`Form` is ``outer(inner)`` with fitted constants (see :mod:`._grammar`). It is evaluated
+
+* in batches on the compiled program machine (:func:`kernels.programs.evaluate_programs`):
+  :func:`compile_forms` writes each form straight into the packed postfix layout of
+  :func:`etc_fast.expr.pack` (same opcodes, same constant tables), and one kernel call evaluates
+  every form of a batch over an *atom table* (one column per atom: ``x``, ``sin(x)``, ...). This is
+  how the search scores its candidates. Writing the postfix code directly costs a few microseconds
+  per form, where rendering the text and running :func:`etc_fast.expr.parse` on it would cost more
+  than the evaluation itself;
+* one at a time with NumPy (:func:`predict`), inside optimizers that move the constants of one
+  form (``scipy.optimize.least_squares`` calls it once per residual).
+
+Both give the values of the form's rendered expression (up to rounding in the last bits).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from kernels.programs import OPCODES, evaluate_programs
+from etc_fast.policies.symbolic._grammar import Atom, Outer
+
+__all__ = ["Form", "mono_values", "predict", "form_code", "pack_codes", "compile_forms", "evaluate_forms"]
+
+_VAR, _CONST = OPCODES["var"], OPCODES["const"]
+_MUL, _ADD, _POW, _EXP = OPCODES["mul"], OPCODES["add"], OPCODES["pow"], OPCODES["exp"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Form:
+    """One law of the grammar with its constants.
+
+    Attributes:
+        atoms: The atoms monomials are built from (a *view*).
+        outer: The outer transform.
+        kind: ``"mono"``, ``"expmono"`` or ``"sum"``.
+        exps: One exponent vector per term (aligned with ``atoms``).
+        params: ``mono``/``sum``: one coefficient per term; ``expmono``: ``(C, g)``.
+        exp_exps: ``expmono`` only: exponents of the monomial inside the exponential.
+    """
+
+    atoms: tuple[Atom, ...]
+    outer: Outer
+    kind: str
+    exps: tuple[tuple[float, ...], ...]
+    params: tuple[float, ...]
+    exp_exps: tuple[float, ...] | None = None
+
+
+# ----------------------------------------------------------------------------------------
+# NumPy evaluation (one form, varying constants)
+# ----------------------------------------------------------------------------------------
+def mono_values(A: np.ndarray, p: Sequence[float]) -> np.ndarray:
+    """``prod_j A[:, j] ** p[j]`` (float64[n]) for an atom matrix ``A`` float64[n, m]."""
+    out = np.ones(A.shape[0])
+    for j, pj in enumerate(p):
+        if pj != 0.0:
+            out = out * (A[:, j] if pj == 1.0 else A[:, j] ** pj)
+    return out
+
+
+def _inner(form: Form, A: np.ndarray, prm: Sequence[float]) -> np.ndarray:
+    if form.kind == "expmono":
+        return prm[0] * mono_values(A, form.exps[0]) * np.exp(prm[1] * mono_values(A, form.exp_exps))
+    s = np.zeros(A.shape[0])
+    for c, p in zip(prm, form.exps):
+        s = s + c * mono_values(A, p)
+    return s
+
+
+def predict(form: Form, A: np.ndarray, params: Sequence[float] | None = None) -> np.ndarray:
+    """Values of ``form`` (float64[n]) on the atom matrix of its view ``A`` float64[n, len(form.atoms)].
+
+    Args:
+        form: The form.
+        A: ``A[:, j]`` holds the values of ``form.atoms[j]``.
+        params: Constants to use instead of ``form.params``.
+    """
+    with np.errstate(all="ignore"):
+        return form.outer.forward(_inner(form, A, form.params if params is None else params))
+
+
+# ----------------------------------------------------------------------------------------
+# Compiled evaluation (many forms, one kernel call)
+# ----------------------------------------------------------------------------------------
+def form_code(form: Form, column: Callable[[Atom], int]) -> tuple[list[int], list[int], list[float], list[int]]:
+    """Postfix code of one form.
+
+    Args:
+        form: The form.
+        column: Column of the atom table holding a given atom.
+
+    Returns:
+        ``(ops, args, consts, slots)``: opcodes, their arguments, the program's constant table and
+        the positions of ``form.params`` in it (so the code can be reused with other constants).
+    """
+    ops: list[int] = []
+    args: list[int] = []
+    consts: list[float] = []
+    slots: list[int] = []
+
+    def const(v: float, param: bool = False) -> None:
+        ops.append(_CONST)
+        args.append(len(consts))
+        if param:
+            slots.append(len(consts))
+        consts.append(float(v))
+
+    def factors(p: Sequence[float]) -> None:  # multiplies prod_j atom_j ** p_j onto the top
+        for a, pj in zip(form.atoms, p):
+            if pj != 0.0:
+                ops.append(_VAR)
+                args.append(column(a))
+                if pj != 1.0:
+                    const(pj)
+                    ops.append(_POW)
+                    args.append(0)
+                ops.append(_MUL)
+                args.append(0)
+
+    def instructions(code) -> None:
+        for ins in code:
+            if ins[0] == "const":
+                const(ins[1])
+            else:
+                ops.append(OPCODES[ins[0]])
+                args.append(0)
+
+    before, after = form.outer.code
+    instructions(before)
+    if form.kind == "expmono":
+        const(form.params[0], True)
+        factors(form.exps[0])
+        const(form.params[1], True)
+        factors(form.exp_exps)
+        ops.extend((_EXP, _MUL))
+        args.extend((0, 0))
+    else:
+        for i, (c, p) in enumerate(zip(form.params, form.exps)):
+            const(c, True)
+            factors(p)
+            if i:
+                ops.append(_ADD)
+                args.append(0)
+    instructions(after)
+    return ops, args, consts, slots
+
+
+def pack_codes(codes: Sequence[tuple[list[int], list[int], list[float]]]):
+    """Pack ``(ops, args, consts)`` per program into the arrays :func:`kernels.programs.evaluate_programs` reads.
+
+    Returns:
+        ``(ops, args, consts, prog_start, prog_len, const_start)``.
+    """
+    ops: list[int] = []
+    args: list[int] = []
+    consts: list[float] = []
+    starts, lens, cstarts = [], [], []
+    for o, a, c in codes:
+        starts.append(len(ops))
+        cstarts.append(len(consts))
+        lens.append(len(o))
+        ops.extend(o)
+        args.extend(a)
+        consts.extend(c)
+    i64 = np.int64
+    return (np.array(ops, dtype=i64), np.array(args, dtype=i64), np.array(consts, dtype=np.float64),
+            np.array(starts, dtype=i64), np.array(lens, dtype=i64), np.array(cstarts, dtype=i64))
+
+
+def compile_forms(forms: Sequence[Form], column: Callable[[Atom], int]):
+    """Packed postfix programs of ``forms`` over an atom table (one program per form).
+
+    Args:
+        forms: Forms to compile.
+        column: Column of the atom table holding a given atom.
+
+    Returns:
+        ``(ops, args, consts, prog_start, prog_len, const_start)`` as
+        :func:`kernels.programs.evaluate_programs` reads them.
+    """
+    return pack_codes([form_code(f, column)[:3] for f in forms])
+
+
+def evaluate_forms(forms: Sequence[Form], table: np.ndarray, column: Callable[[Atom], int]) -> np.ndarray:
+    """Values of many forms in one kernel call.
+
+    Args:
+        forms: Forms whose atoms all have a column in ``table``.
+        table: float64[n, n_atoms] atom table.
+        column: Column of ``table`` holding a given atom.
+
+    Returns:
+        float64[len(forms), n]; NaN where a form is undefined.
+    """
+    if not len(forms):
+        return np.empty((0, table.shape[0]))
+    return evaluate_programs(*compile_forms(forms, column), table)
