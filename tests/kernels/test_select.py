@@ -297,6 +297,7 @@ def test_fused_step_bad_input():
     nan_frac=st.sampled_from([0.0, 0.1, 0.6]),
     method=st.sampled_from(["variance", "pairwise"]),
 )
+@pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning")
 def test_vectorized_numpy_step_matches_twin(seed, n_hyp, n_obs, n, d, k, nan_frac, method):
     """The vectorized NumPy step the benchmarks time computes the same as the loop twins."""
     from tests.reference import acquisition_step_np_ref
