@@ -99,7 +99,7 @@ def _radix_argsort(x):
     Notes
     -----
     Most-significant-digit radix sort on the keys of :func:`_float_keys`: a segment is split
-    stably into ``2^b`` buckets (``b`` about ``log2`` of its size, at most 11) by the top bits of
+    stably into ``2^b`` buckets (``b`` one less than the bit length of its size, at most 11) by the top bits of
     its own key range; buckets of more than ``_RADIX_SMALL`` keys are split again (each level
     resolves at least ``b`` more bits, so a cluster of nearly equal scores costs one extra pass
     over the cluster only). Small buckets stay where the split put them, already in key order
@@ -115,7 +115,7 @@ def _radix_argsort(x):
     tk = np.empty(n, dtype=np.uint64)
     to = np.empty(n, dtype=np.int64)
     dig = np.empty(n, dtype=np.int64)
-    cnt = np.empty(2048, dtype=np.int64)
+    cnt = np.empty(4096, dtype=np.int64)
     # pending segments are disjoint and hold > _RADIX_SMALL keys each
     stack = np.empty((n // (_RADIX_SMALL + 1) + 2, 2), dtype=np.int64)
     stack[0, 0] = 0
@@ -134,32 +134,55 @@ def _radix_argsort(x):
         if kmin == kmax:
             continue
         nb = _bit_length(kmax - kmin)
-        digits = min(max(_bit_length(np.uint64(hi - lo)), 3), 11, nb)
+        digits = min(max(_bit_length(np.uint64(hi - lo)) - 1, 3), 11, nb)
         shift = np.uint64(nb - digits)
         nbk = 1 << digits
-        cnt[:nbk] = 0
-        for t in range(lo, hi):
-            dig[t] = np.int64((keys[t] - kmin) >> shift)
-        for t in range(lo, hi):
-            cnt[dig[t]] += 1
+        cnt[: 2 * nbk] = 0
+        # The segment's two halves keep separate counters (even / odd slots of ``cnt``): runs of
+        # equal digits, common in clustered scores, then form two independent store-to-load
+        # chains instead of one. The second half's bucket offsets follow the first half's, so
+        # the scatter stays stable.
+        half = (hi - lo) >> 1
+        mid = lo + half
+        for t in range(half):
+            d0 = np.int64((keys[lo + t] - kmin) >> shift)
+            d1 = np.int64((keys[mid + t] - kmin) >> shift)
+            dig[lo + t] = d0
+            dig[mid + t] = d1
+            cnt[2 * d0] += 1
+            cnt[2 * d1 + 1] += 1
+        if (hi - lo) & 1:
+            d1 = np.int64((keys[hi - 1] - kmin) >> shift)
+            dig[hi - 1] = d1
+            cnt[2 * d1 + 1] += 1
         pos = lo
         for b in range(nbk):  # bucket starts; large buckets are queued for another split
-            c = cnt[b]
-            cnt[b] = pos
+            c0 = cnt[2 * b]
+            c = c0 + cnt[2 * b + 1]
+            cnt[2 * b] = pos
+            cnt[2 * b + 1] = pos + c0
             if c > _RADIX_SMALL:
                 stack[sp, 0] = pos
                 stack[sp, 1] = pos + c
                 sp += 1
             pos += c
-        for t in range(lo, hi):
-            d = dig[t]
-            q = cnt[d]
-            cnt[d] = q + 1
-            tk[q] = keys[t]
-            to[q] = order[t]
-        for t in range(lo, hi):
-            keys[t] = tk[t]
-            order[t] = to[t]
+        for t in range(half):
+            d0 = dig[lo + t]
+            d1 = dig[mid + t]
+            q0 = cnt[2 * d0]
+            cnt[2 * d0] = q0 + 1
+            q1 = cnt[2 * d1 + 1]
+            cnt[2 * d1 + 1] = q1 + 1
+            tk[q0] = keys[lo + t]
+            to[q0] = order[lo + t]
+            tk[q1] = keys[mid + t]
+            to[q1] = order[mid + t]
+        if (hi - lo) & 1:
+            q1 = cnt[2 * dig[hi - 1] + 1]
+            tk[q1] = keys[hi - 1]
+            to[q1] = order[hi - 1]
+        keys[lo:hi] = tk[lo:hi]
+        order[lo:hi] = to[lo:hi]
     for t in range(1, n):  # stable insertion pass: only keys within a small bucket are out of order
         k = keys[t]
         if keys[t - 1] > k:

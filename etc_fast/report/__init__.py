@@ -3,7 +3,7 @@
 ``python -m etc_fast.report RUN_DIR`` writes ``RUN_DIR/report/report.md`` with Table 1 (families),
 Table 2 / S4 (every configuration), S2 (module-level SA effects: resampling interval,
 leave-one-module-out range, exact sign-flip p), S3 (coverage Q(τ)), a module × configuration
-credit heatmap and measurement savings, each also as CSV and Parquet, plus PNG figures.
+credit heatmap, measurement savings and a per-module table, each also as CSV and Parquet, plus PNG figures.
 """
 
 from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, load_trials
@@ -17,6 +17,8 @@ from etc_fast.report._tables import (
     table_coverage,
     table_families,
     table_heatmap,
+    table_modules,
+    table_modules_wide,
     table_sa_effects,
     table_savings,
 )
@@ -41,6 +43,8 @@ __all__ = [
     "table_coverage",
     "table_families",
     "table_heatmap",
+    "table_modules",
+    "table_modules_wide",
     "table_sa_effects",
     "table_savings",
     "write_report",

@@ -28,6 +28,8 @@ __all__ = [
     "table_coverage",
     "table_heatmap",
     "table_savings",
+    "table_modules",
+    "table_modules_wide",
     "coverage_curves",
     "TAUS",
 ]
@@ -226,3 +228,42 @@ def table_savings(df: pl.DataFrame) -> pl.DataFrame:
     eff = module_effects(df, "measurements", scale=1.0)
     return eff.with_columns(savings=-pl.col("effect"))
 
+
+
+def table_modules(df: pl.DataFrame) -> pl.DataFrame:
+    """Per module and configuration: trials, mean measurements, mean finite RMSLE, complete and
+    credited counts (the per-module view of Table 2)."""
+    keys = condition_keys(df)
+    if df.height == 0:
+        return pl.DataFrame(schema={k: df.schema[k] for k in keys} | {"task": pl.String, "configuration": pl.String})
+    out = df.group_by(keys + ["task", "configuration"]).agg(
+        pl.len().alias("n"),
+        pl.col("measurements").mean().alias("measurements_mean"),
+        pl.col("rmsle").filter(_FINITE).mean().alias("rmsle_mean_finite"),
+        pl.col("complete").sum().cast(pl.Int64).alias("complete"),
+        pl.col("credited").sum().cast(pl.Int64).alias("credited"),
+    )
+    present = set(df.get_column("configuration").to_list())
+    cfgs = [c for c in CONFIG_ORDER if c in present] + sorted(present - set(CONFIG_ORDER))
+    tasks = sorted(set(df.get_column("task").to_list()), key=task_sort_key)
+    return _sort(out, df, keys, [("task", {t: i for i, t in enumerate(tasks)}), ("configuration", {c: i for i, c in enumerate(cfgs)})])
+
+
+def table_modules_wide(df: pl.DataFrame) -> pl.DataFrame:
+    """:func:`table_modules` with one column per configuration; each cell reads
+    ``measurements · RMSLE · complete/n · credited/n``."""
+    long = table_modules(df)
+    keys = condition_keys(df)
+    if long.height == 0:
+        return long
+    rmsle = pl.col("rmsle_mean_finite")
+    cell = (
+        pl.col("measurements_mean").round(1).cast(pl.String)
+        + pl.lit(" · ")
+        + pl.when(rmsle.is_null()).then(pl.lit("–")).otherwise(rmsle.map_elements(lambda v: f"{v:.3f}", return_dtype=pl.String))
+        + pl.lit(" · ") + pl.col("complete").cast(pl.String) + pl.lit("/") + pl.col("n").cast(pl.String)
+        + pl.lit(" · ") + pl.col("credited").cast(pl.String) + pl.lit("/") + pl.col("n").cast(pl.String)
+    )
+    cfgs = list(dict.fromkeys(long.get_column("configuration").to_list()))
+    wide = long.with_columns(cell=cell).pivot(on="configuration", index=keys + ["task"], values="cell")
+    return wide.select(keys + ["task"] + cfgs)

@@ -26,6 +26,8 @@ _TITLES = {
     "table_s3_coverage": "Table S3 — coverage-sensitive results (complete counts, 100·Q(τ))",
     "table_heatmap": "Module × configuration SA (%)",
     "table_savings": "Measurement savings per module (baseline − planner-family mean)",
+    "table_modules": "Per module and configuration",
+    "table_modules_wide": "Per module and configuration (compact)",
 }
 _NOTES = {
     "table1_families": "Planner rows average the three acquisition variants; RMSLE averages finite scores only "
@@ -42,6 +44,8 @@ _NOTES = {
     "`q_<τ>`, percent); invalid and incomplete submissions stay in the denominator.",
     "table_heatmap": "Each cell averages the rollouts of one module and configuration.",
     "table_savings": "Positive `savings` = the planner family used fewer simulator evaluations.",
+    "table_modules": "Mean measurements, mean finite RMSLE, complete and credited counts per module and configuration.",
+    "table_modules_wide": "Each cell: mean measurements · mean finite RMSLE · complete/n · credited/n.",
 }
 _PCT = ("sa_pct",)
 _INT_LIKE = ("n", "credited", "finite", "complete", "n_modules", "n_pos", "n_neg", "n_zero", "rollout")
@@ -91,6 +95,8 @@ def build_tables(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED) 
         "table_s3_coverage": _tables.table_coverage(df),
         "table_heatmap": _tables.table_heatmap(df),
         "table_savings": _tables.table_savings(df),
+        "table_modules": _tables.table_modules(df),
+        "table_modules_wide": _tables.table_modules_wide(df),
     }
 
 

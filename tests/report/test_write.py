@@ -8,7 +8,7 @@ from etc_fast.runner import check_manifest, trials_frame
 from tests.report.test_tables import fixture_rows
 
 TABLES = ("table1_families", "table2_configurations", "table_s2_sa_effects", "table_s2_module_effects",
-          "table_s3_coverage", "table_heatmap", "table_savings")
+          "table_s3_coverage", "table_heatmap", "table_savings", "table_modules", "table_modules_wide")
 FIGURES = ("measurement_savings.png", "coverage_curves.png", "credit_heatmap.png")
 
 
@@ -32,6 +32,8 @@ def test_report_files_and_shapes(tmp_path, capsys):
     assert pl.read_parquet(out / "table_s2_module_effects.parquet").shape == (24, 3 + 4)
     assert pl.read_parquet(out / "table_s3_coverage.parquet").shape == (4, 3 + 5)
     assert pl.read_parquet(out / "table_heatmap.parquet").shape == (12, 3 + 8)
+    assert pl.read_parquet(out / "table_modules.parquet").shape == (96, 4 + 5)
+    assert pl.read_parquet(out / "table_modules_wide.parquet").shape == (12, 3 + 8)
     assert "over 200 module resamples" in md
     assert check_manifest(tmp_path) == []
 
