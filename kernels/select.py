@@ -28,7 +28,7 @@ from numba import njit
 from kernels._jit import JIT
 from kernels.calibrate import DEGENERATE_REL, _calibrate, _fit_filter
 from kernels.programs import _evaluate_programs
-from kernels.rank_reg import EDGE_HI, EDGE_LO, EDGE_POWER, _finite, _first_outside_unit, _radix_select, _rank_regularize
+from kernels.rank_reg import EDGE_HI, EDGE_LO, EDGE_POWER, _edge_weight, _finite, _first_outside_unit, _radix_select, _weighted_rank
 from kernels.scores import CONST_REL, PAIRWISE_DIRECT_MAX, _finite_fraction, _pairwise_scores, _variance_scores
 
 __all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step", "committee_step", "step_constants"]
@@ -41,9 +41,106 @@ W_SCORE = 0.65
 W_DIV = 0.35
 
 
+_ELIG_BUCKETS = 1024
+"""Value buckets of the fast eligibility cut (:func:`_eligible`)."""
+_ELIG_SMALL = 64
+"""Largest boundary bucket the fast eligibility cut sorts directly."""
+
+
 @njit(**JIT)
 def _eligible(s, k, top_fraction):
-    """Eligible set: the ``m`` highest finite scores.
+    """Eligible set: the ``m`` highest finite scores (same result as :func:`_eligible_radix`).
+
+    Parameters
+    ----------
+    s : float64[n]
+        Regularized scores (NaN = not eligible).
+    k : int
+        Batch size.
+    top_fraction : float
+        Fraction of finite scores eligible (paper: 0.25).
+
+    Returns
+    -------
+    eligible : int64[m]
+        Ascending indices; ``m = max(ceil(top_fraction n_f), min(k, n_f))`` capped at ``n_f``.
+
+    Notes
+    -----
+    Regularized scores are non-negative, so a histogram of ``floor(s * B / max s)`` (monotone in
+    ``s``) over ``B = _ELIG_BUCKETS`` buckets finds the bucket holding the cut; only that bucket's
+    few scores are sorted to find the cut ``T`` exactly. Entries above ``T`` are all taken and
+    entries equal to ``T`` fill the rest in index order. Negative scores, all-zero scores or a
+    crowded boundary bucket (many equal scores) use :func:`_eligible_radix`.
+    """
+    n = s.size
+    nf = 0
+    smax = 0.0
+    nonneg = True
+    for j in range(n):
+        x = s[j]
+        if _finite(x):
+            nf += 1
+            smax = max(smax, x)
+            nonneg = nonneg and x >= 0.0
+    m = int(math.ceil(nf * top_fraction))
+    kk = k if k < nf else nf
+    if m < kk:
+        m = kk
+    if m > nf:
+        m = nf
+    nb = _ELIG_BUCKETS
+    scale = nb / smax if smax > 0.0 else 0.0
+    if m == 0 or m == nf or not nonneg or not (scale > 0.0 and scale < np.inf):
+        return _eligible_radix(s, k, top_fraction)
+    hist = np.zeros(nb, dtype=np.int64)
+    for j in range(n):
+        x = s[j]
+        if _finite(x):
+            hist[min(int(x * scale), nb - 1)] += 1
+    need = m  # entries still to take, from the top bucket down
+    bt = nb - 1
+    while hist[bt] < need:
+        need -= hist[bt]
+        bt -= 1
+    c = hist[bt]
+    if c > _ELIG_SMALL:
+        return _eligible_radix(s, k, top_fraction)
+    vals = np.empty(c)
+    q = 0
+    for j in range(n):
+        x = s[j]
+        if _finite(x) and min(int(x * scale), nb - 1) == bt:
+            vals[q] = x
+            q += 1
+    for t in range(1, c):  # descending insertion sort of the boundary bucket
+        x = vals[t]
+        u = t
+        while u > 0 and vals[u - 1] < x:
+            vals[u] = vals[u - 1]
+            u -= 1
+        vals[u] = x
+    cut = vals[need - 1]
+    n_eq = need
+    for t in range(need):
+        n_eq -= 1 if vals[t] > cut else 0
+    out = np.empty(m, dtype=np.int64)
+    q = 0
+    for j in range(n):
+        x = s[j]
+        if x > cut and x <= smax:  # finite and above the cut (NaN fails both)
+            out[q] = j
+            q += 1
+        elif x == cut and n_eq > 0:
+            out[q] = j
+            q += 1
+            n_eq -= 1
+    return out
+
+
+@njit(**JIT)
+def _eligible_radix(s, k, top_fraction):
+    """Eligible set: the ``m`` highest finite scores, for any finite scores (see :func:`_eligible`).
 
     Parameters
     ----------
@@ -232,7 +329,7 @@ def _select_random(pool_idx, uniforms):
 
 
 @njit(**JIT)
-def _score_and_select(P, U, method, k, const_rel, direct_max, edge_lo, edge_hi, power, top_fraction, w_score, w_div):
+def _score_and_select(P, U, W, method, k, const_rel, direct_max, edge_lo, edge_hi, power, top_fraction, w_score, w_div):
     """Planner step 4-6 on the calibrated predictions of the kept hypotheses.
 
     Parameters
@@ -241,6 +338,8 @@ def _score_and_select(P, U, method, k, const_rel, direct_max, edge_lo, edge_hi, 
         Calibrated predictions ``a h + b`` of the kept hypotheses on the available pool.
     U : float64[n_pool, d]
         Unit coordinates (already checked to lie in [0, 1]).
+    W : float64[n_pool] or float64[0]
+        Boundary weights of the points (already checked), or empty: computed from ``U``.
     method, k, const_rel, direct_max, edge_lo, edge_hi, power, top_fraction, w_score, w_div
         As in :func:`_acquisition_step`.
 
@@ -255,7 +354,9 @@ def _score_and_select(P, U, method, k, const_rel, direct_max, edge_lo, edge_hi, 
     else:
         raw = _pairwise_scores(P, const_rel, direct_max)
     v = _finite_fraction(P)
-    reg = _rank_regularize(raw, U, v, edge_lo, edge_hi, power)
+    if W.size == 0:
+        W = _edge_weight(U, edge_lo, edge_hi, power)
+    reg = _weighted_rank(raw, W, v)
     picks, elig = _select_batch(reg, U, k, top_fraction, w_score, w_div)
     return raw, v, reg, elig, picks
 
@@ -331,7 +432,7 @@ def _acquisition_step(
                 P[r, j] = ai * H_pool[i, j] + bi  # h~ = a h + b
             r += 1
     raw, v, reg, elig, picks = _score_and_select(
-        P, U, method, k, const_rel, direct_max, edge_lo, edge_hi, power, top_fraction, w_score, w_div
+        P, U, np.empty(0), method, k, const_rel, direct_max, edge_lo, edge_hi, power, top_fraction, w_score, w_div
     )
     return a, b, n_pairs, ok, err, keep, fallback, raw, v, reg, elig, picks, bad_u
 
@@ -341,7 +442,7 @@ N_CONSTANTS = 12
 
 
 @njit(**JIT)
-def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, method, k, C):
+def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C):
     """Planner step 1-6 for a packed committee in one call: evaluate, calibrate, filter, score, select.
 
     Parameters
@@ -358,6 +459,9 @@ def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth,
         Available pool points, one row per variable.
     U : float64[n_pool, d]
         Unit coordinates of the available pool points.
+    W : float64[n_pool] or float64[0]
+        Their boundary weights (:func:`kernels.rank_reg._edge_weight` with the edge constants of
+        ``C``), prepared once per pool, or empty: computed here from ``U``.
     method : int
         0 = variance, 1 = pairwise.
     k : int
@@ -379,8 +483,9 @@ def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth,
     picks : int64[k']
     fallback : bool
     bad_u : int
-        Flat index of the first ``U`` entry outside [0, 1], or -1 (then the scores are NaN and
-        nothing is selected).
+        Flat index of the first ``U`` entry outside [0, 1]; ``-2 - j`` for the first ``W[j]``
+        outside [0, 1]; -1 when both are fine (otherwise the scores are NaN and nothing is
+        selected).
 
     Notes
     -----
@@ -404,7 +509,11 @@ def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth,
         flags[1, i] = keep[i]
     scores = np.empty((3, n))
     bad_u = _first_outside_unit(U)
-    if bad_u >= 0:
+    if bad_u < 0:
+        bad_w = _first_outside_unit(W)
+        if bad_w >= 0:
+            bad_u = -2 - bad_w
+    if bad_u != -1:
         scores[:] = np.nan
         return fit, n_pairs, flags, scores, np.empty(0, np.int64), np.empty(0, np.int64), fallback, bad_u
     n_keep = 0
@@ -433,7 +542,7 @@ def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth,
                 row[j] = ai * row[j] + bi  # h~ = a h + b
             r += 1
     raw, v, reg, elig, picks = _score_and_select(
-        P, U, method, k, C[4], int(C[5]), C[6], C[7], C[8], C[9], C[10], C[11]
+        P, U, W, method, k, C[4], int(C[5]), C[6], C[7], C[8], C[9], C[10], C[11]
     )
     scores[0] = raw
     scores[1] = v
@@ -584,7 +693,10 @@ DEFAULT_CONSTANTS = step_constants()
 """The paper's constants as a :func:`step_constants` vector."""
 
 
-def committee_step(ops, args, consts, prog_start, prog_len, const_start, XT_obs, y_obs, XT_pool, U_pool, method: str, k: int, constants=None):
+def committee_step(
+    ops, args, consts, prog_start, prog_len, const_start, XT_obs, y_obs, XT_pool, U_pool, method: str, k: int,
+    constants=None, *, edge=None,
+):  # fmt: skip
     """Planner step 1-6 for packed programs in one compiled call (evaluate, calibrate, filter, score, select).
 
     Args:
@@ -596,6 +708,9 @@ def committee_step(ops, args, consts, prog_start, prog_len, const_start, XT_obs,
         method: ``"variance"`` or ``"pairwise"``.
         k: Batch size.
         constants: float64[N_CONSTANTS] from :func:`step_constants` (default: the paper's).
+        edge: float64[n_pool] boundary weights of the pool points, ``kernels.edge_weight(U_pool)``
+            with the edge constants of ``constants``, when prepared once for a pool (default:
+            computed in the call).
 
     Returns:
         ``(fit, n_pairs, flags, scores, eligible, picks, fallback)`` as documented on
@@ -625,12 +740,36 @@ def committee_step(ops, args, consts, prog_start, prog_len, const_start, XT_obs,
     C = DEFAULT_CONSTANTS if constants is None else np.ascontiguousarray(constants, dtype=np.float64)
     if C.shape != (N_CONSTANTS,):
         raise ValueError(f"constants must be a vector of {N_CONSTANTS} values from step_constants(), got shape {C.shape}")
-    out = _committee_step(*packed, depth, XT_obs, y_obs, XT_pool, U_pool, code, _check_k(k), C)
-    bad = out[-1]
-    if bad >= 0:
-        j, c = divmod(int(bad), U_pool.shape[1])
-        raise ValueError(f"U_pool must lie in [0, 1]; U_pool[{j}, {c}] = {U_pool[j, c]!r}")
+    W = _check_edge(edge, U_pool.shape[0])
+    out = _committee_step(*packed, depth, XT_obs, y_obs, XT_pool, U_pool, W, code, _check_k(k), C)
+    _raise_bad_unit(int(out[-1]), U_pool, W)
     return out[:-1]
+
+
+_NO_EDGE = np.zeros(0)
+_NO_EDGE.flags.writeable = False
+
+
+def _check_edge(edge, n: int) -> np.ndarray:
+    """Prepared boundary weights as float64[n] (checked for range in the kernel), or the empty marker."""
+    if edge is None:
+        return _NO_EDGE
+    W = edge
+    if not (type(W) is np.ndarray and W.dtype == np.float64 and W.flags.c_contiguous):
+        W = np.ascontiguousarray(W, dtype=np.float64)
+    if W.shape != (n,):
+        raise ValueError(f"edge must hold one boundary weight per pool point, shape ({n},), got {W.shape}")
+    return W
+
+
+def _raise_bad_unit(bad: int, U: np.ndarray, W: np.ndarray) -> None:
+    """Raise for the ``bad_u`` code of :func:`_committee_step` (-1: nothing to raise)."""
+    if bad >= 0:
+        j, c = divmod(bad, U.shape[1])
+        raise ValueError(f"U_pool must lie in [0, 1]; U_pool[{j}, {c}] = {U[j, c]!r}")
+    if bad <= -2:
+        j = -2 - bad
+        raise ValueError(f"edge weights must lie in [0, 1]; edge[{j}] = {W[j]!r}")
 
 
 def acquisition_step(

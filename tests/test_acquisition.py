@@ -185,6 +185,19 @@ def test_committee_step_equals_plan_step_arrays(method, seed):
 
     r2 = com.step(X.T.copy(), y, PX[cols].T.copy(), U[cols], method, 4, constants=step_constants(max_keep=5, threshold=1e9))
     assert r2.keep.sum() == 5
+    # boundary weights prepared once for the whole pool, gathered for the available points
+    from kernels import edge_weight
+
+    r3 = com.step(X.T.copy(), y, PX[cols].T.copy(), U[cols], method, 4, seed=3, pool_indices=cols, edge=edge_weight(U)[cols])
+    for name in STEP_FIELDS:
+        npt.assert_array_equal(getattr(r3, name), getattr(r, name), err_msg=name)
+    # weights other than the pool's own change the regularized scores accordingly
+    w = np.linspace(0.0, 1.0, cols.size)
+    r4 = com.step(X.T.copy(), y, PX[cols].T.copy(), U[cols], method, 4, pool_indices=cols, edge=w)
+    fin = np.isfinite(r.raw_scores)
+    rho = np.full(cols.size, np.nan)
+    rho[fin] = np.argsort(np.argsort(r.raw_scores[fin], kind="stable"), kind="stable") / (fin.sum() - 1)
+    npt.assert_allclose(r4.regularized, rho * w * r.finite_fraction, rtol=1e-15)
 
 
 def test_committee_step_bad_input():
@@ -204,6 +217,12 @@ def test_committee_step_bad_input():
     bad[4, 1] = -0.1
     with pytest.raises(ValueError, match=r"U_pool\[4, 1\]"):
         com.step(XT, Y_OBS, PT, bad, "variance", 2)
+    with pytest.raises(ValueError, match="one boundary weight per pool point"):
+        com.step(XT, Y_OBS, PT, POOL_U, "variance", 2, edge=np.ones(2))
+    w = np.ones(POOL_U.shape[0])
+    w[3] = np.nan
+    with pytest.raises(ValueError, match=r"edge\[3\]"):
+        com.step(XT, Y_OBS, PT, POOL_U, "variance", 2, edge=w)
     one = Committee([parse("x", ["x", "z"])]).step(XT, Y_OBS, PT, POOL_U, "variance", 2)
     assert one.indices.size == 0 and "fewer than 2" in one.error
 

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kernels
+from kernels.rank_reg import edge_weight
 from kernels.select import (
     _acquisition_step,
     _committee_step,
@@ -325,6 +326,11 @@ def test_committee_step_equals_acquisition_step():
             got = (fit[0], fit[1], n_pairs, flags[0], fit[2], flags[1], fallback, scores[0], scores[1], scores[2], elig, picks)
             for name, g, r in zip(NAMES, got, ref):
                 npt.assert_array_equal(g, r, err_msg=name)
+            if C is None:  # prepared boundary weights give the same step
+                got_w = committee_step(*pk, X.T, yo, PX.T, U, method, 4, edge=edge_weight(U))
+                plain = (fit, n_pairs, flags, scores, elig, picks, fallback)
+                for name, g, r in zip(("fit", "n_pairs", "flags", "scores", "eligible", "picks", "fallback"), got_w, plain):
+                    npt.assert_array_equal(g, r, err_msg=name)
 
 
 def test_committee_step_bad_input():
@@ -338,6 +344,10 @@ def test_committee_step_bad_input():
         committee_step(*pk, X, yo, np.ones((2, 4)), U, "variance", 2)
     with pytest.raises(ValueError, match="constants"):
         committee_step(*pk, X, yo, np.ones((1, 4)), U, "variance", 2, np.zeros(2))
+    with pytest.raises(ValueError, match="one boundary weight"):
+        committee_step(*pk, X, yo, np.ones((1, 4)), U, "variance", 2, edge=np.ones(3))
+    with pytest.raises(ValueError, match=r"edge\[2\]"):
+        committee_step(*pk, X, yo, np.ones((1, 4)), U, "variance", 2, edge=np.array([1.0, 0.5, -0.5, 0.0]))
     with pytest.raises(ValueError, match="min_keep"):
         step_constants(min_keep=0)
     with pytest.raises(ValueError, match="top_fraction"):
