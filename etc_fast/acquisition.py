@@ -26,9 +26,10 @@ from typing import Any
 import numpy as np
 from numba import config as _numba_config
 
+from kernels._checks import as_float_array
 from kernels.programs import _evaluate_programs, check_programs
 from kernels.select import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, acquisition_step, select_random, step_constants
-from kernels.select import _check_edge, _committee_step, _raise_bad_unit
+from kernels.select import _check_edge, _check_k, _committee_step, _raise_bad_unit
 
 __all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
 
@@ -267,13 +268,7 @@ class Committee:
         n_avail = XT_pool.shape[1]
         if U.ndim != 2 or U.shape[0] != n_avail or U.shape[1] < 1:
             raise ValueError(f"U_pool must be [{n_avail}, d] (one row per pool point), got {U.shape}")
-        if pool_indices is None:
-            cols = _identity(n_avail)
-        else:
-            cols = np.asarray(pool_indices)
-            if cols.shape != (n_avail,) or cols.dtype.kind not in "iu":
-                raise ValueError(f"pool_indices must be an integer array of shape ({n_avail},), got {cols.dtype} {cols.shape}")
-            cols = cols.astype(np.int64, copy=False)
+        cols = _pool_columns(pool_indices, n_avail)
         if constants is None:
             C = DEFAULT_CONSTANTS
         else:
@@ -335,12 +330,20 @@ def _identity(n: int) -> np.ndarray:
     return a
 
 
+def _pool_columns(pool_indices, n_avail: int) -> np.ndarray:
+    """The pool index of each available column as int64[n_avail] (identity when ``pool_indices`` is None)."""
+    if pool_indices is None:
+        return _identity(n_avail)
+    cols = np.asarray(pool_indices)
+    if cols.shape != (n_avail,) or cols.dtype.kind not in "iu":
+        raise ValueError(f"pool_indices must be an integer array of shape ({n_avail},), got {cols.dtype} {cols.shape}")
+    return cols.astype(np.int64, copy=False)
+
+
 def _check_method_k(method: str, k) -> int:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-        raise ValueError(f"k must be a non-negative integer, got {k!r}")
-    return int(k)
+    return _check_k(k)
 
 
 def _f64(x) -> np.ndarray:
@@ -354,12 +357,7 @@ def _f64(x) -> np.ndarray:
 
 
 def _float_array(x, name: str, ndim: int) -> np.ndarray:
-    a = np.asarray(x)
-    if a.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got shape {a.shape}")
-    if a.dtype.kind not in "fiu":
-        raise TypeError(f"{name} must hold real numbers, got dtype {a.dtype}")
-    return np.ascontiguousarray(a, dtype=np.float64)
+    return as_float_array(x, name, ndim, kinds="fiu")
 
 
 def plan_step_arrays(
@@ -396,13 +394,7 @@ def plan_step_arrays(
     U = _float_array(U_pool, "U_pool", 2)
     n_avail = U.shape[0]
     identity = pool_indices is None
-    if identity:
-        cols = _identity(n_avail)
-    else:
-        cols = np.asarray(pool_indices)
-        if cols.shape != (n_avail,) or cols.dtype.kind not in "iu":
-            raise ValueError(f"pool_indices must be an integer array of shape ({n_avail},), got {cols.dtype} {cols.shape}")
-        cols = cols.astype(np.int64, copy=False)
+    cols = _pool_columns(pool_indices, n_avail)
     if method == "random":
         if seed is None:
             raise ValueError("method 'random' needs a seed")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kernels._checks import as_float_array
 from kernels._jit import JIT
 from kernels.rank_reg import _finite
 from kernels.scores import _quantile_sorted
@@ -231,18 +232,9 @@ def _fit_filter(err, ok, max_keep, threshold, min_keep):
     return keep, False
 
 
-def _as_float(x, name: str, ndim: int) -> np.ndarray:
-    x = np.asarray(x)
-    if x.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-D, got shape {x.shape}")
-    if x.dtype.kind not in "fiub":
-        raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
-    return np.ascontiguousarray(x, dtype=np.float64)
-
-
 def fit_denominator(y) -> float:
     """Fit-error denominator of observed outputs ``y`` (float64[n_obs]); see the module docstring."""
-    return float(_fit_denominator(_as_float(y, "y", 1)))
+    return float(_fit_denominator(as_float_array(y, "y", 1)))
 
 
 def calibrate(H_obs, y_obs, *, deg_rel: float = DEGENERATE_REL):
@@ -257,8 +249,8 @@ def calibrate(H_obs, y_obs, *, deg_rel: float = DEGENERATE_REL):
         ``(a, b, n_pairs, ok, err)``: float64[n_hyp], float64[n_hyp], int64[n_hyp], bool[n_hyp],
         float64[n_hyp] (see :func:`_calibrate`).
     """
-    H = _as_float(H_obs, "H_obs", 2)
-    y = _as_float(y_obs, "y_obs", 1)
+    H = as_float_array(H_obs, "H_obs", 2)
+    y = as_float_array(y_obs, "y_obs", 1)
     if H.shape[1] != y.shape[0]:
         raise ValueError(f"H_obs has {H.shape[1]} observation columns but y_obs has {y.shape[0]} values")
     return _calibrate(H, y, float(deg_rel))
@@ -277,7 +269,7 @@ def fit_filter(err, ok, *, max_keep: int = 4, threshold: float = 0.75, min_keep:
     Returns:
         ``(keep, fallback)``: bool[n_hyp] and whether the whole committee was kept.
     """
-    e = _as_float(err, "err", 1)
+    e = as_float_array(err, "err", 1)
     o = np.asarray(ok)
     if o.shape != e.shape:
         raise ValueError(f"ok has shape {o.shape} but err has shape {e.shape}")

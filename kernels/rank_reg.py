@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kernels._checks import as_float_array
 from kernels._jit import JIT
 
 __all__ = ["stable_argsort", "ordinal_rank", "edge_weight", "rank_regularize"]
@@ -409,12 +410,7 @@ def _check_edges(edge_lo: float, edge_hi: float, power: float) -> tuple[float, f
 
 
 def _as_vector(x, name: str) -> np.ndarray:
-    x = np.asarray(x)
-    if x.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {x.shape}")
-    if x.dtype.kind not in "fiu":
-        raise TypeError(f"{name} must hold real numbers, got dtype {x.dtype}")
-    return np.ascontiguousarray(x, dtype=np.float64)
+    return as_float_array(x, name, 1, kinds="fiu")
 
 
 def stable_argsort(x) -> np.ndarray:

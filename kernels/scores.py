@@ -288,18 +288,38 @@ def _variance_scores(P, const_rel):
 
 
 @njit(**JIT)
+def _compact_finite(v, out):
+    """Copy the finite entries of ``v`` to the front of ``out`` in order.
+
+    Parameters
+    ----------
+    v : float64[n]
+        Values (any stride).
+    out : float64[>= n]
+        Receives the finite values in ``out[:m]``.
+
+    Returns
+    -------
+    m : int
+        Number of finite values.
+    """
+    m = 0
+    for t in range(v.size):
+        x = v[t]
+        if _finite(x):
+            out[m] = x
+            m += 1
+    return m
+
+
+@njit(**JIT)
 def _pairwise_normalize(P, const_rel):
     """Rows of ``P`` centred by median and scaled by IQR (sd fallback); dropped rows are all NaN."""
     n_hyp, n = P.shape
     R = np.empty((n_hyp, n))
     buf = np.empty(n)
     for i in range(n_hyp):
-        m = 0
-        for j in range(n):
-            p = P[i, j]
-            if _finite(p):
-                buf[m] = p
-                m += 1
+        m = _compact_finite(P[i], buf)
         scale = 0.0
         med = 0.0
         if m > 0:
@@ -362,12 +382,7 @@ def _pairwise_scores(P, const_rel, direct_max):
         return out
     col = np.empty(n_hyp)
     for j in range(n):
-        m = 0
-        for i in range(n_hyp):
-            r = R[i, j]
-            if _finite(r):
-                col[m] = r
-                m += 1
+        m = _compact_finite(R[:, j], col)
         if m < 2:
             out[j] = np.nan
             continue

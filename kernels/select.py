@@ -48,6 +48,32 @@ _ELIG_SMALL = 64
 
 
 @njit(**JIT)
+def _eligible_count(nf, k, top_fraction):
+    """Size of the eligible set: ``m = max(ceil(top_fraction nf), min(k, nf))`` capped at ``nf``.
+
+    Parameters
+    ----------
+    nf : int
+        Number of finite scores.
+    k : int
+        Batch size.
+    top_fraction : float
+        Fraction of finite scores eligible (paper: 0.25).
+
+    Returns
+    -------
+    m : int
+    """
+    m = int(math.ceil(nf * top_fraction))
+    kk = k if k < nf else nf
+    if m < kk:
+        m = kk
+    if m > nf:
+        m = nf
+    return m
+
+
+@njit(**JIT)
 def _eligible(s, k, top_fraction):
     """Eligible set: the ``m`` highest finite scores (same result as :func:`_eligible_radix`).
 
@@ -83,12 +109,7 @@ def _eligible(s, k, top_fraction):
             nf += 1
             smax = max(smax, x)
             nonneg = nonneg and x >= 0.0
-    m = int(math.ceil(nf * top_fraction))
-    kk = k if k < nf else nf
-    if m < kk:
-        m = kk
-    if m > nf:
-        m = nf
+    m = _eligible_count(nf, k, top_fraction)
     nb = _ELIG_BUCKETS
     scale = nb / smax if smax > 0.0 else 0.0
     if m == 0 or m == nf or not nonneg or not (scale > 0.0 and scale < np.inf):
@@ -140,21 +161,9 @@ def _eligible(s, k, top_fraction):
 
 @njit(**JIT)
 def _eligible_radix(s, k, top_fraction):
-    """Eligible set: the ``m`` highest finite scores, for any finite scores (see :func:`_eligible`).
+    """Eligible set: the ``m`` highest finite scores, for any finite scores.
 
-    Parameters
-    ----------
-    s : float64[n]
-        Regularized scores (NaN = not eligible).
-    k : int
-        Batch size.
-    top_fraction : float
-        Fraction of finite scores eligible (paper: 0.25).
-
-    Returns
-    -------
-    eligible : int64[m]
-        Ascending indices; ``m = max(ceil(top_fraction n_f), min(k, n_f))`` capped at ``n_f``.
+    Parameters and result as in :func:`_eligible`.
 
     Notes
     -----
@@ -174,12 +183,7 @@ def _eligible_radix(s, k, top_fraction):
                 b = np.uint64(0)
             keys[nf] = ~b if (b & sign) else (b | sign)
             nf += 1
-    m = int(math.ceil(nf * top_fraction))
-    kk = k if k < nf else nf
-    if m < kk:
-        m = kk
-    if m > nf:
-        m = nf
+    m = _eligible_count(nf, k, top_fraction)
     out = np.empty(m, dtype=np.int64)
     if m == 0:
         return out
@@ -587,6 +591,16 @@ def _check_fraction(top_fraction) -> float:
     return f
 
 
+def _check_keep_edges(max_keep, min_keep, edge_lo, edge_hi, power) -> tuple[float, float, float]:
+    """Check the fit-filter counts and the boundary ramp; returns ``(edge_lo, edge_hi, power)`` as floats."""
+    if int(min_keep) < 1 or int(max_keep) < int(min_keep):
+        raise ValueError(f"need 1 <= min_keep <= max_keep, got min_keep={min_keep}, max_keep={max_keep}")
+    lo, hi, pw = float(edge_lo), float(edge_hi), float(power)
+    if not (hi > lo and pw > 0):
+        raise ValueError(f"need edge_lo < edge_hi and power > 0, got {edge_lo}, {edge_hi}, {power}")
+    return lo, hi, pw
+
+
 def eligible_set(scores, k: int, *, top_fraction: float = TOP_FRACTION) -> np.ndarray:
     """Ascending indices of the eligible points: int64[m] (module docstring)."""
     s = np.asarray(scores)
@@ -673,11 +687,7 @@ def step_constants(
     Raises:
         ValueError: on inconsistent constants.
     """
-    if int(min_keep) < 1 or int(max_keep) < int(min_keep):
-        raise ValueError(f"need 1 <= min_keep <= max_keep, got min_keep={min_keep}, max_keep={max_keep}")
-    lo, hi, pw = float(edge_lo), float(edge_hi), float(power)
-    if not (hi > lo and pw > 0):
-        raise ValueError(f"need edge_lo < edge_hi and power > 0, got {edge_lo}, {edge_hi}, {power}")
+    lo, hi, pw = _check_keep_edges(max_keep, min_keep, edge_lo, edge_hi, power)
     if int(direct_max) < 0:
         raise ValueError(f"direct_max must be >= 0, got {direct_max}")
     C = np.array(
@@ -825,18 +835,11 @@ def acquisition_step(
     if U_pool.ndim != 2 or U_pool.shape[0] != H_pool.shape[1] or U_pool.shape[1] < 1:
         raise ValueError(f"U_pool must be [n_pool={H_pool.shape[1]}, d >= 1]; got {U_pool.shape}")
     k = _check_k(k)
-    if int(min_keep) < 1 or int(max_keep) < int(min_keep):
-        raise ValueError(f"need 1 <= min_keep <= max_keep, got min_keep={min_keep}, max_keep={max_keep}")
-    lo, hi, pw = float(edge_lo), float(edge_hi), float(power)
-    if not (hi > lo and pw > 0):
-        raise ValueError(f"need edge_lo < edge_hi and power > 0, got {edge_lo}, {edge_hi}, {power}")
+    lo, hi, pw = _check_keep_edges(max_keep, min_keep, edge_lo, edge_hi, power)
     out = _acquisition_step(
         H_obs, y_obs, H_pool, U_pool, code, k,
         int(max_keep), float(threshold), int(min_keep), float(deg_rel), float(const_rel), int(direct_max),
         lo, hi, pw, _check_fraction(top_fraction), float(w_score), float(w_div),
     )  # fmt: skip
-    bad = out[-1]
-    if bad >= 0:
-        j, c = divmod(int(bad), U_pool.shape[1])
-        raise ValueError(f"U_pool must lie in [0, 1]; U_pool[{j}, {c}] = {U_pool[j, c]!r}")
+    _raise_bad_unit(int(out[-1]), U_pool, _NO_EDGE)
     return out[:-1]

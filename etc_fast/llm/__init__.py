@@ -9,6 +9,7 @@ and the NewtonBench symbolic judge.
 * :mod:`etc_fast.llm.judge` — :class:`~etc_fast.llm.judge.LLMJudge`.
 """
 
+from etc_fast.llm import _cache, _client, _parse
 from etc_fast.llm._cache import CACHE_MODES, CachedReply, CacheMiss, ResponseCache, cache_key, canonical_request
 from etc_fast.llm._client import (
     FIXED_TEMPERATURE_MODELS,
@@ -36,32 +37,4 @@ from etc_fast.llm._parse import (
     parse_experiments,
 )
 
-__all__ = [
-    "CACHE_MODES",
-    "FIXED_TEMPERATURE_MODELS",
-    "MAX_HYPOTHESES",
-    "MODEL_ALIASES",
-    "CacheMiss",
-    "CachedReply",
-    "Completion",
-    "LLMCallError",
-    "LLMClient",
-    "LLMConfigError",
-    "LLMSettings",
-    "ReplyError",
-    "ResolvedModel",
-    "ResponseCache",
-    "backoff_delay",
-    "cache_key",
-    "canonical_request",
-    "clean_expression",
-    "extract_code",
-    "extract_final_law",
-    "extract_law",
-    "last_block",
-    "parse_action",
-    "parse_committee",
-    "parse_experiments",
-    "parse_retry_after",
-    "resolve_model",
-]
+__all__ = sorted({*_cache.__all__, *_client.__all__, *_parse.__all__})

@@ -166,3 +166,6 @@ class ResponseCache:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+__all__ = ["CACHE_MODES", "CacheMiss", "CachedReply", "ResponseCache", "cache_key", "canonical_request"]

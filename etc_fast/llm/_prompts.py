@@ -208,6 +208,17 @@ def turn_status(turns_left: int, measurements_used: int, measurements_left: int 
     return f"Measurements so far: {measurements_used}{budget}. Turns left after this one: {turns_left}."
 
 
+def _opening_parts(
+    task: TaskView, noise: float, heading: str, X: np.ndarray, y: np.ndarray, diagnostics: Diagnostics | None
+) -> list[str]:
+    """The opening sections of a session's first message: task, all observations so far, diagnostics."""
+    parts = [task_block(task, noise), f"{heading} ({y.shape[0]}):\n" + observations_table(task, X, y)]
+    diag = diagnostics_block(diagnostics)
+    if diag:
+        parts.append(diag)
+    return parts
+
+
 def explore_first_message(
     task: TaskView,
     X: np.ndarray,
@@ -220,13 +231,7 @@ def explore_first_message(
     turns_left: int,
     measurements_left: int | None,
 ) -> str:
-    parts = [
-        task_block(task, noise),
-        f"Observations so far ({y.shape[0]}):\n" + observations_table(task, X, y),
-    ]
-    diag = diagnostics_block(diagnostics)
-    if diag:
-        parts.append(diag)
+    parts = _opening_parts(task, noise, "Observations so far", X, y, diagnostics)
     parts.append(action_menu(task, allowed, batch_cap))
     parts.append(turn_status(turns_left, int(y.shape[0]), measurements_left))
     return "\n\n".join(parts)
@@ -282,13 +287,7 @@ def synthesis_first_message(
     interpreter: bool,
     turns_left: int,
 ) -> str:
-    parts = [
-        task_block(task, noise),
-        f"All observations ({y.shape[0]}):\n" + observations_table(task, X, y),
-    ]
-    diag = diagnostics_block(diagnostics)
-    if diag:
-        parts.append(diag)
+    parts = _opening_parts(task, noise, "All observations", X, y, diagnostics)
     if draft and draft.strip():
         parts.append(
             "Draft law from the exploration session:\n<draft_law>\n" + draft.strip() + "\n</draft_law>\n"

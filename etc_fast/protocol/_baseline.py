@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from etc_fast.protocol._planner import Outcome, _obs_summary
-from etc_fast.protocol._state import TrialState, action_record, run_analysis
+from etc_fast.protocol._planner import Outcome, _decide_event
+from etc_fast.protocol._state import TrialState, run_analysis
 from etc_fast.protocol._types import Observation, to_jsonable
 
 #: Most points one experiment request runs (the rest are not measured; the feedback says so).
@@ -78,13 +78,7 @@ def run_baseline(state: TrialState) -> Outcome:
             feedback=feedback, noise=float(spec.noise), batch_cap=cfg.batch_cap, feedback_kind=fkind,
             new_rows=new_rows,
         )
-        action, problem = state.decide(obs)
-        ev: dict[str, Any] = {
-            "phase": "baseline", "turn": r, "observation": _obs_summary(obs, None),
-            "action": action_record(action, max_points=cap),
-        }
-        if problem is not None:
-            ev["policy_error"] = problem
+        action, ev = _decide_event(state, obs, "baseline", r, None, max_points=cap)
         if r == 0 and begin_error is not None:
             ev["policy_begin_error"] = begin_error
         new_rows = 0
@@ -115,10 +109,7 @@ def run_baseline(state: TrialState) -> Outcome:
         interpreter=cfg.interpreter, feedback=feedback, noise=float(spec.noise), batch_cap=cfg.batch_cap,
         feedback_kind=fkind, new_rows=new_rows,
     )
-    action, problem = state.decide(obs)
-    ev = {"phase": "final", "turn": 0, "observation": _obs_summary(obs, None), "action": action_record(action)}
-    if problem is not None:
-        ev["policy_error"] = problem
+    action, ev = _decide_event(state, obs, "final", 0, None)
     if action.kind == "final":
         ev["outcome"] = "forced final law submitted"
         state.events.append(ev)

@@ -20,7 +20,7 @@ import numpy as np
 
 from etc_fast.protocol._state import MAX_RECORDED_ITEMS, TrialState, action_record, clip_text, run_analysis
 from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
-from etc_fast.protocol._types import Diagnostics, Observation, to_jsonable
+from etc_fast.protocol._types import Action, Diagnostics, Observation, to_jsonable
 from etc_fast.sampling import bootstrap_probes, pool_unit
 
 #: Hypotheses of a committee that are used; extra ones are dropped (and the policy is told).
@@ -56,6 +56,24 @@ def _obs_summary(obs: Observation, diag_index: int | None) -> dict[str, Any]:
         "diagnostics_index": diag_index,
         "draft_shown": obs.draft is not None,
     }
+
+
+def _decide_event(
+    state: TrialState, obs: Observation, phase: str, turn: int, diag_index: int | None, **record: Any
+) -> tuple[Action, dict[str, Any]]:
+    """Ask the policy for its action on ``obs``; returns it with the start of the turn's event record.
+
+    ``record`` goes to :func:`action_record` (e.g. ``max_points``); a policy problem is logged as
+    ``policy_error``.
+    """
+    action, problem = state.decide(obs)
+    ev: dict[str, Any] = {
+        "phase": phase, "turn": turn, "observation": _obs_summary(obs, diag_index),
+        "action": action_record(action, **record),
+    }
+    if problem is not None:
+        ev["policy_error"] = problem
+    return action, ev
 
 
 class _Diag:
@@ -135,13 +153,7 @@ def run_planner(state: TrialState) -> Outcome:
             feedback=feedback, noise=float(spec.noise), batch_cap=cfg.batch_cap, feedback_kind=fkind,
             new_rows=new_rows,
         )
-        action, problem = state.decide(obs)
-        ev: dict[str, Any] = {
-            "phase": "explore", "turn": turn, "observation": _obs_summary(obs, diag_index),
-            "action": action_record(action),
-        }
-        if problem is not None:
-            ev["policy_error"] = problem
+        action, ev = _decide_event(state, obs, "explore", turn, diag_index)
         new_rows = 0
         kind = action.kind
         if kind == "draft":
@@ -342,13 +354,7 @@ def _fresh_synthesis(state: TrialState, draft: str | None, diag: _Diag) -> Outco
         if synthesis_input is None:
             synthesis_input = to_jsonable(obs)
             synthesis_input["sources"] = list(state.sources)
-        action, problem = state.decide(obs)
-        ev: dict[str, Any] = {
-            "phase": "synthesis", "turn": t, "observation": _obs_summary(obs, diag_index),
-            "action": action_record(action),
-        }
-        if problem is not None:
-            ev["policy_error"] = problem
+        action, ev = _decide_event(state, obs, "synthesis", t, diag_index)
         if t == 0 and begin_error is not None:
             ev["policy_begin_error"] = begin_error
         kind = action.kind

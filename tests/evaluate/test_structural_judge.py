@@ -5,20 +5,7 @@ import pytest
 
 from etc_fast.evaluate._judge import Judge
 from etc_fast.evaluate._structural import StructuralJudge, refit_program
-from etc_fast.tasks._base import Task, Variable
-
-
-def make_task(name: str, law: str, variables: list[tuple[str, str, float, float]]) -> Task:
-    """A task whose truth is ``law`` (hypothesis language) over ``(name, scale, low, high)`` inputs."""
-    from etc_fast.expr import parse
-
-    vs = tuple(Variable(n, n, None, f"input {n}", sc, lo, hi) for n, sc, lo, hi in variables)
-    prog = parse(law, [v.name for v in vs])
-    return Task(
-        name=name, module=name, difficulty="custom", law_version="custom", title=name, description=name,
-        output_name="y", output_description="the output", variables=vs, noise_floor=0.0,
-        ground_truth_text=law, param_description="", truth_fn=prog.evaluate, law_expression=law, source="test",
-    )
+from tests._tasks import make_task
 
 GRAV = make_task("grav", "6.674e-5*m1*m2/r**1.5", [("m1", "log", 1, 1e3), ("m2", "log", 1, 1e3), ("r", "log", 1, 10)])
 QUART = make_task("quart", "3*x**4 + 2*y", [("x", "log", 0.5, 5), ("y", "linear", 1, 2)])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import numpy.testing as npt
@@ -13,6 +12,7 @@ from hypothesis import strategies as st
 
 import kernels
 from kernels.calibrate import _calibrate, _fit_filter, calibrate, fit_denominator, fit_filter
+from tests.kernels._jit_checks import assert_safe_jit_options, needs_jit
 from tests.reference import calibrate_ref, fit_denominator_ref, fit_filter_ref
 
 nan, inf = float("nan"), float("inf")
@@ -40,12 +40,10 @@ def test_exported_from_kernels():
     assert kernels.fit_filter is fit_filter
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="JIT off")
+@needs_jit
 def test_jit_options():
+    assert_safe_jit_options(_calibrate, _fit_filter)
     for fn in (_calibrate, _fit_filter):
-        opts = fn.targetoptions
-        assert "nnan" not in opts["fastmath"] and "ninf" not in opts["fastmath"]
-        assert opts["nogil"] and not opts.get("parallel", False)
         assert fn._cache is not None and type(fn._cache).__name__ != "NullCache"
 
 

@@ -20,6 +20,7 @@ from kernels import _mathlib
 from kernels._jit import JIT
 from kernels._mathlib import log1p_nonneg
 from kernels.metrics import _rmsle_coverage, coverage_q, rmsle_coverage
+from tests.kernels._jit_checks import assert_safe_jit_options
 from tests.reference import rmsle_coverage_ref, rmsle_ref
 
 nan, inf = float("nan"), float("inf")
@@ -47,9 +48,7 @@ JIT_OFF = os.environ.get("NUMBA_DISABLE_JIT") == "1"
 
 @pytest.mark.skipif(JIT_OFF, reason="JIT off")
 def test_jit_options():
-    opts = _rmsle_coverage.targetoptions
-    assert "nnan" not in opts["fastmath"] and "ninf" not in opts["fastmath"]
-    assert opts["nogil"] and not opts.get("parallel", False)
+    assert_safe_jit_options(_rmsle_coverage)
     # the log1p correction term x - ((1 + x) - 1) must not be reassociated away
     math_opts = log1p_nonneg.targetoptions
     assert not {"reassoc", "nnan", "ninf", "afn", "arcp"} & set(math_opts["fastmath"])

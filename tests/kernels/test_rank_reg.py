@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import numpy.testing as npt
@@ -21,6 +20,7 @@ from kernels.rank_reg import (
     rank_regularize,
     stable_argsort,
 )
+from tests.kernels._jit_checks import assert_safe_jit_options, needs_jit
 from tests.reference import edge_weight_ref, ordinal_rank_ref, rank_regularize_ref
 
 nan, inf = float("nan"), float("inf")
@@ -33,12 +33,9 @@ def test_exported_from_kernels():
     assert kernels.stable_argsort is stable_argsort
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="JIT off")
+@needs_jit
 def test_jit_options():
-    for fn in (_ordinal_rank, _radix_argsort, _rank_regularize):
-        opts = fn.targetoptions
-        assert "nnan" not in opts["fastmath"] and "ninf" not in opts["fastmath"]
-        assert opts["nogil"] and not opts.get("parallel", False)
+    assert_safe_jit_options(_ordinal_rank, _radix_argsort, _rank_regularize)
 
 
 def test_finite_helper_survives_fastmath():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import numpy.testing as npt
@@ -20,6 +19,7 @@ from kernels.scores import (
     pairwise_scores,
     variance_scores,
 )
+from tests.kernels._jit_checks import assert_safe_jit_options, needs_jit
 from tests.reference import finite_fraction_ref, pairwise_scores_fast_ref, pairwise_scores_ref, variance_scores_ref
 
 nan, inf = float("nan"), float("inf")
@@ -36,12 +36,9 @@ def test_exported_from_kernels():
     assert kernels.finite_fraction is finite_fraction
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="JIT off")
+@needs_jit
 def test_jit_options():
-    for fn in (_variance_scores, _pairwise_scores):
-        opts = fn.targetoptions
-        assert "nnan" not in opts["fastmath"] and "ninf" not in opts["fastmath"]
-        assert opts["nogil"] and not opts.get("parallel", False)
+    assert_safe_jit_options(_variance_scores, _pairwise_scores)
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 11])

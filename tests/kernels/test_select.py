@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import numpy.testing as npt
@@ -25,6 +24,7 @@ from kernels.select import (
     select_random,
     step_constants,
 )
+from tests.kernels._jit_checks import assert_safe_jit_options, needs_jit
 from tests.reference import acquisition_step_ref, eligible_set_ref, select_batch_ref, select_random_ref
 
 nan, inf = float("nan"), float("inf")
@@ -37,12 +37,9 @@ def test_exported_from_kernels():
     assert kernels.acquisition_step is acquisition_step
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="JIT off")
+@needs_jit
 def test_jit_options():
-    for fn in (_select_batch, _select_random, _acquisition_step, _committee_step):
-        opts = fn.targetoptions
-        assert "nnan" not in opts["fastmath"] and "ninf" not in opts["fastmath"]
-        assert opts["nogil"] and not opts.get("parallel", False)
+    assert_safe_jit_options(_select_batch, _select_random, _acquisition_step, _committee_step)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -237,7 +234,7 @@ def _problem(seed, n_hyp, n_obs, n, d, nan_frac):
     return H_obs, y, H_pool, U
 
 
-@given(
+STEP_PROBLEMS = dict(
     seed=st.integers(0, 2**32 - 1),
     n_hyp=st.integers(0, 7),
     n_obs=st.integers(0, 10),
@@ -247,6 +244,10 @@ def _problem(seed, n_hyp, n_obs, n, d, nan_frac):
     nan_frac=st.sampled_from([0.0, 0.1, 0.6]),
     method=st.sampled_from(["variance", "pairwise"]),
 )
+"""Strategies of a random fused-step problem (:func:`_problem` arguments, batch size and method)."""
+
+
+@given(**STEP_PROBLEMS)
 def test_fused_step_matches_twin(seed, n_hyp, n_obs, n, d, k, nan_frac, method):
     H_obs, y, H_pool, U = _problem(seed, n_hyp, n_obs, n, d, nan_frac)
     got = acquisition_step(H_obs, y, H_pool, U, method, k)
@@ -288,16 +289,7 @@ def test_fused_step_bad_input():
         acquisition_step(H_obs, y, H_pool, U_bad, "variance", 2)
 
 
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n_hyp=st.integers(0, 7),
-    n_obs=st.integers(0, 10),
-    n=st.integers(0, 200),
-    d=st.integers(1, 3),
-    k=st.integers(0, 6),
-    nan_frac=st.sampled_from([0.0, 0.1, 0.6]),
-    method=st.sampled_from(["variance", "pairwise"]),
-)
+@given(**STEP_PROBLEMS)
 @pytest.mark.filterwarnings("ignore:Mean of empty slice:RuntimeWarning")
 def test_vectorized_numpy_step_matches_twin(seed, n_hyp, n_obs, n, d, k, nan_frac, method):
     """The vectorized NumPy step the benchmarks time computes the same as the loop twins."""

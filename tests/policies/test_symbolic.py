@@ -7,20 +7,8 @@ from etc_fast.evaluate._structural import StructuralJudge
 from etc_fast.policies.symbolic import SymbolicPolicy, VariableDomain, is_confident, search
 from etc_fast.protocol._types import CONFIGURATIONS, Diagnostics, Observation, Policy
 from etc_fast.tasks import task_view
-from etc_fast.tasks._base import Task, Variable
-
-
-def make_task(name: str, law: str, variables: list[tuple[str, str, float, float]]) -> Task:
-    """A task whose truth is ``law`` (hypothesis language) over ``(name, scale, low, high)`` inputs."""
-    from etc_fast.expr import parse
-
-    vs = tuple(Variable(n, n, None, f"input {n}", sc, lo, hi) for n, sc, lo, hi in variables)
-    prog = parse(law, [v.name for v in vs])
-    return Task(
-        name=name, module=name, difficulty="custom", law_version="custom", title=name, description=name,
-        output_name="y", output_description="the output", variables=vs, noise_floor=0.0,
-        ground_truth_text=law, param_description="", truth_fn=prog.evaluate, law_expression=law, source="test",
-    )
+from etc_fast.tasks._base import Task
+from tests._tasks import make_task
 
 
 def sobol_points(task: Task, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
