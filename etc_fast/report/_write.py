@@ -65,7 +65,7 @@ def _fmt(col: str, v: Any) -> str:
             return "inf" if v > 0 else "-inf"
         if col in _INT_LIKE:
             return str(int(v))
-        if col == "sign_flip_p":
+        if col in ("sign_flip_p", "noise"):
             return f"{v:.4g}"
         digits = 3 if col.startswith("rmsle") else 1
         return f"{round(v, digits) + 0.0:.{digits}f}"  # + 0.0 turns -0.0 into 0.0

@@ -41,3 +41,11 @@ def test_wide_table_cells(make_frame):
 def test_empty_frame(make_frame):
     assert table_modules(make_frame([])).height == 0
     assert table_modules_wide(make_frame([])).height == 0
+
+
+def test_noise_levels_keep_their_digits():
+    from etc_fast.report import markdown_table
+    import polars as pl
+
+    md = markdown_table(pl.DataFrame({"noise": [0.001, 0.01, 0.0]}))
+    assert "| 0.001 |" in md and "| 0.01 |" in md and "| 0 |" in md
