@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -10,6 +9,7 @@ import polars as pl
 
 from etc_fast.protocol import CONFIGURATIONS
 from etc_fast.runner._schema import TRIALS_SCHEMA, entries_frame
+from etc_fast.runner._store import read_trials
 
 __all__ = ["load_trials", "CONFIG_ORDER", "FAMILY_GROUPS", "config_label", "task_sort_key"]
 
@@ -50,6 +50,7 @@ def load_trials(run_dir: str | os.PathLike[str]) -> pl.DataFrame:
 
     Raises:
         FileNotFoundError: Neither file exists.
+        etc_fast.runner.RunDirError: ``trials.jsonl`` is damaged before its last line.
     """
     root = Path(run_dir)
     pq, jl = root / "trials.parquet", root / "trials.jsonl"
@@ -57,11 +58,7 @@ def load_trials(run_dir: str | os.PathLike[str]) -> pl.DataFrame:
         frame = pl.read_parquet(pq)
         return frame.select([pl.col(c).cast(t) for c, t in TRIALS_SCHEMA.items()])
     if jl.exists():
-        entries = []
-        for line in jl.read_text().splitlines():
-            try:
-                entries.append(json.loads(line))
-            except ValueError:
-                continue  # a torn last line; the runner repairs it on the next resume
-        return entries_frame(entries)
+        # The store's own reader: a torn last line is dropped with a warning, damage elsewhere is an
+        # error, and a trial id seen twice keeps its first line, exactly as a resumed run sees it.
+        return entries_frame(read_trials(jl))
     raise FileNotFoundError(f"{root}: no trials.parquet or trials.jsonl")

@@ -1,6 +1,7 @@
 import json
 
 import polars as pl
+import pytest
 
 from etc_fast.report import write_report
 from etc_fast.report.__main__ import main
@@ -43,8 +44,9 @@ def test_report_from_jsonl_only_and_planners_only(tmp_path):
     with open(tmp_path / "trials.jsonl", "w") as fh:
         for r in rows:
             fh.write(json.dumps({"trial_id": r["trial_id"], "summary": r}) + "\n")
-        fh.write('{"trial_id": "torn", "summ')  # an interrupted last line is ignored
-    path = write_report(tmp_path, n_draws=50)
+        fh.write('{"trial_id": "torn", "summ')  # an interrupted last line is dropped, with a warning
+    with pytest.warns(RuntimeWarning, match="torn last line"):
+        path = write_report(tmp_path, n_draws=50)
     md = path.read_text()
     assert "| Planner N |" in md and "| Baseline N |" not in md
     assert pl.read_parquet(tmp_path / "report" / "table1_families.parquet").height == 2
@@ -53,3 +55,22 @@ def test_report_from_jsonl_only_and_planners_only(tmp_path):
 def test_report_missing_run_dir(tmp_path, capsys):
     assert main([str(tmp_path / "nothing")]) == 2
     assert "no trials.parquet or trials.jsonl" in capsys.readouterr().err
+
+
+def test_report_reads_jsonl_like_the_store(tmp_path):
+    """Duplicated trial ids keep their first line; damage before the last line is an error."""
+    import pytest
+
+    from etc_fast.report import load_trials
+    from etc_fast.runner import RunDirError
+
+    rows = [r for r in fixture_rows() if r["family"] == "planner"][:3]
+    lines = [json.dumps({"trial_id": r["trial_id"], "summary": r}) for r in rows]
+    dup = dict(rows[0], measurements=999)
+    (tmp_path / "trials.jsonl").write_text("\n".join(lines + [json.dumps({"trial_id": dup["trial_id"], "summary": dup})]) + "\n")
+    with pytest.warns(RuntimeWarning):
+        frame = load_trials(tmp_path)
+    assert frame.height == 3 and 999 not in frame["measurements"].to_list()
+    (tmp_path / "trials.jsonl").write_text(lines[0] + "\n{broken\n" + lines[1] + "\n")
+    with pytest.raises(RunDirError):
+        load_trials(tmp_path)
