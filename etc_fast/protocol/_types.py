@@ -21,6 +21,17 @@ Family = Literal["baseline", "planner"]
 Acquisition = Literal["none", "variance", "pairwise", "random"]
 
 
+#: Allowed ranges of the integer knobs. The upper ends only stop absurd values (a pool of 2**30
+#: points would allocate gigabytes before the first turn); the paper's values sit far inside.
+_KNOB_RANGES: dict[str, tuple[int, int]] = {
+    "batch_cap": (1, 4096),
+    "exploration_turns": (0, 1000),
+    "pool_size": (8, 2**20),
+    "bootstrap_min": (1, 4096),
+    "baseline_rounds": (1, 1000),
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class ProtocolConfig:
     """How one trial is played. The paper's eight configurations are presets of this.
@@ -69,10 +80,10 @@ class ProtocolConfig:
             errors.append(f"a baseline has acquisition 'none', got {self.acquisition!r}")
         if self.synthesis not in ("fresh", "none"):
             errors.append(f"synthesis must be 'fresh' or 'none', got {self.synthesis!r}")
-        for field, lo in (("batch_cap", 1), ("exploration_turns", 0), ("pool_size", 8), ("bootstrap_min", 1), ("baseline_rounds", 1)):
+        for field, (lo, hi) in _KNOB_RANGES.items():
             val = getattr(self, field)
-            if not isinstance(val, int) or isinstance(val, bool) or val < lo:
-                errors.append(f"{field} must be an integer >= {lo}, got {val!r}")
+            if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
+                errors.append(f"{field} must be an integer from {lo} to {hi:,}, got {val!r}")
         if self.measurement_budget is not None and (
             not isinstance(self.measurement_budget, int) or isinstance(self.measurement_budget, bool) or self.measurement_budget < 1
         ):

@@ -140,7 +140,7 @@ def test_committee_beyond_five_is_truncated(play):
 
 
 def test_config_validation_messages():
-    with pytest.raises(ValueError, match="batch_cap must be an integer >= 1"):
+    with pytest.raises(ValueError, match="batch_cap must be an integer from 1 to 4,096, got 0"):
         ProtocolConfig(name="x", family="planner", acquisition="variance", batch_cap=0)
     with pytest.raises(ValueError, match="acquisition must be variance, pairwise or random"):
         ProtocolConfig(name="x", family="planner")
