@@ -23,12 +23,11 @@ noise): repeating one input lets the branch predictor memorize a 2048-element co
 which makes sorting look 4-5x cheaper than it is on fresh data.
 
 Where the time goes (numba, 5 hypotheses, 2 kept on these problems, measured on the 2-core
-development machine, ~56 us variance / ~72-76 us pairwise): program evaluation ~7 us (5 programs on
+development machine, ~51 us variance / ~72-75 us pairwise): program evaluation ~7 us (5 programs on
 9 observations, the 2 kept ones on 2048 points; ``exp`` and the powers dominate), calibration and
-filter ~2 us, variance scores ~5 us, the stable rank of 2048 clustered scores ~23 us (MSD radix:
-most raw scores sit in a cluster whose spread is itself spread over many binades, so each digit
-pass over the cluster peels off only part of it: about 5000 key moves in 12 splits for 2048 keys,
-~4 ns per key move), eligibility cut ~5 us (value histogram, then a sort of the boundary bucket),
+filter ~2 us, variance scores ~5 us, the stable rank of 2048 clustered scores ~18 us (LSD radix
+on a 33-bit key prefix, then the runs of equal prefix, up to ~250 keys in the tight cluster most
+raw scores sit in, finished on the full key), eligibility cut ~5 us (value histogram, then a sort of the boundary bucket),
 greedy picks ~4 us, and ~4 us of Python (argument checks, boxing the outputs, the result object).
 Pairwise adds ~12 us of quartile quickselect per kept hypothesis. The NumPy step spends
 its time in ~150 whole-array calls, ``argsort(kind="stable")`` (~75 us on fresh data) and

@@ -99,20 +99,14 @@ def _radix_argsort(x):
 
     Notes
     -----
-    Most-significant-digit radix sort on the keys of :func:`_float_keys`: a segment is split
-    stably into ``2^b`` buckets (``b`` one less than the bit length of its size, at most 11) by
-    the top bits of its own key range; buckets of more than ``_RADIX_SMALL`` keys are split again
-    (each level resolves at least ``b`` more bits, so a cluster of nearly equal scores costs one
-    more pass over the cluster per ``b`` bits of its width). Small buckets stay where the split put
-    them, already in key order relative to each other, and one insertion pass over the whole array
-    finishes them. The two halves of a segment count and scatter through separate counters, which
-    keeps runs of equal digits from serializing on one counter. Clustered acquisition scores take
-    two or three passes over the data in all (about 5000 key moves for 2048 keys). A comparison
-    sort on fresh data pays a branch misprediction per comparison, several times this cost.
+    :func:`_prefix_sort_pairs` on the keys of :func:`_float_keys`: three LSD digit passes over a
+    33-bit key prefix, then the runs of equal prefix sorted on the full key (insertion, or the MSD
+    radix sort :func:`_radix_sort_pairs` for long runs). A comparison sort on fresh data pays a
+    branch misprediction per comparison, several times this cost.
     """
     keys = _float_keys(x)
     order = np.arange(x.size)
-    _radix_sort_pairs(keys, order)
+    _prefix_sort_pairs(keys, order)
     return order
 
 
@@ -120,7 +114,13 @@ def _radix_argsort(x):
 def _radix_sort_pairs(keys, order):
     """Sort ``keys`` (uint64[n]) ascending in place, stably, moving ``order`` (int64[n]) along.
 
-    The MSD radix sort described on :func:`_radix_argsort`.
+    Most-significant-digit radix sort: a segment is split stably into ``2^b`` buckets (``b`` one
+    less than the bit length of its size, at most 11) by the top bits of its own key range; buckets
+    of more than ``_RADIX_SMALL`` keys are split again. Small buckets stay where the split put them,
+    already in key order relative to each other, and one insertion pass over the whole array
+    finishes them. The two halves of a segment count and scatter through separate counters, which
+    keeps runs of equal digits from serializing on one counter. Used by :func:`_prefix_sort_pairs`
+    for long runs of keys sharing their prefix (tight clusters of nearly equal scores).
     """
     n = keys.size
     if n < 2:
@@ -209,6 +209,108 @@ def _radix_sort_pairs(keys, order):
             order[u] = o
 
 
+_PREFIX_BITS = 33
+"""Width of the key prefix sorted by the three 11-bit LSD passes of :func:`_prefix_sort_pairs`."""
+
+
+@njit(**JIT)
+def _prefix_sort_pairs(keys, order):
+    """Sort ``keys`` (uint64[n]) ascending in place, stably, moving ``order`` (int64[n]) along.
+
+    Parameters
+    ----------
+    keys : uint64[n]
+        Order-preserving keys (:func:`_float_keys`); sorted in place.
+    order : int64[n]
+        Payload moved with the keys (indices ascending on entry for an argsort).
+
+    Notes
+    -----
+    Least-significant-digit radix sort of a ``_PREFIX_BITS``-bit prefix: the window of bits just
+    below the highest bit in which the keys differ (bits common to all keys carry no order). One
+    pass over the keys fills the three 11-bit digit histograms; each scatter pass is stable, and a
+    pass whose digit is the same for every key (its bits equal in the OR and the AND of all keys)
+    is skipped. Keys sharing the whole prefix are then adjacent and in index order; each such run
+    is finished on the full key: an insertion sort for short runs, :func:`_radix_sort_pairs` (MSD,
+    adaptive to the run's own key range) for runs longer than ``_RADIX_SMALL``.
+    """
+    n = keys.size
+    if n < 2:
+        return
+    kor = keys[0]
+    kand = keys[0]
+    for t in range(1, n):
+        kor |= keys[t]
+        kand &= keys[t]
+    diff = kor ^ kand
+    if diff == 0:
+        return
+    hb = _bit_length(diff)
+    low = hb - _PREFIX_BITS if hb > _PREFIX_BITS else 0
+    mask = np.uint64(0x7FF)
+    s0 = np.uint64(low)
+    s1 = np.uint64(low + 11)
+    s2 = np.uint64(low + 22)
+    cnt = np.zeros(3 * 2048, dtype=np.int64)
+    for t in range(n):
+        k = keys[t]
+        cnt[np.int64((k >> s0) & mask)] += 1
+        cnt[2048 + np.int64((k >> s1) & mask)] += 1
+        cnt[4096 + np.int64((k >> s2) & mask)] += 1
+    src_k = keys
+    src_o = order
+    dst_k = np.empty(n, dtype=np.uint64)
+    dst_o = np.empty(n, dtype=np.int64)
+    flipped = False
+    for p in range(3):
+        sh = np.uint64(low + 11 * p)
+        if ((diff >> sh) & mask) == 0:
+            continue
+        base = 2048 * p
+        pos = 0
+        for b in range(2048):
+            c = cnt[base + b]
+            cnt[base + b] = pos
+            pos += c
+        for t in range(n):
+            k = src_k[t]
+            d = base + np.int64((k >> sh) & mask)
+            q = cnt[d]
+            cnt[d] = q + 1
+            dst_k[q] = k
+            dst_o[q] = src_o[t]
+        src_k, dst_k = dst_k, src_k
+        src_o, dst_o = dst_o, src_o
+        flipped = not flipped
+    if flipped:
+        keys[:] = src_k
+        order[:] = src_o
+    if low == 0:
+        return
+    sl = np.uint64(low)
+    t = 0
+    while t < n:  # runs of equal prefix: order by the full key
+        p0 = keys[t] >> sl
+        u = t + 1
+        while u < n and (keys[u] >> sl) == p0:
+            u += 1
+        if u - t > _RADIX_SMALL:
+            _radix_sort_pairs(keys[t:u], order[t:u])
+        elif u - t > 1:
+            for a in range(t + 1, u):
+                k = keys[a]
+                if keys[a - 1] > k:
+                    o = order[a]
+                    v = a
+                    while v > t and keys[v - 1] > k:
+                        keys[v] = keys[v - 1]
+                        order[v] = order[v - 1]
+                        v -= 1
+                    keys[v] = k
+                    order[v] = o
+        t = u
+
+
 @njit(**JIT)
 def _radix_select(keys, r):
     """The ``r``-th smallest (0-based) of ``keys`` (uint64[n], ``0 <= r < n``) by MSD radix select.
@@ -283,7 +385,7 @@ def _ordinal_rank(s):
     if nf == 1:
         rho[idx[0]] = 1.0
         return rho
-    _radix_sort_pairs(keys[:nf], idx[:nf])
+    _prefix_sort_pairs(keys[:nf], idx[:nf])
     scale = 1.0 / (nf - 1)
     for r in range(nf):
         rho[idx[r]] = r * scale

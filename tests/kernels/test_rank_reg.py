@@ -13,6 +13,7 @@ import kernels
 from kernels.rank_reg import (
     _finite,
     _ordinal_rank,
+    _prefix_sort_pairs,
     _radix_argsort,
     _rank_regularize,
     edge_weight,
@@ -35,7 +36,7 @@ def test_exported_from_kernels():
 
 @needs_jit
 def test_jit_options():
-    assert_safe_jit_options(_ordinal_rank, _radix_argsort, _rank_regularize)
+    assert_safe_jit_options(_ordinal_rank, _radix_argsort, _prefix_sort_pairs, _rank_regularize)
 
 
 def test_finite_helper_survives_fastmath():
@@ -129,6 +130,80 @@ def test_radix_argsort_large(seed, n, ties):
         x = np.round(x, 1)
     npt.assert_array_equal(stable_argsort(x), np.argsort(x, kind="stable"))
 
+
+
+def _rank_by_numpy(s):
+    """Stable ordinal rank in [0, 1] of the finite entries of ``s`` from ``np.argsort(kind="stable")``."""
+    fin = np.flatnonzero(np.isfinite(s))
+    rho = np.full(s.size, np.nan)
+    if fin.size == 1:
+        rho[fin] = 1.0
+    elif fin.size > 1:
+        rho[fin[np.argsort(s[fin], kind="stable")]] = np.arange(fin.size) * (1.0 / (fin.size - 1))
+    return rho
+
+
+def _prefix_cases(n, rng):
+    """Inputs that stress the prefix sort: shared prefixes, exact ties, low-bit-only differences."""
+    one = 1.0 + 2.0**-30
+    return {
+        "all_equal": np.full(n, 2.5),
+        "exact_ties": rng.integers(0, 7, n).astype(float) - 3.0,
+        "low_20_bits": one + rng.integers(0, 1 << 20, n) * 2.0**-52,
+        "low_bits_and_ties": one + rng.integers(0, 4, n) * 2.0**-52,
+        "two_clusters": np.concatenate([1e-8 * (1 + rng.random(n // 2) * 1e-12), -3.0 * (1 + rng.random(n - n // 2) * 1e-12)]),
+        "signed_zeros": rng.choice([0.0, -0.0, 5e-324, -5e-324], n),
+        "spread": rng.lognormal(0, 5, n) * rng.choice([-1.0, 1.0], n),
+    }
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 33, 2048, 10000])
+def test_prefix_sort_adversarial_cases(n):
+    rng = np.random.default_rng(n)
+    for name, x in _prefix_cases(n, rng).items():
+        npt.assert_array_equal(stable_argsort(x), np.argsort(x, kind="stable"), err_msg=name)
+        npt.assert_array_equal(ordinal_rank(x), _rank_by_numpy(x), err_msg=name)
+        with_gaps = x.copy()
+        with_gaps[rng.random(n) < 0.1] = rng.choice([nan, inf, -inf])
+        npt.assert_array_equal(ordinal_rank(with_gaps), _rank_by_numpy(with_gaps), err_msg=name)
+
+
+def test_prefix_sort_equal_prefixes_different_low_bits():
+    """Keys equal in their 33-bit prefix are ordered by the low bits, ties by index."""
+    base = np.float64(1.0 + 2.0**-20)
+    low = np.array([5, 3, 3, 0, 7, 5, 1, 0, 2, 3] * 5, dtype=np.int64)  # 50 > one insertion run
+    x = base + low * 2.0**-52
+    x[::7] = 1.0 + 2.0**-19  # a second prefix group above
+    npt.assert_array_equal(stable_argsort(x), np.argsort(x, kind="stable"))
+    npt.assert_array_equal(stable_argsort(x[:10]), np.argsort(x[:10], kind="stable"))
+    keys = (x.view(np.uint64) | np.uint64(1 << 63)).copy()
+    order = np.arange(x.size)
+    _prefix_sort_pairs(keys, order)
+    npt.assert_array_equal(order, np.argsort(x, kind="stable"))
+    assert np.all(keys[1:] >= keys[:-1])
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.sampled_from([1, 2, 5, 40, 2048]),
+    spread_bits=st.integers(0, 60),
+    n_distinct=st.sampled_from([1, 3, 50, None]),
+)
+def test_rank_matches_numpy_stable_clustered(seed, n, spread_bits, n_distinct):
+    """Clusters of keys differing only in their lowest ``spread_bits`` bits, with and without ties."""
+    rng = np.random.default_rng(seed)
+    hi = 1 << spread_bits
+    if n_distinct is None:
+        offs = rng.integers(0, hi, n, dtype=np.uint64) if hi > 1 else np.zeros(n, dtype=np.uint64)
+    else:
+        pool = rng.integers(0, hi, n_distinct, dtype=np.uint64) if hi > 1 else np.zeros(n_distinct, dtype=np.uint64)
+        offs = rng.choice(pool, n)
+    bits = np.uint64(0x3E50000000000000) + offs  # positive doubles near 1e-8 and up
+    x = bits.view(np.float64) * rng.choice([-1.0, 1.0])
+    x[rng.random(n) < 0.05] = nan
+    npt.assert_array_equal(ordinal_rank(x), _rank_by_numpy(x))
+    fin = x[np.isfinite(x)]
+    npt.assert_array_equal(stable_argsort(fin), np.argsort(fin, kind="stable"))
 
 @given(st.lists(st.one_of(values, st.sampled_from([nan, inf, -inf])), max_size=200))
 def test_rank_matches_twin(xs):
