@@ -52,7 +52,7 @@ from tests.reference import acquisition_step_np_ref, evaluate_programs_ref
 N_POOL = 2048
 N_OBS = 9
 K = 4
-N_INSTANCES = 8
+N_INSTANCES = 32
 NAMES = ("m1", "m2", "r")
 LOG_BOUNDS = np.log(np.array([[1e-3, 1e3], [1e-3, 1e3], [1e-2, 1e2]]))
 

@@ -10,7 +10,7 @@ Scored methods (``variance``, ``pairwise``):
 5. regularize the scores by rank, boundary distance and finite fraction (eq. S4);
 6. pick a diverse batch among the top quarter.
 
-Steps 1-6 run as one compiled call (:meth:`Committee.step`, on :func:`kernels.select._committee_step`),
+Steps 1-6 run as one compiled call (:meth:`Committee.step`, on :func:`kernels.select._committee_run`),
 which evaluates only the kept hypotheses on the pool. ``random`` skips 1-6 and draws available pool
 points uniformly without replacement from ``seed`` (:func:`kernels.select_random`).
 :func:`plan_step_arrays` is steps 2-6 on hypothesis values that are already evaluated
@@ -29,7 +29,7 @@ from numba import config as _numba_config
 from kernels._checks import as_float_array
 from kernels.programs import _evaluate_programs, check_programs
 from kernels.select import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, acquisition_step, select_random, step_constants
-from kernels.select import _check_edge, _check_k, _committee_step, _raise_bad_unit
+from kernels.select import _check_edge, _check_k, _committee_run, _raise_bad_unit
 
 __all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
 
@@ -232,7 +232,7 @@ class Committee:
         """Planner step 1-6 for this committee in one compiled call (``variance`` or ``pairwise``).
 
         Evaluates every program on the observations, calibrates and filters them, evaluates only
-        the kept ones on the pool, scores, regularizes and selects (:func:`kernels.select._committee_step`).
+        the kept ones on the pool, scores, regularizes and selects (:func:`kernels.select._committee_run`).
 
         Args:
             XT_obs: float64[d, n_obs] observed inputs, one row per variable.
@@ -283,10 +283,10 @@ class Committee:
         W = _check_edge(edge, n_avail)
         if _JIT_OFF:
             with np.errstate(all="ignore"):
-                out = _committee_step(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
+                out = _committee_run(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
         else:
-            out = _committee_step(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
-        fit, n_pairs, flags, scores, elig, picks, fallback, bad = out
+            out = _committee_run(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
+        fit, n_pairs, flags, scores, elig, picks, chosen, fallback, bad = out
         if bad != -1:
             _raise_bad_unit(int(bad), U, W)
         a, b, err = fit
@@ -298,7 +298,7 @@ class Committee:
         identity = pool_indices is None
         return StepResult(
             method, k, seed, picks if identity else cols[picks], error, bool(fallback), (), (), (), self._rows, a, b,
-            n_pairs, ok, err, keep, cols, raw, v, reg, elig if identity else cols[elig], U[picks],
+            n_pairs, ok, err, keep, cols, raw, v, reg, elig if identity else cols[elig], chosen,
         )  # fmt: skip
 
     def evaluate_transposed(self, XT: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

@@ -59,7 +59,7 @@ OPCODES = {
 # Number of stack operands each opcode consumes (leaves consume none and push one).
 OP_ARITY = np.array([0, 0, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], dtype=np.int64)
 
-_BLOCK = 256  # points per block: a stack level of one block is 2 KiB, so the stack stays in L1
+_BLOCK = 1024  # points per block: a stack level of one block is 8 KiB, so shallow stacks stay in L1
 
 # 180/pi and pi/180 exactly as ``np.degrees`` / ``np.radians`` multiply by them.
 _DEG_PER_RAD = 180.0 / np.pi

@@ -312,6 +312,131 @@ def _prefix_sort_pairs(keys, order):
 
 
 @njit(**JIT)
+def _index_bits(n):
+    """Number of low bits that hold any index below ``n`` (0 for ``n <= 1``)."""
+    return _bit_length(np.uint64(n - 1)) if n > 1 else 0
+
+
+@njit(**JIT)
+def _packed_keys(s, ib):
+    """Sort keys of the finite entries of ``s`` with the entry's index in their low ``ib`` bits.
+
+    Parameters
+    ----------
+    s : float64[n]
+        Values (NaN/inf are left out).
+    ib : int
+        :func:`_index_bits` of ``n``.
+
+    Returns
+    -------
+    packed : uint64[n_finite]
+        ``(key >> ib) << ib | j`` per finite ``s[j]`` (``key`` from :func:`_float_keys`), in index
+        order. The packed keys are distinct, and sorting them orders the entries by the top
+        ``64 - ib`` key bits, then by index: the stable order except inside runs of equal top bits
+        (values within ``2^ib`` units in the last place), which :func:`_packed_order` repairs.
+    """
+    n = s.size
+    bits = s.view(np.uint64)
+    sign = np.uint64(0x8000000000000000)
+    sh = np.uint64(ib)
+    out = np.empty(n, dtype=np.uint64)
+    nf = 0
+    for j in range(n):  # branch-free count: the common all-finite case needs no compaction
+        nf += abs(s[j]) < np.inf
+    if nf == n:
+        for j in range(n):
+            b = bits[j]
+            b = np.uint64(0) if b == sign else b  # -0.0 ranks as +0.0
+            key = ~b if (b & sign) else (b | sign)
+            out[j] = ((key >> sh) << sh) | np.uint64(j)
+        return out
+    nf = 0
+    for j in range(n):
+        if _finite(s[j]):
+            b = bits[j]
+            if b == sign:  # -0.0 ranks as +0.0
+                b = np.uint64(0)
+            key = ~b if (b & sign) else (b | sign)
+            out[nf] = ((key >> sh) << sh) | np.uint64(j)
+            nf += 1
+    return out[:nf]
+
+
+@njit(**JIT)
+def _packed_order(packed, s, ib):
+    """Stable ascending order of the finite entries of ``s`` from their sorted packed keys.
+
+    Parameters
+    ----------
+    packed : uint64[n_finite]
+        :func:`_packed_keys` of ``s``, sorted ascending.
+    s : float64[n]
+        The values.
+    ib : int
+        Index bits used for ``packed``.
+
+    Returns
+    -------
+    order : int64[n_finite]
+        Indices of the finite entries with ``s[order]`` ascending, equal values in index order
+        (identical to ``np.argsort`` with ``kind="stable"`` on the finite entries).
+
+    Notes
+    -----
+    Entries whose keys agree above the index bits are adjacent and in index order; each such run
+    (rare: values within ``2^ib`` units in the last place) is re-sorted on the full key, stably.
+    """
+    nf = packed.size
+    mask = (np.uint64(1) << np.uint64(ib)) - np.uint64(1)
+    sh = np.uint64(ib)
+    order = np.empty(nf, dtype=np.int64)
+    for r in range(nf):
+        order[r] = np.int64(packed[r] & mask)
+    if ib == 0:
+        return order
+    t = nf
+    for r in range(nf - 1):  # branch-free search for the first pair of equal prefixes: usually none
+        t = min(t, r if (packed[r] >> sh) == (packed[r + 1] >> sh) else nf)
+    while t < nf - 1:
+        if (packed[t] >> sh) != (packed[t + 1] >> sh):
+            t += 1
+            continue
+        u = t + 2
+        while u < nf and (packed[u] >> sh) == (packed[t] >> sh):
+            u += 1
+        keys = _float_keys(s[order[t:u]])
+        run = order[t:u]
+        if u - t > _RADIX_SMALL:
+            _radix_sort_pairs(keys, run)
+        else:
+            for a in range(1, u - t):
+                k = keys[a]
+                if keys[a - 1] > k:
+                    o = run[a]
+                    v = a
+                    while v > 0 and keys[v - 1] > k:
+                        keys[v] = keys[v - 1]
+                        run[v] = run[v - 1]
+                        v -= 1
+                    keys[v] = k
+                    run[v] = o
+        t = u
+    return order
+
+
+def _sorted_order(s: np.ndarray) -> np.ndarray:
+    """Stable ascending order of the finite entries of ``s`` (float64[n]): int64[n_finite].
+
+    The packed keys are sorted by NumPy (a vectorized sort where the CPU has one), the rest is compiled.
+    """
+    ib = _index_bits(s.size)
+    packed = _packed_keys(s, ib)
+    packed.sort()
+    return _packed_order(packed, s, ib)
+
+
+@njit(**JIT)
 def _radix_select(keys, r):
     """The ``r``-th smallest (0-based) of ``keys`` (uint64[n], ``0 <= r < n``) by MSD radix select.
 
@@ -479,8 +604,17 @@ def _weighted_rank(raw, w, v):
 
 @njit(**JIT)
 def _first_outside_unit(a):
-    """Flat index of the first entry of ``a`` (any shape, C order) outside [0, 1] (NaN included), or -1."""
+    """Flat index of the first entry of ``a`` (any shape, C order) outside [0, 1] (NaN included), or -1.
+
+    A branch-free count of the entries inside (vectorizes) decides whether the scan is needed.
+    """
     flat = a.ravel()
+    inside = 0
+    for t in range(flat.size):
+        u = flat[t]
+        inside += (u >= 0.0) & (u <= 1.0)
+    if inside == flat.size:
+        return -1
     for t in range(flat.size):
         u = flat[t]
         if not (u >= 0.0 and u <= 1.0):

@@ -28,8 +28,14 @@ from numba import njit
 from kernels._jit import JIT
 from kernels.calibrate import DEGENERATE_REL, _calibrate, _fit_filter
 from kernels.programs import _evaluate_programs
-from kernels.rank_reg import EDGE_HI, EDGE_LO, EDGE_POWER, _edge_weight, _finite, _first_outside_unit, _radix_select, _weighted_rank
-from kernels.scores import CONST_REL, PAIRWISE_DIRECT_MAX, _finite_fraction, _pairwise_scores, _variance_scores
+from kernels.rank_reg import (
+    EDGE_HI, EDGE_LO, EDGE_POWER, _edge_weight, _finite, _first_outside_unit, _index_bits, _packed_keys, _packed_order,
+    _radix_select, _weighted_rank,
+)  # fmt: skip
+from kernels.scores import (
+    CONST_REL, PAIRWISE_DIRECT_MAX, _finite_fraction, _nan_copy_fraction, _pair_disagreement, _pairwise_normalize_sorted,
+    _pairwise_scores, _variance_fraction, _variance_scores,
+)  # fmt: skip
 
 __all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step", "committee_step", "step_constants"]
 
@@ -208,6 +214,155 @@ def _eligible_radix(s, k, top_fraction):
     return out
 
 
+_ELIG_GROUP = 32
+"""Buckets per group of the two-level walk down the histogram of :func:`_eligible_unit`."""
+
+
+@njit(**JIT)
+def _unit_bucket(x, nb):
+    """Histogram bucket of a score in [0, 1] among ``nb``; ``nb`` (a spare bucket) for NaN."""
+    y = x if x >= 0.0 else 0.0
+    return min(int(y * nb), nb - 1) if x >= 0.0 else nb
+
+
+@njit(**JIT)
+def _eligible_unit(s, m):
+    """The ``m`` highest finite scores of ``s`` (values in [0, 1] or NaN), as :func:`_eligible` defines them.
+
+    Parameters
+    ----------
+    s : float64[n]
+        Scores in [0, 1]; NaN = not eligible.
+    m : int
+        Eligible count, ``0 < m < n_finite``.
+
+    Returns
+    -------
+    eligible : int64[m]
+        Ascending indices.
+
+    Notes
+    -----
+    A histogram of ``floor(s * B)`` (``B = _ELIG_BUCKETS``, no scan for the maximum since scores are
+    at most 1), walked down by groups of ``_ELIG_GROUP`` buckets and then by bucket, locates the
+    bucket holding the cut; a branch-free pass collects that bucket's few values, which are sorted to
+    find the cut exactly, and another collects the indices above the cut (and the tied ones needed).
+    A crowded boundary bucket uses :func:`_eligible_radix`.
+    """
+    n = s.size
+    nb = _ELIG_BUCKETS
+    G = _ELIG_GROUP
+    hist = np.zeros(nb + 1, dtype=np.int64)
+    for j in range(n):
+        hist[_unit_bucket(s[j], nb)] += 1
+    group = np.zeros(nb // G, dtype=np.int64)
+    for g in range(nb // G):
+        for b in range(g * G, (g + 1) * G):
+            group[g] += hist[b]
+    need = m  # entries still to take, from the top down: first by group, then by bucket
+    g = nb // G - 1
+    while group[g] < need:
+        need -= group[g]
+        g -= 1
+    bt = (g + 1) * G - 1
+    while hist[bt] < need:
+        need -= hist[bt]
+        bt -= 1
+    c = hist[bt]
+    if c > _ELIG_SMALL:
+        return _eligible_radix(s, m, 0.0)  # top_fraction 0: exactly m (< n_finite) eligible
+    lo = bt / nb  # bucket bt holds lo <= x < hi exactly: x * nb is exact for nb a power of 2
+    hi = (bt + 1) / nb if bt < nb - 1 else np.inf
+    vals = np.empty(c)
+    qv = 0
+    for j in range(n):  # few match: the branch is well predicted (NaN never matches)
+        x = s[j]
+        if x >= lo and x < hi:
+            vals[qv] = x
+            qv += 1
+    for t in range(1, c):  # descending insertion sort of the boundary bucket
+        x = vals[t]
+        u = t
+        while u > 0 and vals[u - 1] < x:
+            vals[u] = vals[u - 1]
+            u -= 1
+        vals[u] = x
+    cut = vals[need - 1]
+    n_eq = need
+    for t in range(need):
+        n_eq -= 1 if vals[t] > cut else 0
+    above = np.empty(m - n_eq + 1, dtype=np.int64)
+    ties = np.empty(n_eq + 1, dtype=np.int64)
+    qa = 0
+    qt = 0
+    for j in range(n):  # branch-free: write always, advance on a match (a quarter of the points match)
+        x = s[j]
+        above[qa] = j
+        ties[qt] = j
+        qa += x > cut
+        qt += (x == cut) & (qt < n_eq)
+    out = np.empty(m, dtype=np.int64)  # merge the two ascending lists
+    a = 0
+    t = 0
+    for q in range(m):
+        if t < n_eq and (a >= m - n_eq or ties[t] < above[a]):
+            out[q] = ties[t]
+            t += 1
+        else:
+            out[q] = above[a]
+            a += 1
+    return out
+
+
+_MAG = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+@njit(**JIT)
+def _order_key(b):
+    """Signed-integer key of the float64 bits ``b`` (int64) that orders like the float (NaN aside); an involution."""
+    return b if b >= 0 else b ^ _MAG
+
+
+@njit(**JIT)
+def _bits_to_float(b):
+    out = np.empty(1, dtype=np.int64)
+    out[0] = b
+    return out.view(np.float64)[0]
+
+
+@njit(**JIT)
+def _max_of(x):
+    """Largest entry of a contiguous float64 vector without NaN (-inf for an empty one).
+
+    An integer reduction over order-preserving keys of the bit patterns: it vectorizes, which a
+    floating-point ``max`` reduction does not without the ``nnan`` flag.
+    """
+    bits = x.view(np.int64)
+    best = _order_key(np.int64(-0x10000000000000) )  # key of -inf
+    for q in range(bits.size):
+        best = max(best, _order_key(bits[q]))
+    return _bits_to_float(_order_key(best))
+
+
+@njit(**JIT)
+def _min_of(x):
+    """Smallest entry of a contiguous float64 vector without NaN (+inf for an empty one); see :func:`_max_of`."""
+    bits = x.view(np.int64)
+    best = np.int64(0x7FF0000000000000)  # key of +inf
+    for q in range(bits.size):
+        best = min(best, _order_key(bits[q]))
+    return _bits_to_float(_order_key(best))
+
+
+@njit(**JIT)
+def _first_equal(x, value):
+    """Index of the first entry of ``x`` equal to ``value`` (``x.size`` if none)."""
+    for q in range(x.size):
+        if x[q] == value:
+            return q
+    return x.size
+
+
 @njit(**JIT)
 def _greedy(s, U, elig, k, w_score, w_div):
     """Greedy diverse batch from the eligible set.
@@ -215,7 +370,7 @@ def _greedy(s, U, elig, k, w_score, w_div):
     Parameters
     ----------
     s : float64[n]
-        Regularized scores.
+        Regularized scores (finite at the eligible indices).
     U : float64[n, d]
         Unit coordinates.
     elig : int64[m]
@@ -229,6 +384,11 @@ def _greedy(s, U, elig, k, w_score, w_div):
     -------
     picks : int64[min(k, m)]
         Pool indices in pick order.
+
+    Notes
+    -----
+    Each pick is the first index of the largest objective: a vectorized maximum, then a scan for
+    its first occurrence (same result as a strict ``>`` running argmax).
     """
     m = elig.size
     kk = k if k < m else m
@@ -242,33 +402,27 @@ def _greedy(s, U, elig, k, w_score, w_div):
         se[q] = s[elig[q]]
         for c in range(d):
             UeT[c, q] = U[elig[q], c]
-    smin = np.inf
-    smax = -np.inf
-    first = 0
-    for q in range(m):
-        x = se[q]
-        smin = min(smin, x)
-        if x > smax:
-            smax = x
-            first = q
+    smax = _max_of(se)
+    smin = _min_of(se)
+    first = _first_equal(se, smax)
     span = smax - smin
     sp = np.empty(m)
-    for q in range(m):
-        sp[q] = (se[q] - smin) / span if span > 0.0 else 1.0
+    if span > 0.0:
+        for q in range(m):
+            sp[q] = (se[q] - smin) / span
+    else:
+        sp[:] = 1.0
     taken = np.zeros(m, dtype=np.bool_)
     dist = np.full(m, np.inf)  # distance to the nearest pick
     acc = np.empty(m)
+    val = np.empty(m)
     inv_sqrt_d = 1.0 / np.sqrt(d)
     cur = first
     for t in range(kk):
         if t > 0:
-            best = -np.inf
-            cur = 0
             for q in range(m):
-                val = -np.inf if taken[q] else w_score * sp[q] + w_div * dist[q] * inv_sqrt_d
-                if val > best:
-                    best = val
-                    cur = q
+                val[q] = -np.inf if taken[q] else w_score * sp[q] + w_div * dist[q] * inv_sqrt_d
+            cur = _first_equal(val, _max_of(val))
         taken[cur] = True
         picks[t] = elig[cur]
         if t + 1 < kk:
@@ -446,8 +600,157 @@ N_CONSTANTS = 12
 
 
 @njit(**JIT)
-def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C):
-    """Planner step 1-6 for a packed committee in one call: evaluate, calibrate, filter, score, select.
+def _committee_prepare(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, C):
+    """Planner step 1-4 for a packed committee: evaluate, calibrate, filter, score.
+
+    Parameters are those of :func:`_committee_step` less ``k``.
+
+    Returns
+    -------
+    fit, n_pairs, flags, scores, fallback, bad_u
+        As for :func:`_committee_step`; ``scores`` holds ``raw`` (variance only, else NaN), ``v``
+        and a NaN ``reg`` row.
+    P : float64[n_keep, n_pool]
+        Calibrated predictions of the kept hypotheses on the pool.
+    Q : float64[n_keep, n_pool]
+        Pairwise: ``P`` with its non-finite values NaN, to be sorted row by row. Variance: empty.
+    keys : uint64[n_finite]
+        Variance: :func:`kernels.rank_reg._packed_keys` of the raw scores, to be sorted. Pairwise: empty.
+    """
+    n_prog = prog_start.size
+    n_obs = y_obs.size
+    n = XT_pool.shape[1]
+    H_obs = np.empty((n_prog, n_obs))
+    if n_obs > 0:
+        _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT_obs, depth, H_obs)
+    fit = np.empty((3, n_prog))
+    flags = np.empty((2, n_prog), dtype=np.bool_)
+    a, b, n_pairs, ok, err = _calibrate(H_obs, y_obs, C[3])
+    keep, fallback = _fit_filter(err, ok, int(C[0]), C[1], int(C[2]))
+    for i in range(n_prog):
+        fit[0, i] = a[i]
+        fit[1, i] = b[i]
+        fit[2, i] = err[i]
+        flags[0, i] = ok[i]
+        flags[1, i] = keep[i]
+    scores = np.full((3, n), np.nan)
+    no_keys = np.empty(0, dtype=np.uint64)
+    bad_u = _first_outside_unit(U)
+    if bad_u < 0:
+        bad_w = _first_outside_unit(W)
+        if bad_w >= 0:
+            bad_u = -2 - bad_w
+    if bad_u != -1:
+        e = np.empty((0, n))
+        return fit, n_pairs, flags, scores, fallback, bad_u, e, e, no_keys
+    n_keep = 0
+    for i in range(n_prog):
+        n_keep += 1 if keep[i] else 0
+    ps = np.empty(n_keep, dtype=np.int64)
+    pl = np.empty(n_keep, dtype=np.int64)
+    cs = np.empty(n_keep, dtype=np.int64)
+    r = 0
+    for i in range(n_prog):
+        if keep[i]:
+            ps[r] = prog_start[i]
+            pl[r] = prog_len[i]
+            cs[r] = const_start[i]
+            r += 1
+    P = np.empty((n_keep, n))
+    if n > 0 and n_keep > 0:
+        _evaluate_programs(ops, args, consts, ps, pl, cs, XT_pool, depth, P)
+    r = 0
+    for i in range(n_prog):
+        if keep[i]:
+            ai = a[i]
+            bi = b[i]
+            row = P[r]
+            for j in range(n):
+                row[j] = ai * row[j] + bi  # h~ = a h + b
+            r += 1
+    if method == 0:
+        raw, v = _variance_fraction(P, C[4])
+        scores[0] = raw
+        scores[1] = v
+        return fit, n_pairs, flags, scores, fallback, bad_u, P, np.empty((0, n)), _packed_keys(raw, _index_bits(n))
+    Q, v = _nan_copy_fraction(P)
+    scores[1] = v
+    return fit, n_pairs, flags, scores, fallback, bad_u, P, Q, no_keys
+
+
+@njit(**JIT)
+def _pairwise_keys(P, Q, scores, C):
+    """Pairwise raw scores (eq. S3) from the row-sorted ``Q`` of :func:`_committee_prepare`.
+
+    Writes the raw scores into ``scores[0]`` and returns their packed sort keys (uint64[n_finite]).
+    """
+    raw = _pair_disagreement(_pairwise_normalize_sorted(P, Q, C[4]), int(C[5]))
+    scores[0] = raw
+    return _packed_keys(raw, _index_bits(raw.size))
+
+
+@njit(**JIT)
+def _committee_select(packed, scores, U, W, k, C):
+    """Planner step 5-6 from the sorted packed keys of the raw scores: regularize, cut, pick.
+
+    Parameters
+    ----------
+    packed : uint64[n_finite]
+        :func:`kernels.rank_reg._packed_keys` of ``scores[0]``, sorted ascending.
+    scores : float64[3, n_pool]
+        Rows ``raw``, ``v`` and ``reg``; ``reg`` is filled in (NaN where ``raw`` is not finite).
+    U : float64[n_pool, d]
+        Unit coordinates (checked).
+    W : float64[n_pool] or float64[0]
+        Boundary weights (checked), or empty: computed from ``U``.
+    k : int
+        Batch size.
+    C : float64[N_CONSTANTS]
+        Step constants.
+
+    Returns
+    -------
+    eligible : int64[m]
+    picks : int64[k']
+    chosen : float64[k', d]
+        Unit coordinates of the picks.
+
+    Notes
+    -----
+    Regularized scores lie in [0, 1] (rank, weight and finite fraction all do), so the eligibility
+    cut histograms ``floor(s * B)`` while the scores are written, walks down to the bucket holding
+    the cut and sorts only that bucket's few scores (:func:`_eligible_radix` when it is crowded).
+    """
+    raw = scores[0]
+    v = scores[1]
+    reg = scores[2]
+    n = raw.size
+    nf = packed.size
+    order = _packed_order(packed, raw, _index_bits(n))
+    if W.size == 0:
+        W = _edge_weight(U, C[6], C[7], C[8])
+    scale = 1.0 / (nf - 1) if nf > 1 else 1.0
+    for r in range(nf):  # reg holds NaN where raw is not finite; rho first
+        reg[order[r]] = r * scale if nf > 1 else 1.0
+    for j in range(n):
+        reg[j] = reg[j] * W[j] * v[j]  # rho * w * v, as _weighted_rank
+    k_ = int(k)
+    m = _eligible_count(nf, k_, C[9])
+    if m == 0 or m == nf:
+        elig = _eligible_radix(reg, k_, C[9])
+    else:
+        elig = _eligible_unit(reg, m)
+    picks = _greedy(reg, U, elig, k_, C[10], C[11])
+    d = U.shape[1]
+    chosen = np.empty((picks.size, d))
+    for t in range(picks.size):
+        for c in range(d):
+            chosen[t, c] = U[picks[t], c]
+    return elig, picks, chosen
+
+
+def _committee_run(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C):
+    """Planner step 1-6 for a packed committee: evaluate, calibrate, filter, score, regularize, select.
 
     Parameters
     ----------
@@ -485,6 +788,8 @@ def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth,
         Rows ``raw``, ``v`` (finite fraction), ``reg`` (regularized score).
     eligible : int64[m]
     picks : int64[k']
+    chosen : float64[k', d]
+        Unit coordinates of the picks.
     fallback : bool
     bad_u : int
         Flat index of the first ``U`` entry outside [0, 1]; ``-2 - j`` for the first ``W[j]``
@@ -493,65 +798,34 @@ def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth,
 
     Notes
     -----
-    Only the kept hypotheses are evaluated on the pool: the others take no part in steps 4-6.
+    Compiled calls around two NumPy sorts: :func:`_committee_prepare` (only the kept hypotheses are
+    evaluated on the pool: the others take no part in steps 4-6), for pairwise a row sort of the
+    kept predictions and :func:`_pairwise_keys` (quartiles read off the sorted rows), a sort of the
+    packed raw-score keys (ordinal ranks), and :func:`_committee_select`. NumPy sorts 64-bit
+    values with a vectorized sort on x86 CPUs with AVX2/AVX-512, several times faster than
+    compiled radix or quickselect passes over these clustered scores (see ``bench/``).
     """
-    n_prog = prog_start.size
-    n_obs = y_obs.size
-    n = XT_pool.shape[1]
-    H_obs = np.empty((n_prog, n_obs))
-    if n_obs > 0:
-        _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT_obs, depth, H_obs)
-    fit = np.empty((3, n_prog))
-    flags = np.empty((2, n_prog), dtype=np.bool_)
-    a, b, n_pairs, ok, err = _calibrate(H_obs, y_obs, C[3])
-    keep, fallback = _fit_filter(err, ok, int(C[0]), C[1], int(C[2]))
-    for i in range(n_prog):
-        fit[0, i] = a[i]
-        fit[1, i] = b[i]
-        fit[2, i] = err[i]
-        flags[0, i] = ok[i]
-        flags[1, i] = keep[i]
-    scores = np.empty((3, n))
-    bad_u = _first_outside_unit(U)
-    if bad_u < 0:
-        bad_w = _first_outside_unit(W)
-        if bad_w >= 0:
-            bad_u = -2 - bad_w
-    if bad_u != -1:
-        scores[:] = np.nan
-        return fit, n_pairs, flags, scores, np.empty(0, np.int64), np.empty(0, np.int64), fallback, bad_u
-    n_keep = 0
-    for i in range(n_prog):
-        n_keep += 1 if keep[i] else 0
-    ps = np.empty(n_keep, dtype=np.int64)
-    pl = np.empty(n_keep, dtype=np.int64)
-    cs = np.empty(n_keep, dtype=np.int64)
-    r = 0
-    for i in range(n_prog):
-        if keep[i]:
-            ps[r] = prog_start[i]
-            pl[r] = prog_len[i]
-            cs[r] = const_start[i]
-            r += 1
-    P = np.empty((n_keep, n))
-    if n > 0 and n_keep > 0:
-        _evaluate_programs(ops, args, consts, ps, pl, cs, XT_pool, depth, P)
-    r = 0
-    for i in range(n_prog):
-        if keep[i]:
-            ai = a[i]
-            bi = b[i]
-            row = P[r]
-            for j in range(n):
-                row[j] = ai * row[j] + bi  # h~ = a h + b
-            r += 1
-    raw, v, reg, elig, picks = _score_and_select(
-        P, U, W, method, k, C[4], int(C[5]), C[6], C[7], C[8], C[9], C[10], C[11]
+    fit, n_pairs, flags, scores, fallback, bad_u, P, Q, keys = _committee_prepare(
+        ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, C
     )
-    scores[0] = raw
-    scores[1] = v
-    scores[2] = reg
-    return fit, n_pairs, flags, scores, elig, picks, fallback, bad_u
+    if bad_u != -1:
+        return fit, n_pairs, flags, scores, _NO_INDEX, _NO_INDEX, U[:0], fallback, bad_u
+    if method == 1:
+        Q.sort(axis=1)
+        keys = _pairwise_keys(P, Q, scores, C)
+    keys.sort()
+    elig, picks, chosen = _committee_select(keys, scores, U, W, k, C)
+    return fit, n_pairs, flags, scores, elig, picks, chosen, fallback, bad_u
+
+
+def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C):
+    """:func:`_committee_run` without the chosen points' coordinates."""
+    out = _committee_run(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C)
+    return out[:6] + out[7:]
+
+
+_NO_INDEX = np.zeros(0, dtype=np.int64)
+_NO_INDEX.flags.writeable = False
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,12 @@ import kernels
 from kernels.rank_reg import edge_weight
 from kernels.select import (
     _acquisition_step,
+    _committee_prepare,
+    _committee_select,
     _committee_step,
+    _eligible_unit,
+    _greedy,
+    _pairwise_keys,
     _select_batch,
     _select_random,
     acquisition_step,
@@ -39,7 +44,10 @@ def test_exported_from_kernels():
 
 @needs_jit
 def test_jit_options():
-    assert_safe_jit_options(_select_batch, _select_random, _acquisition_step, _committee_step)
+    assert_safe_jit_options(
+        _select_batch, _select_random, _acquisition_step, _committee_prepare, _pairwise_keys, _committee_select,
+        _eligible_unit, _greedy,
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------
