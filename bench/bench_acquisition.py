@@ -104,21 +104,42 @@ def _numba_call(progs, X_obs, y, pool_X, U):
     com = Committee(progs)
     XT_obs, XT_pool = np.ascontiguousarray(X_obs.T), np.ascontiguousarray(pool_X.T)
     edge = edge_weight(U)
-    return lambda method: numba_step(com, XT_obs, y, XT_pool, U, edge, method)
+
+    def gather():  # the available pool arrays, as a trial gathers them each turn
+        return XT_pool.copy(), U.copy(), edge.copy()
+
+    def run(method, XT_p, U_p, edge_p):
+        return numba_step(com, XT_obs, y, XT_p, U_p, edge_p, method)
+
+    return gather, run
 
 
 def _numpy_call(progs, X_obs, y, pool_X, U):
     pk = pack(progs)
-    return lambda method: numpy_step(pk, X_obs, y, pool_X, U, method)
+
+    def gather():
+        return pool_X.copy(), U.copy()
+
+    def run(method, pool_X_p, U_p):
+        return numpy_step(pk, X_obs, y, pool_X_p, U_p, method)
+
+    return gather, run
 
 
 def prepared(n_hyp: int, impl: str):
-    """One callable ``f(method)`` per instance (packing, pool arrays and boundary weights prepared outside the timing)."""
+    """Per instance ``(gather, run)``: ``run(method, *gather())`` is one step (packing and boundary weights prepared once)."""
     make = _numba_call if impl == "numba" else _numpy_call
     return [make(*inst) for inst in make_instances(n_hyp)]
 
 
+def one_step(method: str, gather_run):
+    gather, run = gather_run
+    return run(method, *gather())
+
+
 CASES = [(n_hyp, method) for n_hyp in (5, 500) for method in ("variance", "pairwise")]
+ROUNDS = {("numba", 5): 4000, ("numpy", 5): 400, ("numba", 500): 2000, ("numpy", 500): 40}
+"""Timed calls per benchmark (about a second or less each)."""
 
 
 @pytest.mark.parametrize("impl", ["numba", "numpy"])
@@ -127,9 +148,14 @@ def test_acquisition_step(benchmark, n_hyp, method, impl):
     benchmark.group = f"acquisition-step-{method}-{n_hyp}x{N_POOL}"
     calls = prepared(n_hyp, impl)
     for c in calls:
-        c(method)  # compile and warm every instance outside the timing
+        one_step(method, c)  # compile and warm every instance outside the timing
     cycle = itertools.cycle(calls)
-    out = benchmark(lambda: next(cycle)(method))
+
+    def setup():  # untimed: the next problem, its pool arrays freshly gathered
+        gather, run = next(cycle)
+        return (run, method, *gather()), {}
+
+    out = benchmark.pedantic(lambda run, *a: run(*a), setup=setup, rounds=ROUNDS[impl, n_hyp])
     picks = out.indices if impl == "numba" else out[-1]
     assert len(picks) == K and len(set(np.asarray(picks).tolist())) == K
 
@@ -137,10 +163,8 @@ def test_acquisition_step(benchmark, n_hyp, method, impl):
 def test_numba_and_numpy_steps_agree():
     """Both benchmarked paths choose the same batch on every instance (checked outside timing)."""
     for method in ("variance", "pairwise"):
-        nb = prepared(5, "numba")
-        npy = prepared(5, "numpy")
-        for a, b in zip(nb, npy):
-            np.testing.assert_array_equal(a(method).indices, b(method)[-1])
+        for a, b in zip(prepared(5, "numba"), prepared(5, "numpy")):
+            np.testing.assert_array_equal(one_step(method, a).indices, one_step(method, b)[-1])
 
 
 # ------------------------------------------------------------------------------------------------

@@ -60,16 +60,14 @@ class StepResult:
         parsed: Canonical text of each parsed hypothesis, None where parsing failed.
         parse_errors: Parse error of each hypothesis (message and position), None where it parsed.
         rows: int64[n_rows] committee position of each scored row.
-        a: float64[n_rows] calibration scale (1 where the fit is invalid).
-        b: float64[n_rows] calibration offset.
+        fit: float64[3, n_rows] rows ``a`` (calibration scale, 1 where the fit is invalid), ``b``
+            (offset) and ``fit_error`` (RMS residual / median |y|, NaN where invalid); also
+            available as the properties of those names.
         n_pairs: int64[n_rows] finite observation pairs used by the fit.
-        fit_ok: bool[n_rows] valid fit.
-        fit_error: float64[n_rows] RMS residual / median |y| (NaN where invalid).
-        keep: bool[n_rows] rows kept by the fit filter.
+        flags: bool[2, n_rows] rows ``fit_ok`` (valid fit) and ``keep`` (kept by the fit filter).
         pool_indices: int64[n_avail] pool index of each available point.
-        raw_scores: float64[n_avail] raw score (eq. S2/S3), NaN where not scored.
-        finite_fraction: float64[n_avail] fraction of finite kept predictions.
-        regularized: float64[n_avail] regularized score (eq. S4).
+        scores: float64[3, n_avail] rows ``raw_scores`` (eq. S2/S3, NaN where not scored),
+            ``finite_fraction`` (of the kept predictions) and ``regularized`` (eq. S4).
         eligible: int64[m] pool indices of the eligible points (ascending).
         chosen_u: float64[k', d] unit coordinates of the chosen points.
     """
@@ -84,18 +82,53 @@ class StepResult:
     parsed: tuple[str | None, ...] = ()
     parse_errors: tuple[str | None, ...] = ()
     rows: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
-    a: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
-    b: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
+    fit: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 0)))
     n_pairs: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
-    fit_ok: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
-    fit_error: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
-    keep: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
+    flags: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((2, 0), dtype=bool))
     pool_indices: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
-    raw_scores: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
-    finite_fraction: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
-    regularized: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_F)
+    scores: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 0)))
     eligible: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
     chosen_u: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
+
+    @property
+    def a(self) -> np.ndarray:
+        """float64[n_rows] calibration scale (row 0 of ``fit``)."""
+        return self.fit[0]
+
+    @property
+    def b(self) -> np.ndarray:
+        """float64[n_rows] calibration offset (row 1 of ``fit``)."""
+        return self.fit[1]
+
+    @property
+    def fit_error(self) -> np.ndarray:
+        """float64[n_rows] RMS residual / median |y|, NaN where the fit is invalid (row 2 of ``fit``)."""
+        return self.fit[2]
+
+    @property
+    def fit_ok(self) -> np.ndarray:
+        """bool[n_rows] valid fit (row 0 of ``flags``)."""
+        return self.flags[0]
+
+    @property
+    def keep(self) -> np.ndarray:
+        """bool[n_rows] kept by the fit filter (row 1 of ``flags``)."""
+        return self.flags[1]
+
+    @property
+    def raw_scores(self) -> np.ndarray:
+        """float64[n_avail] raw score (eq. S2/S3), NaN where not scored (row 0 of ``scores``)."""
+        return self.scores[0]
+
+    @property
+    def finite_fraction(self) -> np.ndarray:
+        """float64[n_avail] fraction of finite kept predictions (row 1 of ``scores``)."""
+        return self.scores[1]
+
+    @property
+    def regularized(self) -> np.ndarray:
+        """float64[n_avail] regularized score, eq. S4 (row 2 of ``scores``)."""
+        return self.scores[2]
 
     @property
     def kept(self) -> np.ndarray:
@@ -289,16 +322,13 @@ class Committee:
         fit, n_pairs, flags, scores, elig, picks, chosen, fallback, bad = out
         if bad != -1:
             _raise_bad_unit(int(bad), U, W)
-        a, b, err = fit
-        ok, keep = flags
-        raw, v, reg = scores
         error = None
         if picks.size == 0 and k > 0:
             error = "no available pool points" if n_avail == 0 else "no pool point received a finite score"
         identity = pool_indices is None
         return StepResult(
-            method, k, seed, picks if identity else cols[picks], error, bool(fallback), (), (), (), self._rows, a, b,
-            n_pairs, ok, err, keep, cols, raw, v, reg, elig if identity else cols[elig], chosen,
+            method, k, seed, picks if identity else cols[picks], error, fallback, (), (), (), self._rows, fit, n_pairs,
+            flags, cols, scores, elig if identity else cols[elig], chosen,
         )  # fmt: skip
 
     def evaluate_transposed(self, XT: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -420,9 +450,9 @@ def plan_step_arrays(
     if picks.size == 0 and k > 0:
         error = "no available pool points" if n_avail == 0 else "no pool point received a finite score"
     return StepResult(
-        method, k, seed, picks if identity else cols[picks], error, bool(fallback), rows=rows, a=a, b=b,
-        n_pairs=n_pairs, fit_ok=ok, fit_error=err, keep=keep, pool_indices=cols, raw_scores=raw,
-        finite_fraction=v, regularized=reg, eligible=elig if identity else cols[elig], chosen_u=U[picks],
+        method, k, seed, picks if identity else cols[picks], error, bool(fallback), rows=rows, fit=np.stack([a, b, err]),
+        n_pairs=n_pairs, flags=np.stack([ok, keep]), pool_indices=cols, scores=np.stack([raw, v, reg]),
+        eligible=elig if identity else cols[elig], chosen_u=U[picks],
     )  # fmt: skip
 
 

@@ -12,7 +12,7 @@ Both scores measure how much a committee of calibrated hypotheses disagrees at e
   NaN when there is none.
 
 Medians and quartiles use NumPy's default ("linear") percentile definition, reproduced exactly by
-:func:`_quantile_sorted` (sorted input) and :func:`_quartiles` (multi-rank quickselect). Moments are plain sums, on the row divided by its largest
+:func:`_quantile_sorted` (sorted input) and :func:`_quartiles` (histogram select over order-preserving integer keys). Moments are plain sums, on the row divided by its largest
 finite magnitude when that lies outside [1e-100, 1e100] (no overflow or underflow when squaring). A row whose
 standard deviation is at most ``const_rel`` times its largest finite magnitude counts as constant,
 which absorbs the rounding of the mean of identical values.
@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from kernels._jit import JIT
-from kernels.rank_reg import _finite
+from kernels.rank_reg import _bit_length, _finite
 
 __all__ = ["variance_scores", "pairwise_scores", "finite_fraction"]
 
@@ -81,98 +81,147 @@ def _lerp(a, b, t):
     return a + diff * t
 
 
+_SELECT_BITS = 10
+"""The order-statistic select histograms the keys' range into ``2^_SELECT_BITS`` buckets."""
+_SELECT_SMALL = 32
+"""Target buckets of at most this many keys are sorted directly; larger ones are selected from again."""
+
+
 @njit(**JIT)
-def _select_ranks(x, tmp, ranks, out):
-    """Order statistics of ``x`` at several 0-based ranks by branch-free 3-way quickselect.
+def _select_ranks(x, ranks):
+    """Positions of order statistics of finite values at several 0-based ranks, by histogram select.
 
     Parameters
     ----------
     x : float64[m]
-        Finite values; reordered in place.
-    tmp : float64[>= m]
-        Work buffer.
+        Finite values (contiguous; not modified).
     ranks : int64[r]
-        Ascending ranks in ``[0, m)``.
-    out : float64[r]
-        Receives the value of rank ``ranks[t]``.
+        Ranks in ``[0, m)`` (any order, repeats allowed).
+
+    Returns
+    -------
+    pos : int64[r]
+        ``x[pos[t]]`` is the value of rank ``ranks[t]`` (any of equal values).
 
     Notes
     -----
-    Each pass partitions a segment around a median-of-three pivot into ``< p``, ``== p`` and
-    ``> p`` without data-dependent branches (every value is written to both ends of ``tmp``; only
-    the matching end's cursor advances), then continues only into the parts holding a requested
-    rank. Equal values collapse into the middle part at once, so clustered or tied data cost no
-    extra passes. Expected ``O(m)`` for any number of nearby ranks.
+    Works on the values' order-preserving integer keys (:func:`_select_key_ranks`): no
+    comparison branches, ``O(m)`` passes whatever the clustering.
     """
-    nr = ranks.size
-    stack = np.empty((4 * nr + 64, 4), dtype=np.int64)
-    stack[0, 0] = 0
-    stack[0, 1] = x.size
-    stack[0, 2] = 0
-    stack[0, 3] = nr
-    sp = 1
-    passes = 0
-    while sp > 0:
-        sp -= 1
-        lo = stack[sp, 0]
-        hi = stack[sp, 1]
-        ra = stack[sp, 2]
-        rb = stack[sp, 3]
-        n = hi - lo
-        passes += 1
-        if n <= 16 or passes > 200:  # tiny segment (or pathological pivots): sort it
-            seg = np.sort(x[lo:hi])
-            for t in range(ra, rb):
-                out[t] = seg[ranks[t] - lo]
-            continue
-        a = x[lo]
-        b = x[lo + n // 2]
-        c = x[hi - 1]
-        p = max(min(a, b), min(max(a, b), c))  # median of three
-        i = lo
-        j = hi - 1
-        for t in range(lo, hi):
-            v = x[t]
-            tmp[i] = v
-            tmp[j] = v
-            i += 1 if v < p else 0
-            j -= 1 if v > p else 0
-        eq_hi = j + 1  # [i, eq_hi) holds the values equal to p
-        for t in range(lo, i):
-            x[t] = tmp[t]
-        for t in range(i, eq_hi):
-            x[t] = p
-        for t in range(eq_hi, hi):
-            x[t] = tmp[t]
-        # ranks below i go left, ranks in [i, eq_hi) are p, the rest go right
-        t = ra
-        while t < rb and ranks[t] < i:
-            t += 1
-        if t > ra:
-            stack[sp, 0] = lo
-            stack[sp, 1] = i
-            stack[sp, 2] = ra
-            stack[sp, 3] = t
-            sp += 1
-        while t < rb and ranks[t] < eq_hi:
-            out[t] = p
-            t += 1
-        if t < rb:
-            stack[sp, 0] = eq_hi
-            stack[sp, 1] = hi
-            stack[sp, 2] = t
-            stack[sp, 3] = rb
-            sp += 1
+    m = x.size
+    bits = x.view(np.uint64)
+    sign = np.uint64(0x8000000000000000)
+    keys = np.empty(m, dtype=np.uint64)
+    for j in range(m):  # vectorizes: selects only
+        b = bits[j]
+        b = np.uint64(0) if b == sign else b  # -0.0 sorts as +0.0
+        keys[j] = ~b if (b & sign) else (b | sign)
+    pos = np.empty(ranks.size, dtype=np.int64)
+    _select_key_ranks(keys, np.arange(m), ranks, pos)
+    return pos
 
 
 @njit(**JIT)
-def _quartiles(vals):
-    """``(q25, median, q75)`` of finite values (NumPy "linear" percentiles) without sorting.
+def _select_key_ranks(keys, where, ranks, out):
+    """Positions (from ``where``) of the keys at several 0-based ranks of ``keys``.
 
-    The six order statistics the three interpolations need come from one multi-rank quickselect
-    (:func:`_select_ranks`), expected ``O(n)``. ``vals`` is reordered.
+    Parameters
+    ----------
+    keys : uint64[m]
+        Keys (not modified).
+    where : int64[m]
+        Position carried with each key.
+    ranks : int64[r]
+        Ranks in ``[0, m)``.
+    out : int64[r]
+        Receives ``where`` of the key at each rank.
+
+    Notes
+    -----
+    One pass histograms the keys over their own range in ``2^_SELECT_BITS`` buckets; a walk up
+    the counts gives the bucket and local rank of each requested rank; one more pass gathers the
+    members of those few buckets. A small bucket is sorted; a crowded one (clustered values) is
+    selected from the same way, over its own, much narrower key range.
     """
-    m = vals.size
+    m = keys.size
+    nr = ranks.size
+    kmin = keys[0]
+    kmax = keys[0]
+    for j in range(m):  # vectorizes: integer min/max
+        kmin = min(kmin, keys[j])
+        kmax = max(kmax, keys[j])
+    if kmin == kmax:
+        for t in range(nr):
+            out[t] = where[ranks[t]]
+        return
+    nbits = _bit_length(kmax - kmin)
+    shift = np.uint64(nbits - _SELECT_BITS if nbits > _SELECT_BITS else 0)
+    nb = np.int64((kmax - kmin) >> shift) + 1
+    hist = np.zeros(nb, dtype=np.int64)
+    for j in range(m):
+        hist[np.int64((keys[j] - kmin) >> shift)] += 1
+    tb = np.empty(nr, dtype=np.int64)  # target bucket and local rank of each requested rank
+    tl = np.empty(nr, dtype=np.int64)
+    cum = 0
+    bk = 0
+    for t in np.argsort(ranks):  # in ascending rank order
+        while cum + hist[bk] <= ranks[t]:
+            cum += hist[bk]
+            bk += 1
+        tb[t] = bk
+        tl[t] = ranks[t] - cum
+    slot = np.full(nb, -1, dtype=np.int64)  # distinct target buckets -> segment of the gather buffer
+    start = np.empty(nr + 1, dtype=np.int64)
+    ns = 0
+    total = 0
+    for t in range(nr):
+        if slot[tb[t]] < 0:
+            slot[tb[t]] = ns
+            start[ns] = total
+            total += hist[tb[t]]
+            ns += 1
+    start[ns] = total
+    fill = start[:ns].copy()
+    buf = np.empty(total, dtype=np.uint64)
+    bufw = np.empty(total, dtype=np.int64)
+    for j in range(m):  # members of the target buckets (a rarely taken branch)
+        sl = slot[np.int64((keys[j] - kmin) >> shift)]
+        if sl >= 0:
+            buf[fill[sl]] = keys[j]
+            bufw[fill[sl]] = where[j]
+            fill[sl] += 1
+    idx = np.empty(nr, dtype=np.int64)
+    for q in range(ns):
+        seg = buf[start[q]:start[q + 1]]
+        segw = bufw[start[q]:start[q + 1]]
+        nq = 0  # requested ranks that fall in this bucket
+        for t in range(nr):
+            if slot[tb[t]] == q:
+                idx[nq] = t
+                nq += 1
+        if seg.size <= _SELECT_SMALL:
+            for a in range(1, seg.size):  # insertion sort of a small bucket
+                key = seg[a]
+                w = segw[a]
+                u = a
+                while u > 0 and seg[u - 1] > key:
+                    seg[u] = seg[u - 1]
+                    segw[u] = segw[u - 1]
+                    u -= 1
+                seg[u] = key
+                segw[u] = w
+            for u in range(nq):
+                out[idx[u]] = segw[tl[idx[u]]]
+        else:
+            sub = np.empty(nq, dtype=np.int64)
+            _select_key_ranks(seg, segw, tl[idx[:nq]], sub)
+            for u in range(nq):
+                out[idx[u]] = sub[u]
+
+
+@njit(**JIT)
+def _quartile_ranks(m):
+    """The six ranks ``(lo, hi)`` of the 25th, 50th and 75th percentiles of ``m`` values, and the three weights."""
     ranks = np.empty(6, dtype=np.int64)
     ts = np.empty(3)
     for t in range(3):
@@ -181,12 +230,27 @@ def _quartiles(vals):
         ranks[2 * t] = lo
         ranks[2 * t + 1] = lo + 1 if lo + 1 < m else m - 1
         ts[t] = idx - lo
-    v = np.empty(6)
-    _select_ranks(vals, np.empty(m), ranks, v)
-    q25 = _lerp(v[0], v[1], ts[0])
-    med = _lerp(v[2], v[3], ts[1])
-    q75 = _lerp(v[4], v[5], ts[2])
+    return ranks, ts
+
+
+@njit(**JIT)
+def _quartiles_at(vals, pos, ts):
+    """``(q25, median, q75)`` from the positions of the six order statistics in ``vals``."""
+    q25 = _lerp(vals[pos[0]], vals[pos[1]], ts[0])
+    med = _lerp(vals[pos[2]], vals[pos[3]], ts[1])
+    q75 = _lerp(vals[pos[4]], vals[pos[5]], ts[2])
     return q25, med, q75
+
+
+@njit(**JIT)
+def _quartiles(vals):
+    """``(q25, median, q75)`` of finite values (NumPy "linear" percentiles) without sorting.
+
+    The six order statistics the three interpolations need come from one histogram select
+    (:func:`_select_ranks`), ``O(n)``. ``vals`` is not modified.
+    """
+    ranks, ts = _quartile_ranks(vals.size)
+    return _quartiles_at(vals, _select_ranks(vals, ranks), ts)
 
 
 _ABS_BITS = np.uint64(0x7FFFFFFFFFFFFFFF)
@@ -274,19 +338,20 @@ def _variance_scores(P, const_rel):
     Two passes over the committee per point (mean, then squared deviations), row by row so every
     loop runs over contiguous memory and vectorizes.
     """
-    return _variance_fraction(P, const_rel)[0]
+    n = P.shape[1]
+    out = np.empty(n)
+    _variance_fraction(P, const_rel, out, np.empty(n))
+    return out
 
 
 @njit(**JIT)
-def _variance_fraction(P, const_rel):
+def _variance_fraction(P, const_rel, out, cnt):
     """:func:`_variance_scores` and :func:`_finite_fraction` of ``P`` from one set of passes.
 
-    Returns
-    -------
-    score, v : float64[n_pool]
+    Writes the scores into ``out`` and the finite fractions into ``cnt`` (float64[n_pool] each).
     """
     n_hyp, n = P.shape
-    cnt = np.zeros(n)
+    cnt[:] = 0.0
     s1 = np.zeros(n)
     Z = np.empty((n_hyp, n))
     for i in range(n_hyp):
@@ -313,13 +378,11 @@ def _variance_fraction(P, const_rel):
         for j in range(n):
             dz = zrow[j] - s1[j]
             s2[j] += dz * dz if abs(dz) < np.inf else 0.0
-    out = np.empty(n)
     for j in range(n):
         out[j] = s2[j] / cnt[j] if cnt[j] >= 2 else np.nan
     if n_hyp > 0:
         for j in range(n):
             cnt[j] /= n_hyp  # finite fraction, as _finite_fraction computes it
-    return out, cnt
 
 
 @njit(**JIT)
@@ -371,65 +434,30 @@ def _normalize_row(P, i, has, med, iqr, const_rel, R):
 
 
 @njit(**JIT)
+def _row_quartile_stats(P, i, buf):
+    """``(has, median, iqr)`` of the finite entries of row ``i`` (``buf``: float64[n] work space)."""
+    row = P[i]
+    n = row.size
+    m = 0
+    for j in range(n):  # branch-free count: an all-finite row needs no copy
+        m += abs(row[j]) < np.inf
+    if m == 0:
+        return False, 0.0, 0.0
+    vals = row if m == n else buf[: _compact_finite(row, buf)]
+    q25, med, q75 = _quartiles(vals)
+    return True, med, q75 - q25
+
+
+@njit(**JIT)
 def _pairwise_normalize(P, const_rel):
     """Rows of ``P`` centred by median and scaled by IQR (sd fallback); dropped rows are all NaN."""
     n_hyp, n = P.shape
     R = np.empty((n_hyp, n))
     buf = np.empty(n)
     for i in range(n_hyp):
-        m = _compact_finite(P[i], buf)
-        med = 0.0
-        iqr = 0.0
-        if m > 0:
-            q25, med, q75 = _quartiles(buf[:m])
-            iqr = q75 - q25
-        _normalize_row(P, i, m > 0, med, iqr, const_rel, R)
+        has, med, iqr = _row_quartile_stats(P, i, buf)
+        _normalize_row(P, i, has, med, iqr, const_rel, R)
     return R
-
-
-@njit(**JIT)
-def _pairwise_normalize_sorted(P, Q, const_rel):
-    """:func:`_pairwise_normalize` with the quartiles read from ``Q``.
-
-    ``Q`` (float64[n_hyp, n]) holds each row of ``P`` sorted ascending with its non-finite values
-    replaced by NaN (so they sort last); the quartiles of its finite prefix are the same order
-    statistics :func:`_quartiles` selects.
-    """
-    n_hyp, n = P.shape
-    R = np.empty((n_hyp, n))
-    for i in range(n_hyp):
-        q = Q[i]
-        m = 0
-        for j in range(n):
-            m += 1 if abs(q[j]) < np.inf else 0
-        med = 0.0
-        iqr = 0.0
-        if m > 0:
-            med = _quantile_sorted(q, m, 0.5)
-            iqr = _quantile_sorted(q, m, 0.75) - _quantile_sorted(q, m, 0.25)
-        _normalize_row(P, i, m > 0, med, iqr, const_rel, R)
-    return R
-
-
-@njit(**JIT)
-def _nan_copy_fraction(P):
-    """Copy of ``P`` with every non-finite value NaN (the sort input of :func:`_pairwise_normalize_sorted`),
-    and the finite fraction of each column (as :func:`_finite_fraction`)."""
-    n_hyp, n = P.shape
-    Q = np.empty_like(P)
-    cnt = np.zeros(n)
-    for i in range(n_hyp):
-        row = P[i]
-        qrow = Q[i]
-        for j in range(n):
-            p = row[j]
-            f = abs(p) < np.inf
-            qrow[j] = p if f else np.nan
-            cnt[j] += 1.0 if f else 0.0
-    if n_hyp > 0:
-        for j in range(n):
-            cnt[j] /= n_hyp
-    return Q, cnt
 
 
 @njit(**JIT)

@@ -33,8 +33,8 @@ from kernels.rank_reg import (
     _radix_select, _weighted_rank,
 )  # fmt: skip
 from kernels.scores import (
-    CONST_REL, PAIRWISE_DIRECT_MAX, _finite_fraction, _nan_copy_fraction, _pair_disagreement, _pairwise_normalize_sorted,
-    _pairwise_scores, _variance_fraction, _variance_scores,
+    CONST_REL, PAIRWISE_DIRECT_MAX, _finite_fraction, _normalize_row, _pair_disagreement, _pairwise_scores,
+    _quartile_ranks, _quartiles_at, _row_quartile_stats, _select_ranks, _variance_fraction, _variance_scores,
 )  # fmt: skip
 
 __all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step", "committee_step", "step_constants"]
@@ -214,6 +214,58 @@ def _eligible_radix(s, k, top_fraction):
     return out
 
 
+def _byte_tables():
+    """Set-bit positions (ascending, padded with 0) and popcount of every byte value."""
+    pos = np.zeros((256, 8), dtype=np.int64)
+    cnt = np.zeros(256, dtype=np.int64)
+    for b in range(256):
+        bits = [t for t in range(8) if b >> t & 1]
+        pos[b, : len(bits)] = bits
+        cnt[b] = len(bits)
+    return pos, cnt
+
+
+_BYTE_POS, _BYTE_CNT = _byte_tables()
+_PACK8 = np.uint64(0x0102040810204080)
+"""Multiplier that gathers the low bits of a word's eight 0/1 bytes into its top byte (byte t -> bit t)."""
+
+
+@njit(**JIT)
+def _indices_at_or_above(s, cut, n_eq, m):
+    """Ascending indices of the ``m`` entries of ``s`` above ``cut`` or among its first ``n_eq`` ties.
+
+    A vectorized pass writes one 0/1 byte per entry; each 8-byte word is packed into a byte
+    (a multiply) whose set bits are copied out through a 256-entry position table: no
+    per-entry branches, which a quarter of the entries passing at random positions would
+    otherwise mispredict.
+    """
+    n = s.size
+    n8 = (n + 7) // 8
+    flags = np.zeros(8 * n8, dtype=np.uint8)
+    ties = 0
+    for j in range(n):
+        x = s[j]
+        flags[j] = x >= cut  # NaN fails
+        ties += x == cut
+    if ties > n_eq:  # only the first n_eq ties are taken
+        seen = 0
+        for j in range(n):
+            if s[j] == cut:
+                seen += 1
+                if seen > n_eq:
+                    flags[j] = 0
+    words = flags.view(np.uint64)
+    out = np.empty(m + 8, dtype=np.int64)
+    q = 0
+    for w in range(n8):
+        b = np.int64((words[w] * _PACK8) >> np.uint64(56))
+        base = 8 * w
+        for t in range(8):
+            out[q + t] = base + _BYTE_POS[b, t]
+        q += _BYTE_CNT[b]
+    return out[:m]
+
+
 _ELIG_GROUP = 32
 """Buckets per group of the two-level walk down the histogram of :func:`_eligible_unit`."""
 
@@ -277,7 +329,7 @@ def _eligible_unit(s, m):
     qv = 0
     for j in range(n):  # few match: the branch is well predicted (NaN never matches)
         x = s[j]
-        if x >= lo and x < hi:
+        if (x >= lo) & (x < hi):  # one rarely taken branch
             vals[qv] = x
             qv += 1
     for t in range(1, c):  # descending insertion sort of the boundary bucket
@@ -291,27 +343,7 @@ def _eligible_unit(s, m):
     n_eq = need
     for t in range(need):
         n_eq -= 1 if vals[t] > cut else 0
-    above = np.empty(m - n_eq + 1, dtype=np.int64)
-    ties = np.empty(n_eq + 1, dtype=np.int64)
-    qa = 0
-    qt = 0
-    for j in range(n):  # branch-free: write always, advance on a match (a quarter of the points match)
-        x = s[j]
-        above[qa] = j
-        ties[qt] = j
-        qa += x > cut
-        qt += (x == cut) & (qt < n_eq)
-    out = np.empty(m, dtype=np.int64)  # merge the two ascending lists
-    a = 0
-    t = 0
-    for q in range(m):
-        if t < n_eq and (a >= m - n_eq or ties[t] < above[a]):
-            out[q] = ties[t]
-            t += 1
-        else:
-            out[q] = above[a]
-            a += 1
-    return out
+    return _indices_at_or_above(s, cut, n_eq, m)
 
 
 _MAG = np.int64(0x7FFFFFFFFFFFFFFF)
@@ -600,6 +632,71 @@ N_CONSTANTS = 12
 
 
 @njit(**JIT)
+def _quartile_sources(H, a):
+    """Positions of the quartiles' order statistics of each calibrated row ``a_i h_i + b_i``, read off ``h_i``.
+
+    Parameters
+    ----------
+    H : float64[n_keep, n]
+        Uncalibrated values of the kept hypotheses.
+    a : float64[n_keep]
+        Their calibration scales.
+
+    Returns
+    -------
+    pos : int64[n_keep, 6]
+        For an all-finite row, the positions of the six order statistics of
+        :func:`kernels.scores._quartile_ranks` in the calibrated row; -1 otherwise.
+
+    Notes
+    -----
+    ``a h + b`` rounded is a non-decreasing function of ``h`` for ``a >= 0`` and non-increasing
+    for ``a < 0``, so the calibrated row's order statistics sit where ``h``'s (reversed for
+    ``a < 0``) do. The uncalibrated values are usually spread over decades, while the calibrated
+    ones can crowd around the offset ``b`` (a hypothesis that barely varies after the fit), which
+    costs the histogram select extra levels.
+    """
+    n_keep, n = H.shape
+    pos = np.full((n_keep, 6), -1, dtype=np.int64)
+    if n == 0:
+        return pos
+    ranks, ts = _quartile_ranks(n)
+    for r in range(n_keep):
+        row = H[r]
+        m = 0
+        for j in range(n):
+            m += abs(row[j]) < np.inf
+        if m == n:
+            pos[r] = _select_ranks(row, ranks if a[r] >= 0.0 else n - 1 - ranks)
+    return pos
+
+
+@njit(**JIT)
+def _pairwise_calibrated(P, pos, const_rel, direct_max):
+    """Pairwise score (eq. S3) of the calibrated rows ``P``, with quartile positions from :func:`_quartile_sources`.
+
+    A row whose positions are known and whose calibrated values are all finite takes its quartiles
+    at those positions; any other row is selected from directly (:func:`kernels.scores._row_quartile_stats`).
+    """
+    n_keep, n = P.shape
+    R = np.empty((n_keep, n))
+    buf = np.empty(n)
+    ranks, ts = _quartile_ranks(n)
+    for r in range(n_keep):
+        row = P[r]
+        m = 0
+        for j in range(n):
+            m += abs(row[j]) < np.inf
+        if pos[r, 0] >= 0 and m == n:
+            q25, med, q75 = _quartiles_at(row, pos[r], ts)
+            has, iqr = True, q75 - q25
+        else:
+            has, med, iqr = _row_quartile_stats(P, r, buf)
+        _normalize_row(P, r, has, med, iqr, const_rel, R)
+    return _pair_disagreement(R, direct_max)
+
+
+@njit(**JIT)
 def _committee_prepare(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, C):
     """Planner step 1-4 for a packed committee: evaluate, calibrate, filter, score.
 
@@ -633,16 +730,16 @@ def _committee_prepare(ops, args, consts, prog_start, prog_len, const_start, dep
         fit[2, i] = err[i]
         flags[0, i] = ok[i]
         flags[1, i] = keep[i]
-    scores = np.full((3, n), np.nan)
-    no_keys = np.empty(0, dtype=np.uint64)
+    scores = np.empty((3, n))
+    scores[2] = np.nan  # reg stays NaN where the raw score is not finite
     bad_u = _first_outside_unit(U)
     if bad_u < 0:
         bad_w = _first_outside_unit(W)
         if bad_w >= 0:
             bad_u = -2 - bad_w
     if bad_u != -1:
-        e = np.empty((0, n))
-        return fit, n_pairs, flags, scores, fallback, bad_u, e, e, no_keys
+        scores[:] = np.nan
+        return fit, n_pairs, flags, scores, np.empty(0, dtype=np.uint64), fallback, bad_u
     n_keep = 0
     for i in range(n_prog):
         n_keep += 1 if keep[i] else 0
@@ -659,6 +756,8 @@ def _committee_prepare(ops, args, consts, prog_start, prog_len, const_start, dep
     P = np.empty((n_keep, n))
     if n > 0 and n_keep > 0:
         _evaluate_programs(ops, args, consts, ps, pl, cs, XT_pool, depth, P)
+    if method == 1:
+        pos = _quartile_sources(P, a[keep])
     r = 0
     for i in range(n_prog):
         if keep[i]:
@@ -669,24 +768,11 @@ def _committee_prepare(ops, args, consts, prog_start, prog_len, const_start, dep
                 row[j] = ai * row[j] + bi  # h~ = a h + b
             r += 1
     if method == 0:
-        raw, v = _variance_fraction(P, C[4])
-        scores[0] = raw
-        scores[1] = v
-        return fit, n_pairs, flags, scores, fallback, bad_u, P, np.empty((0, n)), _packed_keys(raw, _index_bits(n))
-    Q, v = _nan_copy_fraction(P)
-    scores[1] = v
-    return fit, n_pairs, flags, scores, fallback, bad_u, P, Q, no_keys
-
-
-@njit(**JIT)
-def _pairwise_keys(P, Q, scores, C):
-    """Pairwise raw scores (eq. S3) from the row-sorted ``Q`` of :func:`_committee_prepare`.
-
-    Writes the raw scores into ``scores[0]`` and returns their packed sort keys (uint64[n_finite]).
-    """
-    raw = _pair_disagreement(_pairwise_normalize_sorted(P, Q, C[4]), int(C[5]))
-    scores[0] = raw
-    return _packed_keys(raw, _index_bits(raw.size))
+        _variance_fraction(P, C[4], scores[0], scores[1])
+    else:
+        scores[0] = _pairwise_calibrated(P, pos, C[4], int(C[5]))
+        scores[1] = _finite_fraction(P)
+    return fit, n_pairs, flags, scores, _packed_keys(scores[0], _index_bits(n)), fallback, bad_u
 
 
 @njit(**JIT)
@@ -798,34 +884,31 @@ def _committee_run(ops, args, consts, prog_start, prog_len, const_start, depth, 
 
     Notes
     -----
-    Compiled calls around two NumPy sorts: :func:`_committee_prepare` (only the kept hypotheses are
-    evaluated on the pool: the others take no part in steps 4-6), for pairwise a row sort of the
-    kept predictions and :func:`_pairwise_keys` (quartiles read off the sorted rows), a sort of the
-    packed raw-score keys (ordinal ranks), and :func:`_committee_select`. NumPy sorts 64-bit
-    values with a vectorized sort on x86 CPUs with AVX2/AVX-512, several times faster than
-    compiled radix or quickselect passes over these clustered scores (see ``bench/``).
+    Two compiled calls around one NumPy sort. :func:`_committee_prepare` evaluates (only the kept
+    hypotheses on the pool: the others take no part in steps 4-6), calibrates, filters, scores
+    and packs the raw scores' rank keys (:func:`kernels.rank_reg._packed_keys`); NumPy sorts the
+    keys; :func:`_committee_select` turns the order into ranks, regularizes, cuts and picks.
+    NumPy sorts 64-bit integers with a vectorized sort on x86 CPUs with AVX2/AVX-512: about 4 us
+    for 2048 keys, where a compiled LSD radix sort of these clustered scores took about 19 us.
     """
-    fit, n_pairs, flags, scores, fallback, bad_u, P, Q, keys = _committee_prepare(
+    fit, n_pairs, flags, scores, keys, fallback, bad_u = _committee_prepare(
         ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, C
     )
     if bad_u != -1:
         return fit, n_pairs, flags, scores, _NO_INDEX, _NO_INDEX, U[:0], fallback, bad_u
-    if method == 1:
-        Q.sort(axis=1)
-        keys = _pairwise_keys(P, Q, scores, C)
     keys.sort()
     elig, picks, chosen = _committee_select(keys, scores, U, W, k, C)
     return fit, n_pairs, flags, scores, elig, picks, chosen, fallback, bad_u
+
+
+_NO_INDEX = np.zeros(0, dtype=np.int64)
+_NO_INDEX.flags.writeable = False
 
 
 def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C):
     """:func:`_committee_run` without the chosen points' coordinates."""
     out = _committee_run(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C)
     return out[:6] + out[7:]
-
-
-_NO_INDEX = np.zeros(0, dtype=np.int64)
-_NO_INDEX.flags.writeable = False
 
 
 # ---------------------------------------------------------------------------------------------

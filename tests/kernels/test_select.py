@@ -19,7 +19,6 @@ from kernels.select import (
     _committee_step,
     _eligible_unit,
     _greedy,
-    _pairwise_keys,
     _select_batch,
     _select_random,
     acquisition_step,
@@ -45,7 +44,7 @@ def test_exported_from_kernels():
 @needs_jit
 def test_jit_options():
     assert_safe_jit_options(
-        _select_batch, _select_random, _acquisition_step, _committee_prepare, _pairwise_keys, _committee_select,
+        _select_batch, _select_random, _acquisition_step, _committee_prepare, _committee_select,
         _eligible_unit, _greedy,
     )  # fmt: skip
 
