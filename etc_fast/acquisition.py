@@ -10,8 +10,8 @@ Scored methods (``variance``, ``pairwise``):
 5. regularize the scores by rank, boundary distance and finite fraction (eq. S4);
 6. pick a diverse batch among the top quarter.
 
-Steps 1-6 run as one compiled call (:meth:`Committee.step`, on :func:`kernels.select._committee_run`),
-which evaluates only the kept hypotheses on the pool. ``random`` skips 1-6 and draws available pool
+Steps 1-6 run as two compiled calls around one NumPy sort (:meth:`Committee.step`, on
+:func:`kernels.select._committee_run`), which evaluate only the kept hypotheses on the pool. ``random`` skips 1-6 and draws available pool
 points uniformly without replacement from ``seed`` (:func:`kernels.select_random`).
 :func:`plan_step_arrays` is steps 2-6 on hypothesis values that are already evaluated
 (:func:`kernels.acquisition_step`); :class:`Committee` packs parsed programs once for repeated steps.
@@ -29,7 +29,7 @@ from numba import config as _numba_config
 from kernels._checks import as_float_array
 from kernels.programs import _evaluate_programs, check_programs
 from kernels.select import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, acquisition_step, select_random, step_constants
-from kernels.select import _check_edge, _check_k, _committee_run, _raise_bad_unit
+from kernels.select import _check_edge, _check_k, _committee_prepare, _committee_run, _committee_select, _raise_bad_unit
 
 __all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
 
@@ -60,11 +60,10 @@ class StepResult:
         parsed: Canonical text of each parsed hypothesis, None where parsing failed.
         parse_errors: Parse error of each hypothesis (message and position), None where it parsed.
         rows: int64[n_rows] committee position of each scored row.
-        fit: float64[3, n_rows] rows ``a`` (calibration scale, 1 where the fit is invalid), ``b``
-            (offset) and ``fit_error`` (RMS residual / median |y|, NaN where invalid); also
-            available as the properties of those names.
-        n_pairs: int64[n_rows] finite observation pairs used by the fit.
-        flags: bool[2, n_rows] rows ``fit_ok`` (valid fit) and ``keep`` (kept by the fit filter).
+        fit: float64[6, n_rows] the calibration of each row: ``a`` (scale, 1 where the fit is
+            invalid), ``b`` (offset), ``fit_error`` (RMS residual / median |y|, NaN where invalid),
+            ``n_pairs`` (finite observation pairs used), ``fit_ok`` (valid fit, 1/0) and ``keep``
+            (kept by the fit filter, 1/0); read them through the properties of those names.
         pool_indices: int64[n_avail] pool index of each available point.
         scores: float64[3, n_avail] rows ``raw_scores`` (eq. S2/S3, NaN where not scored),
             ``finite_fraction`` (of the kept predictions) and ``regularized`` (eq. S4).
@@ -82,9 +81,7 @@ class StepResult:
     parsed: tuple[str | None, ...] = ()
     parse_errors: tuple[str | None, ...] = ()
     rows: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
-    fit: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 0)))
-    n_pairs: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
-    flags: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((2, 0), dtype=bool))
+    fit: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((6, 0)))
     pool_indices: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
     scores: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((3, 0)))
     eligible: np.ndarray = dataclasses.field(default_factory=lambda: _EMPTY_I)
@@ -106,14 +103,19 @@ class StepResult:
         return self.fit[2]
 
     @property
+    def n_pairs(self) -> np.ndarray:
+        """int64[n_rows] finite observation pairs used by the fit (row 3 of ``fit``)."""
+        return self.fit[3].astype(np.int64)
+
+    @property
     def fit_ok(self) -> np.ndarray:
-        """bool[n_rows] valid fit (row 0 of ``flags``)."""
-        return self.flags[0]
+        """bool[n_rows] valid fit (row 4 of ``fit``)."""
+        return self.fit[4] != 0.0
 
     @property
     def keep(self) -> np.ndarray:
-        """bool[n_rows] kept by the fit filter (row 1 of ``flags``)."""
-        return self.flags[1]
+        """bool[n_rows] kept by the fit filter (row 5 of ``fit``)."""
+        return self.fit[5] != 0.0
 
     @property
     def raw_scores(self) -> np.ndarray:
@@ -262,7 +264,7 @@ class Committee:
         constants: np.ndarray | None = None,
         edge: np.ndarray | None = None,
     ) -> StepResult:
-        """Planner step 1-6 for this committee in one compiled call (``variance`` or ``pairwise``).
+        """Planner step 1-6 for this committee (``variance`` or ``pairwise``), compiled.
 
         Evaluates every program on the observations, calibrates and filters them, evaluates only
         the kept ones on the pool, scores, regularizes and selects (:func:`kernels.select._committee_run`).
@@ -288,19 +290,21 @@ class Committee:
         code = _METHOD_CODES.get(method)
         if code is None:
             raise ValueError(f"Committee.step scores with 'variance' or 'pairwise', got {method!r}")
-        k = _check_method_k(method, k)
+        if type(k) is not int or k < 0:
+            k = _check_k(k)
         XT_obs = _f64(XT_obs)
         y = _f64(y_obs)
         XT_pool = _f64(XT_pool)
         U = _f64(U_pool)
         d = self.n_vars
-        if XT_obs.ndim != 2 or XT_obs.shape[0] != d or y.ndim != 1 or y.shape[0] != XT_obs.shape[1]:
-            raise ValueError(f"XT_obs must be [{d}, n_obs] and y_obs [n_obs]; got {XT_obs.shape} and {y.shape}")
-        if XT_pool.ndim != 2 or XT_pool.shape[0] != d:
-            raise ValueError(f"XT_pool must be [{d}, n_avail] (one row per variable), got {XT_pool.shape}")
-        n_avail = XT_pool.shape[1]
-        if U.ndim != 2 or U.shape[0] != n_avail or U.shape[1] < 1:
-            raise ValueError(f"U_pool must be [{n_avail}, d] (one row per pool point), got {U.shape}")
+        so, sy, sp, su = XT_obs.shape, y.shape, XT_pool.shape, U.shape
+        if len(so) != 2 or so[0] != d or len(sy) != 1 or sy[0] != so[1]:
+            raise ValueError(f"XT_obs must be [{d}, n_obs] and y_obs [n_obs]; got {so} and {sy}")
+        if len(sp) != 2 or sp[0] != d:
+            raise ValueError(f"XT_pool must be [{d}, n_avail] (one row per variable), got {sp}")
+        n_avail = sp[1]
+        if len(su) != 2 or su[0] != n_avail or su[1] < 1:
+            raise ValueError(f"U_pool must be [{n_avail}, d] (one row per pool point), got {su}")
         cols = _pool_columns(pool_indices, n_avail)
         if constants is None:
             C = DEFAULT_CONSTANTS
@@ -317,9 +321,13 @@ class Committee:
         if _JIT_OFF:
             with np.errstate(all="ignore"):
                 out = _committee_run(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
-        else:
-            out = _committee_run(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
-        fit, n_pairs, flags, scores, elig, picks, chosen, fallback, bad = out
+            fit3, n_pairs, flags, scores, elig, picks, chosen, fallback, bad = out
+            fit = np.concatenate([fit3, n_pairs[None], flags]).astype(np.float64)
+        else:  # _committee_run, inlined: a step is short enough for the call to show
+            fit, scores, keys, fallback, bad = _committee_prepare(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, C)
+            if bad == -1:
+                keys.sort()
+                elig, picks, chosen = _committee_select(keys, scores, U, W, k, C)
         if bad != -1:
             _raise_bad_unit(int(bad), U, W)
         error = None
@@ -327,8 +335,8 @@ class Committee:
             error = "no available pool points" if n_avail == 0 else "no pool point received a finite score"
         identity = pool_indices is None
         return StepResult(
-            method, k, seed, picks if identity else cols[picks], error, fallback, (), (), (), self._rows, fit, n_pairs,
-            flags, cols, scores, elig if identity else cols[elig], chosen,
+            method, k, seed, picks if identity else cols[picks], error, fallback, (), (), (), self._rows, fit, cols,
+            scores, elig if identity else cols[elig], chosen,
         )  # fmt: skip
 
     def evaluate_transposed(self, XT: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -376,9 +384,12 @@ def _check_method_k(method: str, k) -> int:
     return _check_k(k)
 
 
+_F64 = np.dtype(np.float64)
+
+
 def _f64(x) -> np.ndarray:
     """``x`` as a C-contiguous float64 array (no copy when it already is one)."""
-    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
+    if type(x) is np.ndarray and x.dtype is _F64 and x.flags.c_contiguous:
         return x
     a = np.asarray(x)
     if a.dtype.kind not in "fiu":
@@ -450,8 +461,8 @@ def plan_step_arrays(
     if picks.size == 0 and k > 0:
         error = "no available pool points" if n_avail == 0 else "no pool point received a finite score"
     return StepResult(
-        method, k, seed, picks if identity else cols[picks], error, bool(fallback), rows=rows, fit=np.stack([a, b, err]),
-        n_pairs=n_pairs, flags=np.stack([ok, keep]), pool_indices=cols, scores=np.stack([raw, v, reg]),
+        method, k, seed, picks if identity else cols[picks], error, bool(fallback), rows=rows,
+        fit=np.stack([a, b, err, n_pairs, ok, keep]).astype(np.float64), pool_indices=cols, scores=np.stack([raw, v, reg]),
         eligible=elig if identity else cols[elig], chosen_u=U[picks],
     )  # fmt: skip
 

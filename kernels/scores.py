@@ -81,8 +81,10 @@ def _lerp(a, b, t):
     return a + diff * t
 
 
-_SELECT_BITS = 10
+_SELECT_BITS = 9
 """The order-statistic select histograms the keys' range into ``2^_SELECT_BITS`` buckets."""
+_SELECT_GROUP = 16
+"""Buckets per group of the walk up the select's histogram."""
 _SELECT_SMALL = 32
 """Target buckets of at most this many keys are sorted directly; larger ones are selected from again."""
 
@@ -132,16 +134,17 @@ def _select_key_ranks(keys, where, ranks, out):
     where : int64[m]
         Position carried with each key.
     ranks : int64[r]
-        Ranks in ``[0, m)``.
+        Ranks in ``[0, m)`` (any order, repeats allowed).
     out : int64[r]
         Receives ``where`` of the key at each rank.
 
     Notes
     -----
     One pass histograms the keys over their own range in ``2^_SELECT_BITS`` buckets; a walk up
-    the counts gives the bucket and local rank of each requested rank; one more pass gathers the
-    members of those few buckets. A small bucket is sorted; a crowded one (clustered values) is
-    selected from the same way, over its own, much narrower key range.
+    the counts (by groups of ``_SELECT_GROUP`` buckets, then by bucket) gives the bucket and local
+    rank of each requested rank; one more pass gathers the members of those few buckets. A small
+    bucket is sorted; a crowded one (clustered values) is selected from the same way, over its
+    own, much narrower key range.
     """
     m = keys.size
     nr = ranks.size
@@ -157,21 +160,41 @@ def _select_key_ranks(keys, where, ranks, out):
     nbits = _bit_length(kmax - kmin)
     shift = np.uint64(nbits - _SELECT_BITS if nbits > _SELECT_BITS else 0)
     nb = np.int64((kmax - kmin) >> shift) + 1
-    hist = np.zeros(nb, dtype=np.int64)
+    G = _SELECT_GROUP
+    ng = (nb + G - 1) // G
+    hist = np.zeros(ng * G + nb, dtype=np.int64)  # bucket counts, then per bucket its gather slot
     for j in range(m):
         hist[np.int64((keys[j] - kmin) >> shift)] += 1
-    tb = np.empty(nr, dtype=np.int64)  # target bucket and local rank of each requested rank
-    tl = np.empty(nr, dtype=np.int64)
+    group = np.zeros(ng, dtype=np.int64)
+    for g in range(ng):
+        for b in range(g * G, g * G + G):
+            group[g] += hist[b]
+    work = np.empty((6, nr + 1), dtype=np.int64)
+    order, tb, tl, start, fill, idx = work[0], work[1], work[2], work[3], work[4], work[5]
+    for t in range(nr):  # ranks in ascending order (insertion sort: few, nearly sorted)
+        order[t] = t
+        u = t
+        while u > 0 and ranks[order[u - 1]] > ranks[t]:
+            order[u] = order[u - 1]
+            u -= 1
+        order[u] = t
     cum = 0
-    bk = 0
-    for t in np.argsort(ranks):  # in ascending rank order
-        while cum + hist[bk] <= ranks[t]:
-            cum += hist[bk]
+    g = 0
+    for u in range(nr):
+        t = order[u]
+        r = ranks[t]
+        while cum + group[g] <= r:
+            cum += group[g]
+            g += 1
+        bk = g * G
+        c = cum
+        while c + hist[bk] <= r:
+            c += hist[bk]
             bk += 1
         tb[t] = bk
-        tl[t] = ranks[t] - cum
-    slot = np.full(nb, -1, dtype=np.int64)  # distinct target buckets -> segment of the gather buffer
-    start = np.empty(nr + 1, dtype=np.int64)
+        tl[t] = r - c
+    slot = hist[ng * G:]
+    slot[:] = -1  # distinct target buckets -> segment of the gather buffer
     ns = 0
     total = 0
     for t in range(nr):
@@ -181,7 +204,8 @@ def _select_key_ranks(keys, where, ranks, out):
             total += hist[tb[t]]
             ns += 1
     start[ns] = total
-    fill = start[:ns].copy()
+    for q in range(ns):
+        fill[q] = start[q]
     buf = np.empty(total, dtype=np.uint64)
     bufw = np.empty(total, dtype=np.int64)
     for j in range(m):  # members of the target buckets (a rarely taken branch)
@@ -190,7 +214,6 @@ def _select_key_ranks(keys, where, ranks, out):
             buf[fill[sl]] = keys[j]
             bufw[fill[sl]] = where[j]
             fill[sl] += 1
-    idx = np.empty(nr, dtype=np.int64)
     for q in range(ns):
         seg = buf[start[q]:start[q + 1]]
         segw = bufw[start[q]:start[q + 1]]
@@ -270,8 +293,14 @@ def _max_abs_finite(x):
     for j in range(bits.size):
         b = bits[j] & _ABS_BITS
         m = max(m, b if b < _INF_BITS else np.uint64(0))
+    return _bits_as_float(m)
+
+
+@njit(**JIT)
+def _bits_as_float(b):
+    """The float64 with bit pattern ``b`` (uint64)."""
     out = np.empty(1, dtype=np.uint64)
-    out[0] = m
+    out[0] = b
     return out.view(np.float64)[0]
 
 
@@ -288,14 +317,18 @@ def _row_moments(P, i):
     """
     row = P[i]
     n = row.size
+    bits = row.view(np.uint64)
     cnt = 0
     s = 0.0
-    for j in range(n):
+    mb = np.uint64(0)
+    for j in range(n):  # count, sum and largest magnitude (on the bits, see _max_abs_finite) in one pass
         p = row[j]
         f = abs(p) < np.inf
         cnt += f
         s += p if f else 0.0
-    maxabs = _max_abs_finite(row)
+        b = bits[j] & _ABS_BITS
+        mb = max(mb, b if b < _INF_BITS else np.uint64(0))
+    maxabs = _bits_as_float(mb)
     if cnt == 0:
         return 0, 1.0, np.nan, np.nan, 0.0
     inv = 1.0
@@ -370,19 +403,23 @@ def _variance_fraction(P, const_rel, out, cnt):
             zrow[j] = z if f else np.nan
             cnt[j] += 1.0 if f else 0.0
             s1[j] += z if f else 0.0
-    for j in range(n):
-        s1[j] = s1[j] / cnt[j] if cnt[j] > 0 else 0.0
     s2 = np.zeros(n)
     for i in range(n_hyp):
         zrow = Z[i]
-        for j in range(n):
-            dz = zrow[j] - s1[j]
-            s2[j] += dz * dz if abs(dz) < np.inf else 0.0
+        if i == 0:  # the first pass also turns the sums into means
+            for j in range(n):
+                mean = s1[j] / cnt[j] if cnt[j] > 0 else 0.0
+                s1[j] = mean
+                dz = zrow[j] - mean
+                s2[j] += dz * dz if abs(dz) < np.inf else 0.0
+        else:
+            for j in range(n):
+                dz = zrow[j] - s1[j]
+                s2[j] += dz * dz if abs(dz) < np.inf else 0.0
     for j in range(n):
-        out[j] = s2[j] / cnt[j] if cnt[j] >= 2 else np.nan
-    if n_hyp > 0:
-        for j in range(n):
-            cnt[j] /= n_hyp  # finite fraction, as _finite_fraction computes it
+        c = cnt[j]
+        out[j] = s2[j] / c if c >= 2 else np.nan
+        cnt[j] = c / n_hyp if n_hyp > 0 else c  # finite fraction, as _finite_fraction computes it
 
 
 @njit(**JIT)

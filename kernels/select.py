@@ -266,15 +266,17 @@ def _indices_at_or_above(s, cut, n_eq, m):
     return out[:m]
 
 
-_ELIG_GROUP = 32
-"""Buckets per group of the two-level walk down the histogram of :func:`_eligible_unit`."""
+_ELIG_ROUNDS = 64
+"""Most counting rounds :func:`_eligible_unit` spends bracketing the cut."""
 
 
 @njit(**JIT)
-def _unit_bucket(x, nb):
-    """Histogram bucket of a score in [0, 1] among ``nb``; ``nb`` (a spare bucket) for NaN."""
-    y = x if x >= 0.0 else 0.0
-    return min(int(y * nb), nb - 1) if x >= 0.0 else nb
+def _count_at_least(s, t):
+    """Number of entries of ``s`` at or above ``t`` (NaN never counts); vectorizes."""
+    c = 0
+    for j in range(s.size):
+        c += s[j] >= t
+    return c
 
 
 @njit(**JIT)
@@ -295,36 +297,32 @@ def _eligible_unit(s, m):
 
     Notes
     -----
-    A histogram of ``floor(s * B)`` (``B = _ELIG_BUCKETS``, no scan for the maximum since scores are
-    at most 1), walked down by groups of ``_ELIG_GROUP`` buckets and then by bucket, locates the
-    bucket holding the cut; a branch-free pass collects that bucket's few values, which are sorted to
-    find the cut exactly, and another collects the indices above the cut (and the tied ones needed).
-    A crowded boundary bucket uses :func:`_eligible_radix`.
+    The cut (the ``m``-th largest score) is bracketed by an interval ``[lo, hi)`` that holds at most
+    ``_ELIG_SMALL`` scores, by bisection of [0, 1]: each round counts the scores at or above the
+    midpoint (a vectorized pass); about seven rounds on the paper's pool. One pass collects the bracketed scores, which are sorted to find the cut
+    exactly, and :func:`_indices_at_or_above` collects the eligible indices. When ties crowd the cut
+    (more than ``_ELIG_SMALL`` equal scores) :func:`_eligible_radix` decides.
     """
     n = s.size
-    nb = _ELIG_BUCKETS
-    G = _ELIG_GROUP
-    hist = np.zeros(nb + 1, dtype=np.int64)
-    for j in range(n):
-        hist[_unit_bucket(s[j], nb)] += 1
-    group = np.zeros(nb // G, dtype=np.int64)
-    for g in range(nb // G):
-        for b in range(g * G, (g + 1) * G):
-            group[g] += hist[b]
-    need = m  # entries still to take, from the top down: first by group, then by bucket
-    g = nb // G - 1
-    while group[g] < need:
-        need -= group[g]
-        g -= 1
-    bt = (g + 1) * G - 1
-    while hist[bt] < need:
-        need -= hist[bt]
-        bt -= 1
-    c = hist[bt]
+    lo = 0.0  # invariant: at least m scores >= lo, fewer than m >= hi
+    hi = np.inf
+    c_lo = _count_at_least(s, 0.0)
+    c_hi = 0
+    for _ in range(_ELIG_ROUNDS):
+        if c_lo - c_hi <= _ELIG_SMALL:
+            break
+        mid = 0.5 * (lo + min(hi, 1.0))
+        if not (lo < mid < hi):
+            break
+        c = _count_at_least(s, mid)
+        if c >= m:
+            lo, c_lo = mid, c
+        else:
+            hi, c_hi = mid, c
+    c = c_lo - c_hi  # scores in [lo, hi): the cut is among them
     if c > _ELIG_SMALL:
-        return _eligible_radix(s, m, 0.0)  # top_fraction 0: exactly m (< n_finite) eligible
-    lo = bt / nb  # bucket bt holds lo <= x < hi exactly: x * nb is exact for nb a power of 2
-    hi = (bt + 1) / nb if bt < nb - 1 else np.inf
+        return _eligible_radix(s, m, 0.0)  # crowded ties: top_fraction 0 gives exactly m (< n_finite)
+    need = m - c_hi
     vals = np.empty(c)
     qv = 0
     for j in range(n):  # few match: the branch is well predicted (NaN never matches)
@@ -451,22 +449,26 @@ def _greedy(s, U, elig, k, w_score, w_div):
     inv_sqrt_d = 1.0 / np.sqrt(d)
     cur = first
     for t in range(kk):
-        if t > 0:
-            for q in range(m):
-                val[q] = -np.inf if taken[q] else w_score * sp[q] + w_div * dist[q] * inv_sqrt_d
-            cur = _first_equal(val, _max_of(val))
         taken[cur] = True
         picks[t] = elig[cur]
-        if t + 1 < kk:
-            acc[:] = 0.0
-            for c in range(d):
-                row = UeT[c]
-                pc = row[cur]
-                for q in range(m):
-                    diff = row[q] - pc
-                    acc[q] += diff * diff
+        if t + 1 == kk:
+            break
+        row = UeT[0]
+        pc = row[cur]
+        for q in range(m):
+            diff = row[q] - pc
+            acc[q] = diff * diff
+        for c in range(1, d):
+            row = UeT[c]
+            pc = row[cur]
             for q in range(m):
-                dist[q] = min(dist[q], np.sqrt(acc[q]))
+                diff = row[q] - pc
+                acc[q] += diff * diff
+        for q in range(m):  # distance to the nearest pick, and the next pick's objective
+            dq = min(dist[q], np.sqrt(acc[q]))
+            dist[q] = dq
+            val[q] = -np.inf if taken[q] else w_score * sp[q] + w_div * dq * inv_sqrt_d
+        cur = _first_equal(val, _max_of(val))
     return picks
 
 
@@ -672,28 +674,35 @@ def _quartile_sources(H, a):
 
 
 @njit(**JIT)
-def _pairwise_calibrated(P, pos, const_rel, direct_max):
-    """Pairwise score (eq. S3) of the calibrated rows ``P``, with quartile positions from :func:`_quartile_sources`.
+def _pairwise_calibrated(P, pos, const_rel, direct_max, raw, v):
+    """Pairwise score (eq. S3) and finite fraction of the calibrated rows ``P`` into ``raw`` and ``v``.
 
-    A row whose positions are known and whose calibrated values are all finite takes its quartiles
-    at those positions; any other row is selected from directly (:func:`kernels.scores._row_quartile_stats`).
+    Quartile positions come from :func:`_quartile_sources`: a row whose positions are known and
+    whose calibrated values are all finite takes its quartiles there; any other row is selected
+    from directly (:func:`kernels.scores._row_quartile_stats`).
     """
     n_keep, n = P.shape
     R = np.empty((n_keep, n))
     buf = np.empty(n)
     ranks, ts = _quartile_ranks(n)
+    v[:] = 0.0
     for r in range(n_keep):
         row = P[r]
         m = 0
-        for j in range(n):
-            m += abs(row[j]) < np.inf
+        for j in range(n):  # finite count of the row and of each column
+            f = abs(row[j]) < np.inf
+            m += f
+            v[j] += 1.0 if f else 0.0
         if pos[r, 0] >= 0 and m == n:
             q25, med, q75 = _quartiles_at(row, pos[r], ts)
             has, iqr = True, q75 - q25
         else:
             has, med, iqr = _row_quartile_stats(P, r, buf)
         _normalize_row(P, r, has, med, iqr, const_rel, R)
-    return _pair_disagreement(R, direct_max)
+    if n_keep > 0:
+        for j in range(n):
+            v[j] /= n_keep  # as _finite_fraction
+    raw[:] = _pair_disagreement(R, direct_max)
 
 
 @njit(**JIT)
@@ -704,15 +713,15 @@ def _committee_prepare(ops, args, consts, prog_start, prog_len, const_start, dep
 
     Returns
     -------
-    fit, n_pairs, flags, scores, fallback, bad_u
-        As for :func:`_committee_step`; ``scores`` holds ``raw`` (variance only, else NaN), ``v``
-        and a NaN ``reg`` row.
-    P : float64[n_keep, n_pool]
-        Calibrated predictions of the kept hypotheses on the pool.
-    Q : float64[n_keep, n_pool]
-        Pairwise: ``P`` with its non-finite values NaN, to be sorted row by row. Variance: empty.
+    fit : float64[6, n_prog]
+        Rows ``a``, ``b``, ``err``, ``n_pairs``, ``ok``, ``keep`` (counts and 0/1 flags as floats:
+        one array to hand back instead of three).
+    scores : float64[3, n_pool]
+        Rows ``raw``, ``v`` and a NaN ``reg`` row.
     keys : uint64[n_finite]
-        Variance: :func:`kernels.rank_reg._packed_keys` of the raw scores, to be sorted. Pairwise: empty.
+        :func:`kernels.rank_reg._packed_keys` of the raw scores, to be sorted.
+    fallback, bad_u
+        As for :func:`_committee_step`.
     """
     n_prog = prog_start.size
     n_obs = y_obs.size
@@ -720,16 +729,16 @@ def _committee_prepare(ops, args, consts, prog_start, prog_len, const_start, dep
     H_obs = np.empty((n_prog, n_obs))
     if n_obs > 0:
         _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT_obs, depth, H_obs)
-    fit = np.empty((3, n_prog))
-    flags = np.empty((2, n_prog), dtype=np.bool_)
+    fit = np.empty((6, n_prog))
     a, b, n_pairs, ok, err = _calibrate(H_obs, y_obs, C[3])
     keep, fallback = _fit_filter(err, ok, int(C[0]), C[1], int(C[2]))
     for i in range(n_prog):
         fit[0, i] = a[i]
         fit[1, i] = b[i]
         fit[2, i] = err[i]
-        flags[0, i] = ok[i]
-        flags[1, i] = keep[i]
+        fit[3, i] = n_pairs[i]
+        fit[4, i] = 1.0 if ok[i] else 0.0
+        fit[5, i] = 1.0 if keep[i] else 0.0
     scores = np.empty((3, n))
     scores[2] = np.nan  # reg stays NaN where the raw score is not finite
     bad_u = _first_outside_unit(U)
@@ -739,7 +748,7 @@ def _committee_prepare(ops, args, consts, prog_start, prog_len, const_start, dep
             bad_u = -2 - bad_w
     if bad_u != -1:
         scores[:] = np.nan
-        return fit, n_pairs, flags, scores, np.empty(0, dtype=np.uint64), fallback, bad_u
+        return fit, scores, np.empty(0, dtype=np.uint64), fallback, bad_u
     n_keep = 0
     for i in range(n_prog):
         n_keep += 1 if keep[i] else 0
@@ -770,9 +779,8 @@ def _committee_prepare(ops, args, consts, prog_start, prog_len, const_start, dep
     if method == 0:
         _variance_fraction(P, C[4], scores[0], scores[1])
     else:
-        scores[0] = _pairwise_calibrated(P, pos, C[4], int(C[5]))
-        scores[1] = _finite_fraction(P)
-    return fit, n_pairs, flags, scores, _packed_keys(scores[0], _index_bits(n)), fallback, bad_u
+        _pairwise_calibrated(P, pos, C[4], int(C[5]), scores[0], scores[1])
+    return fit, scores, _packed_keys(scores[0], _index_bits(n)), fallback, bad_u
 
 
 @njit(**JIT)
@@ -891,14 +899,20 @@ def _committee_run(ops, args, consts, prog_start, prog_len, const_start, depth, 
     NumPy sorts 64-bit integers with a vectorized sort on x86 CPUs with AVX2/AVX-512: about 4 us
     for 2048 keys, where a compiled LSD radix sort of these clustered scores took about 19 us.
     """
-    fit, n_pairs, flags, scores, keys, fallback, bad_u = _committee_prepare(
+    fit6, scores, keys, fallback, bad_u = _committee_prepare(
         ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, C
     )
+    fit, n_pairs, flags = _unpack_fit(fit6)
     if bad_u != -1:
         return fit, n_pairs, flags, scores, _NO_INDEX, _NO_INDEX, U[:0], fallback, bad_u
     keys.sort()
     elig, picks, chosen = _committee_select(keys, scores, U, W, k, C)
     return fit, n_pairs, flags, scores, elig, picks, chosen, fallback, bad_u
+
+
+def _unpack_fit(fit6: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Split the float64[6, n] fit block of :func:`_committee_prepare` into ``(fit[3, n], n_pairs, flags[2, n])``."""
+    return fit6[:3], fit6[3].astype(np.int64), fit6[4:] != 0.0
 
 
 _NO_INDEX = np.zeros(0, dtype=np.int64)
