@@ -85,8 +85,48 @@ _SELECT_BITS = 9
 """The order-statistic select histograms the keys' range into ``2^_SELECT_BITS`` buckets."""
 _SELECT_GROUP = 16
 """Buckets per group of the walk up the select's histogram."""
+_SELECT_SUB = 3
+"""Log-scale buckets split each octave of key offsets in ``2^_SELECT_SUB``."""
+_SELECT_CROWD = 16
+"""A target bucket holding more than ``1/_SELECT_CROWD`` of a segment is gathered through flags."""
 _SELECT_SMALL = 32
 """Target buckets of at most this many keys are sorted directly; larger ones are selected from again."""
+
+
+def _byte_tables():
+    """Set-bit positions (ascending, padded with 0) and popcount of every byte value."""
+    pos = np.zeros((256, 8), dtype=np.int64)
+    cnt = np.zeros(256, dtype=np.int64)
+    for b in range(256):
+        bits = [t for t in range(8) if b >> t & 1]
+        pos[b, : len(bits)] = bits
+        cnt[b] = len(bits)
+    return pos, cnt
+
+
+_BYTE_POS, _BYTE_CNT = _byte_tables()
+_PACK8 = np.uint64(0x0102040810204080)
+"""Multiplier that gathers the low bits of a word's eight 0/1 bytes into its top byte (byte t -> bit t)."""
+
+
+@njit(**JIT)
+def _flag_positions(flags, count):
+    """Ascending positions of the 1 bytes of ``flags`` (uint8[8 w], 0/1), ``count`` of them: int64[count].
+
+    Each 8-byte word is packed into a byte (a multiply) whose set bits are copied out through a
+    256-entry position table: no per-entry branches, which flags set at random positions would
+    otherwise mispredict.
+    """
+    words = flags.view(np.uint64)
+    out = np.empty(count + 8, dtype=np.int64)
+    q = 0
+    for w in range(words.size):
+        b = np.int64((words[w] * _PACK8) >> np.uint64(56))
+        base = 8 * w
+        for t in range(8):
+            out[q + t] = base + _BYTE_POS[b, t]
+        q += _BYTE_CNT[b]
+    return out[:count]
 
 
 @njit(**JIT)
@@ -124,6 +164,75 @@ def _select_ranks(x, ranks):
 
 
 @njit(**JIT)
+def _select_level(seg, kmin, kmax, log_scale, bid):
+    """Bucket of each key of ``seg`` (uint64[L] in ``[kmin, kmax]``, ``kmin < kmax``) into ``bid``; returns the bucket count.
+
+    Linear: ``2^_SELECT_BITS`` buckets over ``[kmin, kmax]``. Log scale: by octave of the offset
+    from ``kmin``, ``2^_SELECT_SUB`` buckets per octave. Both are monotone in the key.
+    """
+    L = seg.size
+    if log_scale:
+        off = np.empty(L)
+        for j in range(L):
+            off[j] = np.float64(seg[j] - kmin)  # rounding keeps the order (ties allowed)
+        ob = off.view(np.uint64)
+        base = np.uint64((1023 << _SELECT_SUB) - 1)  # offset 1.0 -> bucket 1; offset 0 -> bucket 0
+        top = np.int64(0)
+        for j in range(L):
+            e = ob[j] >> np.uint64(52 - _SELECT_SUB)
+            b = np.int64(e - base) if e > base else 0
+            bid[j] = b
+            top = max(top, b)
+        return top + 1
+    nbits = _bit_length(kmax - kmin)
+    shift = np.uint64(nbits - _SELECT_BITS if nbits > _SELECT_BITS else 0)
+    for j in range(L):
+        bid[j] = np.int64((seg[j] - kmin) >> shift)
+    return np.int64((kmax - kmin) >> shift) + 1
+
+
+@njit(**JIT)
+def _gather_members(bid, child, seg, segw, pool_k, pool_w, tasks, t0, t1, hist):
+    """Copy the keys (and positions) of the target buckets into their child segments (tasks ``t0:t1``).
+
+    One pass with a rarely taken branch when every target bucket is small; a crowded bucket (more
+    than ``1/_SELECT_CROWD`` of the keys) would mispredict that branch, so then each bucket's
+    members are found through 0/1 flags (:func:`_flag_positions`).
+    """
+    L = bid.size
+    crowded = False
+    for tk in range(t0, t1):
+        crowded = crowded or hist[tasks[tk, 5]] * _SELECT_CROWD > L
+    if not crowded:
+        for j in range(L):
+            tk = child[bid[j]]
+            if tk >= 0:
+                dst = tasks[tk, 0] + tasks[tk, 1]
+                pool_k[dst] = seg[j]
+                pool_w[dst] = segw[j]
+                tasks[tk, 1] += 1
+        return
+    flags = np.zeros(8 * ((L + 7) // 8), dtype=np.uint8)
+    for tk in range(t0, t1):
+        b = tasks[tk, 5]
+        for j in range(L):
+            flags[j] = bid[j] == b
+        dst = tasks[tk, 0]
+        for p in _flag_positions(flags, hist[b]):
+            pool_k[dst] = seg[p]
+            pool_w[dst] = segw[p]
+            dst += 1
+        tasks[tk, 1] = hist[b]
+
+
+@njit(**JIT)
+def _count_buckets(bid, hist):
+    """``hist[b] +=`` the number of entries of ``bid`` equal to ``b``."""
+    for j in range(bid.size):
+        hist[bid[j]] += 1
+
+
+@njit(**JIT)
 def _select_key_ranks(keys, where, ranks, out):
     """Positions (from ``where``) of the keys at several 0-based ranks of ``keys``.
 
@@ -140,90 +249,56 @@ def _select_key_ranks(keys, where, ranks, out):
 
     Notes
     -----
-    One pass histograms the keys over their own range in ``2^_SELECT_BITS`` buckets; a walk up
-    the counts (by groups of ``_SELECT_GROUP`` buckets, then by bucket) gives the bucket and local
-    rank of each requested rank; one more pass gathers the members of those few buckets. A small
-    bucket is sorted; a crowded one (clustered values) is selected from the same way, over its
-    own, much narrower key range.
+    A segment of keys is histogrammed over its own range (:func:`_select_level`); a walk up the
+    counts (by groups of ``_SELECT_GROUP`` buckets, then by bucket) gives the bucket and local rank
+    of each requested rank, and one pass gathers the members of those few buckets into new
+    segments. A segment of at most ``_SELECT_SMALL`` keys is sorted; a larger one is bucketed
+    again with the other scale: values clustered near one number with a tail spread over decades
+    (a calibrated hypothesis that barely varies) crowd one linear bucket but spread over the
+    octaves, and values spread evenly crowd the top octave but spread linearly. Segments wait on
+    an explicit stack (Numba cannot cache recursive functions), ``O(m)`` passes in all.
     """
     m = keys.size
     nr = ranks.size
-    kmin = keys[0]
-    kmax = keys[0]
-    for j in range(m):  # vectorizes: integer min/max
-        kmin = min(kmin, keys[j])
-        kmax = max(kmax, keys[j])
-    if kmin == kmax:
-        for t in range(nr):
-            out[t] = where[ranks[t]]
-        return
-    nbits = _bit_length(kmax - kmin)
-    shift = np.uint64(nbits - _SELECT_BITS if nbits > _SELECT_BITS else 0)
-    nb = np.int64((kmax - kmin) >> shift) + 1
-    G = _SELECT_GROUP
-    ng = (nb + G - 1) // G
-    hist = np.zeros(ng * G + nb, dtype=np.int64)  # bucket counts, then per bucket its gather slot
-    for j in range(m):
-        hist[np.int64((keys[j] - kmin) >> shift)] += 1
-    group = np.zeros(ng, dtype=np.int64)
-    for g in range(ng):
-        for b in range(g * G, g * G + G):
-            group[g] += hist[b]
-    work = np.empty((6, nr + 1), dtype=np.int64)
-    order, tb, tl, start, fill, idx = work[0], work[1], work[2], work[3], work[4], work[5]
-    for t in range(nr):  # ranks in ascending order (insertion sort: few, nearly sorted)
-        order[t] = t
-        u = t
-        while u > 0 and ranks[order[u - 1]] > ranks[t]:
-            order[u] = order[u - 1]
-            u -= 1
-        order[u] = t
-    cum = 0
-    g = 0
-    for u in range(nr):
-        t = order[u]
-        r = ranks[t]
-        while cum + group[g] <= r:
-            cum += group[g]
-            g += 1
-        bk = g * G
-        c = cum
-        while c + hist[bk] <= r:
-            c += hist[bk]
-            bk += 1
-        tb[t] = bk
-        tl[t] = r - c
-    slot = hist[ng * G:]
-    slot[:] = -1  # distinct target buckets -> segment of the gather buffer
-    ns = 0
-    total = 0
+    cap = 64 * nr + 64  # gathered segments, appended (task -1 is the input itself); grows when crowded
+    pool_k = np.empty(cap, dtype=np.uint64)
+    pool_w = np.empty(cap, dtype=np.int64)
+    used = 0
+    rcap = 16 * nr + 16
+    rl = np.empty(rcap, dtype=np.int64)  # local rank and output slot of each pending request
+    ro = np.empty(rcap, dtype=np.int64)
     for t in range(nr):
-        if slot[tb[t]] < 0:
-            slot[tb[t]] = ns
-            start[ns] = total
-            total += hist[tb[t]]
-            ns += 1
-    start[ns] = total
-    for q in range(ns):
-        fill[q] = start[q]
-    buf = np.empty(total, dtype=np.uint64)
-    bufw = np.empty(total, dtype=np.int64)
-    for j in range(m):  # members of the target buckets (a rarely taken branch)
-        sl = slot[np.int64((keys[j] - kmin) >> shift)]
-        if sl >= 0:
-            buf[fill[sl]] = keys[j]
-            bufw[fill[sl]] = where[j]
-            fill[sl] += 1
-    for q in range(ns):
-        seg = buf[start[q]:start[q + 1]]
-        segw = bufw[start[q]:start[q + 1]]
-        nq = 0  # requested ranks that fall in this bucket
-        for t in range(nr):
-            if slot[tb[t]] == q:
-                idx[nq] = t
-                nq += 1
-        if seg.size <= _SELECT_SMALL:
-            for a in range(1, seg.size):  # insertion sort of a small bucket
+        rl[t] = ranks[t]
+        ro[t] = t
+    rused = nr
+    tasks = np.empty((64, 6), dtype=np.int64)  # start, length, log scale, first request, request count, bucket
+    tasks[0, 0] = -1
+    tasks[0, 1] = m
+    tasks[0, 2] = 0
+    tasks[0, 3] = 0
+    tasks[0, 4] = nr
+    ntask = 1
+    bid = np.empty(m, dtype=np.int64)
+    G = _SELECT_GROUP
+    while ntask > 0:
+        ntask -= 1
+        s0, L, log_scale, q0, nq = tasks[ntask, 0], tasks[ntask, 1], tasks[ntask, 2], tasks[ntask, 3], tasks[ntask, 4]
+        if s0 < 0:
+            seg = keys
+            segw = where
+        else:
+            seg = pool_k[s0:s0 + L]
+            segw = pool_w[s0:s0 + L]
+        kmin = seg[0]
+        kmax = seg[0]
+        for j in range(L):  # vectorizes: integer min/max
+            kmin = min(kmin, seg[j])
+            kmax = max(kmax, seg[j])
+        if L <= _SELECT_SMALL or kmin == kmax:
+            if s0 < 0 and kmin != kmax:  # the input is not sorted in place
+                seg = seg.copy()
+                segw = segw.copy()
+            for a in range(1, L if kmin != kmax else 0):  # insertion sort of a small segment
                 key = seg[a]
                 w = segw[a]
                 u = a
@@ -233,13 +308,81 @@ def _select_key_ranks(keys, where, ranks, out):
                     u -= 1
                 seg[u] = key
                 segw[u] = w
-            for u in range(nq):
-                out[idx[u]] = segw[tl[idx[u]]]
-        else:
-            sub = np.empty(nq, dtype=np.int64)
-            _select_key_ranks(seg, segw, tl[idx[:nq]], sub)
-            for u in range(nq):
-                out[idx[u]] = sub[u]
+            for u in range(q0, q0 + nq):
+                out[ro[u]] = segw[rl[u]]
+            continue
+        nb = _select_level(seg, kmin, kmax, log_scale == 1, bid[:L])
+        ng = (nb + G - 1) // G
+        hist = np.zeros(ng * G + nb, dtype=np.int64)  # bucket counts, then each bucket's child task
+        _count_buckets(bid[:L], hist)
+        group = np.zeros(ng, dtype=np.int64)
+        for g in range(ng):
+            for b in range(g * G, g * G + G):
+                group[g] += hist[b]
+        for a in range(q0 + 1, q0 + nq):  # requests in ascending local rank (few: insertion sort)
+            r = rl[a]
+            o = ro[a]
+            u = a
+            while u > q0 and rl[u - 1] > r:
+                rl[u] = rl[u - 1]
+                ro[u] = ro[u - 1]
+                u -= 1
+            rl[u] = r
+            ro[u] = o
+        child = hist[ng * G:]
+        child[:] = -1
+        if used + L > cap or rused + nq > rcap or ntask + nq > tasks.shape[0]:  # grow the stores
+            cap = 2 * (used + L)
+            pool_k2 = np.empty(cap, dtype=np.uint64)
+            pool_w2 = np.empty(cap, dtype=np.int64)
+            pool_k2[:used] = pool_k[:used]
+            pool_w2[:used] = pool_w[:used]
+            pool_k = pool_k2
+            pool_w = pool_w2
+            if s0 >= 0:
+                seg = pool_k[s0:s0 + L]
+                segw = pool_w[s0:s0 + L]
+            rcap = 2 * (rused + nq)
+            rl2 = np.empty(rcap, dtype=np.int64)
+            ro2 = np.empty(rcap, dtype=np.int64)
+            rl2[:rused] = rl[:rused]
+            ro2[:rused] = ro[:rused]
+            rl = rl2
+            ro = ro2
+            tasks2 = np.empty((2 * (ntask + nq) + 8, 6), dtype=np.int64)
+            tasks2[:ntask] = tasks[:ntask]
+            tasks = tasks2
+        cum = 0
+        g = 0
+        first_task = ntask
+        for u in range(q0, q0 + nq):
+            r = rl[u]
+            while cum + group[g] <= r:
+                cum += group[g]
+                g += 1
+            bk = g * G
+            c = cum
+            while c + hist[bk] <= r:
+                c += hist[bk]
+                bk += 1
+            if child[bk] < 0:  # a new child segment for this bucket, at the end of the pool
+                child[bk] = ntask
+                tasks[ntask, 0] = used
+                tasks[ntask, 1] = 0
+                tasks[ntask, 2] = 1 - log_scale
+                tasks[ntask, 3] = rused
+                tasks[ntask, 4] = 0
+                tasks[ntask, 5] = bk
+                used += hist[bk]
+                ntask += 1
+            tk = child[bk]
+            rl[rused] = r - c  # requests of one child are contiguous: ranks ascend, buckets ascend
+            ro[rused] = ro[u]
+            rused += 1
+            tasks[tk, 4] += 1
+        _gather_members(bid[:L], child, seg, segw, pool_k, pool_w, tasks, first_task, ntask, hist)
+        for tk in range(first_task, ntask):  # the next level rebuckets with the other scale
+            tasks[tk, 2] = 1 - log_scale
 
 
 @njit(**JIT)

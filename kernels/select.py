@@ -34,7 +34,7 @@ from kernels.rank_reg import (
 )  # fmt: skip
 from kernels.scores import (
     CONST_REL, PAIRWISE_DIRECT_MAX, _finite_fraction, _normalize_row, _pair_disagreement, _pairwise_scores,
-    _quartile_ranks, _quartiles_at, _row_quartile_stats, _select_ranks, _variance_fraction, _variance_scores,
+    _flag_positions, _quartile_ranks, _quartiles_at, _row_quartile_stats, _select_ranks, _variance_fraction, _variance_scores,
 )  # fmt: skip
 
 __all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step", "committee_step", "step_constants"]
@@ -214,20 +214,6 @@ def _eligible_radix(s, k, top_fraction):
     return out
 
 
-def _byte_tables():
-    """Set-bit positions (ascending, padded with 0) and popcount of every byte value."""
-    pos = np.zeros((256, 8), dtype=np.int64)
-    cnt = np.zeros(256, dtype=np.int64)
-    for b in range(256):
-        bits = [t for t in range(8) if b >> t & 1]
-        pos[b, : len(bits)] = bits
-        cnt[b] = len(bits)
-    return pos, cnt
-
-
-_BYTE_POS, _BYTE_CNT = _byte_tables()
-_PACK8 = np.uint64(0x0102040810204080)
-"""Multiplier that gathers the low bits of a word's eight 0/1 bytes into its top byte (byte t -> bit t)."""
 
 
 @njit(**JIT)
@@ -254,16 +240,7 @@ def _indices_at_or_above(s, cut, n_eq, m):
                 seen += 1
                 if seen > n_eq:
                     flags[j] = 0
-    words = flags.view(np.uint64)
-    out = np.empty(m + 8, dtype=np.int64)
-    q = 0
-    for w in range(n8):
-        b = np.int64((words[w] * _PACK8) >> np.uint64(56))
-        base = 8 * w
-        for t in range(8):
-            out[q + t] = base + _BYTE_POS[b, t]
-        q += _BYTE_CNT[b]
-    return out[:m]
+    return _flag_positions(flags, m)
 
 
 _ELIG_ROUNDS = 64
@@ -430,8 +407,10 @@ def _greedy(s, U, elig, k, w_score, w_div):
     se = np.empty(m)
     for q in range(m):
         se[q] = s[elig[q]]
-        for c in range(d):
-            UeT[c, q] = U[elig[q], c]
+    for c in range(d):  # one dimension at a time: the gathers vectorize
+        row = UeT[c]
+        for q in range(m):
+            row[q] = U[elig[q], c]
     smax = _max_of(se)
     smin = _min_of(se)
     first = _first_equal(se, smax)
