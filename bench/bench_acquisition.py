@@ -6,34 +6,36 @@ gravity-like task (3 log-scaled variables), 9 observations, 2048-point scrambled
 committees of 5 and 500 hypotheses.
 
 * ``[numba]``: programs parsed and packed once (:class:`etc_fast.acquisition.Committee`), then
-  :meth:`~etc_fast.acquisition.Committee.step`: argument checks, one compiled call that evaluates
+  :meth:`~etc_fast.acquisition.Committee.step`: argument checks, a compiled call that evaluates
   every program on the observations, calibrates and filters, evaluates only the kept programs on
-  the pool (the rest take no part in scoring), scores, regularizes and selects, and the result
-  object. The pool is prepared once, as a trial prepares its pool once for all its turns: its
-  transposed inputs and its boundary weights (``kernels.edge_weight``, passed as ``edge=``; the
-  weights depend only on the pool's unit coordinates). That preparation is timed on its own in
-  ``bench_rank_reg.py::test_edge_weight`` (~3 us at 2048 x 3), so a step that computes the weights
-  itself costs that much more.
+  the pool (the rest take no part in scoring), scores and packs the rank keys; NumPy's sort of
+  the keys; a compiled call that ranks, regularizes, cuts and picks; the result object. The pool
+  is prepared once, as a trial prepares its pool once for all its turns: its transposed inputs
+  and its boundary weights (``kernels.edge_weight``, passed as ``edge=``; the weights depend only
+  on the pool's unit coordinates). That preparation is timed on its own in
+  ``bench_rank_reg.py::test_edge_weight`` (~6 us with its argument checks at 2048 x 3).
 * ``[numpy]``: the same programs evaluated by the NumPy twin (one array operation per
   instruction) on the observations and the whole pool, then the vectorized NumPy step
   ``acquisition_step_np_ref``.
 
 Each timed call takes the next of ``N_INSTANCES`` problems (different pools, observations and
-noise): repeating one input lets the branch predictor memorize a 2048-element comparison sort,
-which makes sorting look 4-5x cheaper than it is on fresh data.
+noise), its pool arrays freshly copied outside the timing as a trial gathers the available points
+each turn: repeating one input lets the branch predictor learn data-dependent branches, which
+makes branchy code look several times cheaper than it is on fresh data.
 
-Where the time goes (numba, 5 hypotheses, 2 kept on these problems, measured on the 2-core
-development machine, ~51 us variance / ~72-75 us pairwise): program evaluation ~7 us (5 programs on
-9 observations, the 2 kept ones on 2048 points; ``exp`` and the powers dominate), calibration and
-filter ~2 us, variance scores ~5 us, the stable rank of 2048 clustered scores ~18 us (LSD radix
-on a 33-bit key prefix, then the runs of equal prefix, up to ~250 keys in the tight cluster most
-raw scores sit in, finished on the full key), eligibility cut ~5 us (value histogram, then a sort of the boundary bucket),
-greedy picks ~4 us, and ~4 us of Python (argument checks, boxing the outputs, the result object).
-Pairwise adds ~12 us of quartile quickselect per kept hypothesis. The NumPy step spends
-its time in ~150 whole-array calls, ``argsort(kind="stable")`` (~75 us on fresh data) and
-``nanpercentile`` (~50 us per row). At 500 hypotheses the NumPy side evaluates all 500 programs
-on the pool (~9 ms) while the compiled step evaluates only the <= 4 kept ones, hence the large
-ratio there.
+Where the time goes (numba, 5 hypotheses, 2 kept on these problems, on the 2-core development
+machine, ~30 us variance / ~37 us pairwise): program evaluation ~5 us (5 programs on 9
+observations, the 2 kept ones on 2048 points; ``exp`` and the powers dominate), calibration and
+filter ~1 us, variance scores ~2 us, NumPy's sort of the 2048 packed rank keys ~4.3 us (an AVX-512
+sorting network; a compiled LSD radix sort of these clustered scores took ~18 us), ranks and
+regularized scores ~2 us, the eligibility cut ~3 us (counting bisection, then the indices through
+0/1 flags and a byte table), greedy picks ~3 us, and ~5 us of calls (argument checks, two
+dispatches, handing 8 arrays back, the result object). Pairwise adds the quartiles of each kept
+hypothesis (~3 us per row: a histogram select on the uncalibrated values, whose order the
+calibration keeps) and the pair differences. The NumPy step spends its time in ~150 whole-array
+calls, ``argsort(kind="stable")`` (~75 us on fresh data) and ``nanpercentile`` (~50 us per row). At
+500 hypotheses the NumPy side evaluates all 500 programs on the pool (~9 ms) while the compiled
+step evaluates only the <= 4 kept ones, hence the large ratio there.
 """
 
 from __future__ import annotations

@@ -3,14 +3,11 @@
 Inputs: the raw variance and pairwise scores of the acquisition benchmark's step (5-hypothesis
 committees; the hypothesis count does not enter this kernel, so there is no 500 variant).
 
-What bounds it: the stable ordinal rank. The kernel sorts order-preserving integer keys: three
-11-bit LSD radix passes over a 33-bit key prefix (the bits just below the highest bit in which the
-scores differ), then each run of equal prefix is finished on the full key (insertion sort, or an
-MSD radix sort for runs over 32 keys): ~13 us for the spread-out pairwise scores and ~17-19 us for
-the clustered variance scores real committees produce (most points where two hypotheses nearly
-agree fall within 1e-8 relative of each other: runs of up to ~250 keys share the prefix).
-NumPy's stable argsort
-(timsort/merge) costs ~75 us on fresh data. The boundary weight (``x sqrt(x)`` per point) and the
+What bounds it: the stable ordinal rank. The public kernel packs each finite score's
+order-preserving integer key with its index in the low bits, sorts the packed keys with NumPy
+(an AVX-512/AVX2 sorting network, ~4 us for 2048) and finishes the rare runs of keys equal above
+the index bits on the full key. NumPy's stable argsort (timsort/merge) costs ~75 us on fresh data.
+The boundary weight (``x sqrt(x)`` per point) and the
 product are a few us of vectorized arithmetic; a trial computes the weights once for its pool
 (``test_edge_weight``, public call with its argument checks) and passes them to every step.
 """

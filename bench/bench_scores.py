@@ -5,10 +5,13 @@ the 2048-point pool (in the step only the <= 4 kept ones are scored; here all ar
 
 What bounds them: variance is four streaming passes over ``n_hyp x 2048`` doubles (finite masks as
 selects, so the loops vectorize): memory/vector-throughput bound at ~0.2-0.3 ns per value. NumPy
-makes ~10 temporaries of the same size. Pairwise needs each hypothesis' median and quartiles: the
-kernel gets the six order statistics by a branch-free three-way multi-rank quickselect (~12 us
-per 2048 values, about four partition passes; a radix select was slower here because real
-predictions cluster, so the buckets holding the quartiles need several digit passes) where NumPy's ``nanpercentile`` sorts/partitions (~50 us per row on fresh data); the pair
+makes ~10 temporaries of the same size. Pairwise needs each hypothesis' median and quartiles:
+the kernel gets the six order statistics by a histogram select on order-preserving integer keys
+(one counting pass, then the few target buckets; a bucket crowded by clustered values is bucketed
+again by octave of its offsets): ~3 us per spread-out row, up to ~10 us for a calibrated
+hypothesis that barely varies around its offset (in the planner step the quartiles are read off
+the uncalibrated values instead, whose order the calibration keeps). NumPy's ``nanpercentile``
+sorts/partitions (~50 us per row on fresh data); the pair
 sum is ``O(n_hyp^2)`` per point up to 16 hypotheses, then ``O(n_hyp log n_hyp)`` by sorting each
 point's values (NumPy: one vectorized pass per hypothesis, ``O(n_hyp^2 n)`` in total), so at 500
 hypotheses the kernel is sort bound and the twin is bound by 125k pair differences per point.

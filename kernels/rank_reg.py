@@ -425,6 +425,20 @@ def _packed_order(packed, s, ib):
     return order
 
 
+@njit(**JIT)
+def _rank_of_order(order, n):
+    """``rho`` of :func:`_ordinal_rank` from the stable order of the finite entries (int64[n_finite])."""
+    rho = np.full(n, np.nan)
+    nf = order.size
+    if nf == 1:
+        rho[order[0]] = 1.0
+    elif nf > 1:
+        scale = 1.0 / (nf - 1)
+        for r in range(nf):
+            rho[order[r]] = r * scale
+    return rho
+
+
 def _sorted_order(s: np.ndarray) -> np.ndarray:
     """Stable ascending order of the finite entries of ``s`` (float64[n]): int64[n_finite].
 
@@ -596,8 +610,13 @@ def _weighted_rank(raw, w, v):
     reg : float64[n]
         ``s~``; NaN where ``raw`` is not finite.
     """
-    rho = _ordinal_rank(raw)
-    for j in range(raw.size):
+    return _scale_rank(_ordinal_rank(raw), w, v)
+
+
+@njit(**JIT)
+def _scale_rank(rho, w, v):
+    """``rho * w * v`` in place on ``rho`` (as :func:`_weighted_rank`); returns ``rho``."""
+    for j in range(rho.size):
         rho[j] = rho[j] * w[j] * v[j]  # NaN propagates from rho
     return rho
 
@@ -650,16 +669,20 @@ def _as_vector(x, name: str) -> np.ndarray:
 
 
 def stable_argsort(x) -> np.ndarray:
-    """Stable ascending argsort of finite values (radix; same result as ``np.argsort(kind="stable")``)."""
+    """Stable ascending argsort of finite values (same result as ``np.argsort(kind="stable")``).
+
+    Packed keys sorted by NumPy, runs of near-equal keys finished compiled (:func:`_sorted_order`).
+    """
     x = _as_vector(x, "x")
     if not np.all(np.isfinite(x)):
         raise ValueError("stable_argsort needs finite values")
-    return _radix_argsort(x)
+    return _sorted_order(x)
 
 
 def ordinal_rank(scores) -> np.ndarray:
     """Stable ordinal rank of finite scores in [0, 1]; NaN for non-finite ones: float64[n]."""
-    return _ordinal_rank(_as_vector(scores, "scores"))
+    s = _as_vector(scores, "scores")
+    return _rank_of_order(_sorted_order(s), s.size)
 
 
 def edge_weight(U, *, edge_lo: float = EDGE_LO, edge_hi: float = EDGE_HI, power: float = EDGE_POWER) -> np.ndarray:
@@ -691,4 +714,5 @@ def rank_regularize(
     bad = _first_outside_unit(vv)
     if bad >= 0:
         raise ValueError(f"v must lie in [0, 1]; v[{bad}] = {vv[bad]!r}")
-    return _rank_regularize(r, U, vv, *_check_edges(edge_lo, edge_hi, power))
+    w = _edge_weight(U, *_check_edges(edge_lo, edge_hi, power))
+    return _scale_rank(_rank_of_order(_sorted_order(r), r.size), w, vv)

@@ -105,15 +105,15 @@ def _byte_tables():
 
 
 _BYTE_POS, _BYTE_CNT = _byte_tables()
-_PACK8 = np.uint64(0x0102040810204080)
-"""Multiplier that gathers the low bits of a word's eight 0/1 bytes into its top byte (byte t -> bit t)."""
+_B0, _B1, _B2, _B3, _B4, _B5, _B6, _B7 = (np.uint64(1 << t) for t in range(8))
+_S7, _S14, _S21, _S28, _S35, _S42, _S49 = (np.uint64(7 * t) for t in range(1, 8))
 
 
 @njit(**JIT)
 def _flag_positions(flags, count):
     """Ascending positions of the 1 bytes of ``flags`` (uint8[8 w], 0/1), ``count`` of them: int64[count].
 
-    Each 8-byte word is packed into a byte (a multiply) whose set bits are copied out through a
+    Each 8-byte word is packed into a byte (shifts and masks) whose set bits are copied out through a
     256-entry position table: no per-entry branches, which flags set at random positions would
     otherwise mispredict.
     """
@@ -121,7 +121,11 @@ def _flag_positions(flags, count):
     out = np.empty(count + 8, dtype=np.int64)
     q = 0
     for w in range(words.size):
-        b = np.int64((words[w] * _PACK8) >> np.uint64(56))
+        x = words[w]  # byte t's low bit (bit 8t) moves to bit t
+        b = np.int64(
+            (x & _B0) | ((x >> _S7) & _B1) | ((x >> _S14) & _B2) | ((x >> _S21) & _B3)
+            | ((x >> _S28) & _B4) | ((x >> _S35) & _B5) | ((x >> _S42) & _B6) | ((x >> _S49) & _B7)
+        )  # fmt: skip
         base = 8 * w
         for t in range(8):
             out[q + t] = base + _BYTE_POS[b, t]

@@ -1,4 +1,4 @@
-"""Batch selection from regularized scores, random selection, and the fused planner step (paper S2.2).
+"""Batch selection from regularized scores, random selection, and the whole planner step (paper S2.2).
 
 **Eligibility.** With ``n_f`` finite regularized scores, the ``m = max(ceil(top_fraction * n_f),
 min(k, n_f))`` highest are eligible (order: score descending, then index ascending, so equal scores
@@ -14,8 +14,10 @@ driven by pre-drawn uniforms ``r_t`` in [0, 1): at step ``t`` swap position ``t`
 ``t + floor(r_t (n - t))`` (clamped to ``n - 1``) and take position ``t``. The public wrapper draws
 ``np.random.default_rng(seed).random(min(k, n))``.
 
-**Fused step.** :func:`acquisition_step` runs calibration, fit filter, scores, rank regularization
-and greedy selection in one compiled call (DESIGN "Planner step" 2-6).
+**Whole step.** :func:`acquisition_step` runs calibration, fit filter, scores, rank regularization
+and greedy selection on evaluated hypotheses in one compiled call (DESIGN "Planner step" 2-6).
+:func:`committee_step` also evaluates packed programs and runs as two compiled calls around
+NumPy's sort of packed rank keys (:func:`_committee_run`); it is the planner's path.
 """
 
 from __future__ import annotations
@@ -791,8 +793,7 @@ def _committee_select(packed, scores, U, W, k, C):
     Notes
     -----
     Regularized scores lie in [0, 1] (rank, weight and finite fraction all do), so the eligibility
-    cut histograms ``floor(s * B)`` while the scores are written, walks down to the bucket holding
-    the cut and sorts only that bucket's few scores (:func:`_eligible_radix` when it is crowded).
+    cut brackets the cut by bisection of [0, 1] (:func:`_eligible_unit`).
     """
     raw = scores[0]
     v = scores[1]
@@ -1057,7 +1058,7 @@ def committee_step(
     ops, args, consts, prog_start, prog_len, const_start, XT_obs, y_obs, XT_pool, U_pool, method: str, k: int,
     constants=None, *, edge=None,
 ):  # fmt: skip
-    """Planner step 1-6 for packed programs in one compiled call (evaluate, calibrate, filter, score, select).
+    """Planner step 1-6 for packed programs, compiled (evaluate, calibrate, filter, score, select).
 
     Args:
         ops, args, consts, prog_start, prog_len, const_start: Packed programs (:mod:`kernels.programs`).
