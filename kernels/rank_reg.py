@@ -83,6 +83,22 @@ _RADIX_SMALL = 32
 
 
 @njit(**JIT)
+def _insertion_sort_pairs(keys, payload):
+    """Stable ascending insertion sort of ``keys`` in place, moving ``payload`` along (nearly sorted or short input)."""
+    for a in range(1, keys.size):
+        k = keys[a]
+        if keys[a - 1] > k:
+            p = payload[a]
+            u = a
+            while u > 0 and keys[u - 1] > k:
+                keys[u] = keys[u - 1]
+                payload[u] = payload[u - 1]
+                u -= 1
+            keys[u] = k
+            payload[u] = p
+
+
+@njit(**JIT)
 def _radix_argsort(x):
     """Stable ascending argsort of finite float64 values, without comparison-sort branches.
 
@@ -196,17 +212,7 @@ def _radix_sort_pairs(keys, order):
             to[q1] = order[hi - 1]
         keys[lo:hi] = tk[lo:hi]
         order[lo:hi] = to[lo:hi]
-    for t in range(1, n):  # stable insertion pass: only keys within a small bucket are out of order
-        k = keys[t]
-        if keys[t - 1] > k:
-            o = order[t]
-            u = t
-            while u > 0 and keys[u - 1] > k:
-                keys[u] = keys[u - 1]
-                order[u] = order[u - 1]
-                u -= 1
-            keys[u] = k
-            order[u] = o
+    _insertion_sort_pairs(keys, order)  # only keys within a small bucket are out of order
 
 
 _PREFIX_BITS = 33
@@ -297,17 +303,7 @@ def _prefix_sort_pairs(keys, order):
         if u - t > _RADIX_SMALL:
             _radix_sort_pairs(keys[t:u], order[t:u])
         elif u - t > 1:
-            for a in range(t + 1, u):
-                k = keys[a]
-                if keys[a - 1] > k:
-                    o = order[a]
-                    v = a
-                    while v > t and keys[v - 1] > k:
-                        keys[v] = keys[v - 1]
-                        order[v] = order[v - 1]
-                        v -= 1
-                    keys[v] = k
-                    order[v] = o
+            _insertion_sort_pairs(keys[t:u], order[t:u])
         t = u
 
 
@@ -410,17 +406,7 @@ def _packed_order(packed, s, ib):
         if u - t > _RADIX_SMALL:
             _radix_sort_pairs(keys, run)
         else:
-            for a in range(1, u - t):
-                k = keys[a]
-                if keys[a - 1] > k:
-                    o = run[a]
-                    v = a
-                    while v > 0 and keys[v - 1] > k:
-                        keys[v] = keys[v - 1]
-                        run[v] = run[v - 1]
-                        v -= 1
-                    keys[v] = k
-                    run[v] = o
+            _insertion_sort_pairs(keys, run)
         t = u
     return order
 

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from kernels._jit import JIT
-from kernels.rank_reg import _bit_length, _finite
+from kernels.rank_reg import _bit_length, _finite, _insertion_sort_pairs
 
 __all__ = ["variance_scores", "pairwise_scores", "finite_fraction"]
 
@@ -302,16 +302,8 @@ def _select_key_ranks(keys, where, ranks, out):
             if s0 < 0 and kmin != kmax:  # the input is not sorted in place
                 seg = seg.copy()
                 segw = segw.copy()
-            for a in range(1, L if kmin != kmax else 0):  # insertion sort of a small segment
-                key = seg[a]
-                w = segw[a]
-                u = a
-                while u > 0 and seg[u - 1] > key:
-                    seg[u] = seg[u - 1]
-                    segw[u] = segw[u - 1]
-                    u -= 1
-                seg[u] = key
-                segw[u] = w
+            if kmin != kmax:
+                _insertion_sort_pairs(seg, segw)  # a small segment
             for u in range(q0, q0 + nq):
                 out[ro[u]] = segw[rl[u]]
             continue

@@ -56,6 +56,24 @@ _ELIG_SMALL = 64
 
 
 @njit(**JIT)
+def _cut_among(vals, need):
+    """The ``need``-th largest of the boundary values ``vals`` (sorted descending in place) and how
+    many entries equal to it are taken: ``(cut, n_eq)``."""
+    for t in range(1, vals.size):  # descending insertion sort: a few values
+        x = vals[t]
+        u = t
+        while u > 0 and vals[u - 1] < x:
+            vals[u] = vals[u - 1]
+            u -= 1
+        vals[u] = x
+    cut = vals[need - 1]
+    n_eq = need
+    for t in range(need):
+        n_eq -= 1 if vals[t] > cut else 0
+    return cut, n_eq
+
+
+@njit(**JIT)
 def _eligible_count(nf, k, top_fraction):
     """Size of the eligible set: ``m = max(ceil(top_fraction nf), min(k, nf))`` capped at ``nf``.
 
@@ -142,29 +160,8 @@ def _eligible(s, k, top_fraction):
         if _finite(x) and min(int(x * scale), nb - 1) == bt:
             vals[q] = x
             q += 1
-    for t in range(1, c):  # descending insertion sort of the boundary bucket
-        x = vals[t]
-        u = t
-        while u > 0 and vals[u - 1] < x:
-            vals[u] = vals[u - 1]
-            u -= 1
-        vals[u] = x
-    cut = vals[need - 1]
-    n_eq = need
-    for t in range(need):
-        n_eq -= 1 if vals[t] > cut else 0
-    out = np.empty(m, dtype=np.int64)
-    q = 0
-    for j in range(n):
-        x = s[j]
-        if x > cut and x <= smax:  # finite and above the cut (NaN fails both)
-            out[q] = j
-            q += 1
-        elif x == cut and n_eq > 0:
-            out[q] = j
-            q += 1
-            n_eq -= 1
-    return out
+    cut, n_eq = _cut_among(vals, need)
+    return _indices_at_or_above(s, cut, n_eq, m)
 
 
 @njit(**JIT)
@@ -220,7 +217,7 @@ def _eligible_radix(s, k, top_fraction):
 
 @njit(**JIT)
 def _indices_at_or_above(s, cut, n_eq, m):
-    """Ascending indices of the ``m`` entries of ``s`` above ``cut`` or among its first ``n_eq`` ties.
+    """Ascending indices of the ``m`` finite entries of ``s`` above ``cut`` (finite) or among its first ``n_eq`` ties.
 
     A vectorized pass writes one 0/1 byte per entry; each 8-byte word is packed into a byte
     (a multiply) whose set bits are copied out through a 256-entry position table: no
@@ -233,7 +230,7 @@ def _indices_at_or_above(s, cut, n_eq, m):
     ties = 0
     for j in range(n):
         x = s[j]
-        flags[j] = x >= cut  # NaN fails
+        flags[j] = (x >= cut) & (x < np.inf)  # NaN fails both
         ties += x == cut
     if ties > n_eq:  # only the first n_eq ties are taken
         seen = 0
@@ -309,17 +306,7 @@ def _eligible_unit(s, m):
         if (x >= lo) & (x < hi):  # one rarely taken branch
             vals[qv] = x
             qv += 1
-    for t in range(1, c):  # descending insertion sort of the boundary bucket
-        x = vals[t]
-        u = t
-        while u > 0 and vals[u - 1] < x:
-            vals[u] = vals[u - 1]
-            u -= 1
-        vals[u] = x
-    cut = vals[need - 1]
-    n_eq = need
-    for t in range(need):
-        n_eq -= 1 if vals[t] > cut else 0
+    cut, n_eq = _cut_among(vals, need)
     return _indices_at_or_above(s, cut, n_eq, m)
 
 
