@@ -79,7 +79,7 @@ def _bit_length(v):
 
 
 _RADIX_SMALL = 32
-"""Buckets of at most this many keys are left to the final insertion pass of :func:`_radix_argsort`."""
+"""Buckets of at most this many keys are left to the final insertion pass of :func:`_radix_sort_pairs`."""
 
 
 @njit(**JIT)
@@ -96,34 +96,6 @@ def _insertion_sort_pairs(keys, payload):
                 u -= 1
             keys[u] = k
             payload[u] = p
-
-
-@njit(**JIT)
-def _radix_argsort(x):
-    """Stable ascending argsort of finite float64 values, without comparison-sort branches.
-
-    Parameters
-    ----------
-    x : float64[n]
-        Finite values (``-0.0`` sorts as ``+0.0``, i.e. ties keep index order).
-
-    Returns
-    -------
-    order : int64[n]
-        Permutation with ``x[order]`` ascending; equal values keep their index order
-        (identical to ``np.argsort(x, kind="stable")``).
-
-    Notes
-    -----
-    :func:`_prefix_sort_pairs` on the keys of :func:`_float_keys`: three LSD digit passes over a
-    33-bit key prefix, then the runs of equal prefix sorted on the full key (insertion, or the MSD
-    radix sort :func:`_radix_sort_pairs` for long runs). A comparison sort on fresh data pays a
-    branch misprediction per comparison, several times this cost.
-    """
-    keys = _float_keys(x)
-    order = np.arange(x.size)
-    _prefix_sort_pairs(keys, order)
-    return order
 
 
 @njit(**JIT)

@@ -35,7 +35,7 @@ from kernels.rank_reg import (
     _radix_select, _weighted_rank,
 )  # fmt: skip
 from kernels.scores import (
-    CONST_REL, PAIRWISE_DIRECT_MAX, _finite_fraction, _normalize_row, _pair_disagreement, _pairwise_scores,
+    CONST_REL, PAIRWISE_DIRECT_MAX, _bits_as_float, _finite_fraction, _normalize_row, _pair_disagreement, _pairwise_scores,
     _flag_positions, _quartile_ranks, _quartiles_at, _row_quartile_stats, _select_ranks, _variance_fraction, _variance_scores,
 )  # fmt: skip
 
@@ -320,13 +320,6 @@ def _order_key(b):
 
 
 @njit(**JIT)
-def _bits_to_float(b):
-    out = np.empty(1, dtype=np.int64)
-    out[0] = b
-    return out.view(np.float64)[0]
-
-
-@njit(**JIT)
 def _max_of(x):
     """Largest entry of a contiguous float64 vector without NaN (-inf for an empty one).
 
@@ -337,7 +330,7 @@ def _max_of(x):
     best = _order_key(np.int64(-0x10000000000000) )  # key of -inf
     for q in range(bits.size):
         best = max(best, _order_key(bits[q]))
-    return _bits_to_float(_order_key(best))
+    return _bits_as_float(np.uint64(_order_key(best)))
 
 
 @njit(**JIT)
@@ -347,7 +340,7 @@ def _min_of(x):
     best = np.int64(0x7FF0000000000000)  # key of +inf
     for q in range(bits.size):
         best = min(best, _order_key(bits[q]))
-    return _bits_to_float(_order_key(best))
+    return _bits_as_float(np.uint64(_order_key(best)))
 
 
 @njit(**JIT)

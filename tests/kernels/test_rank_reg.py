@@ -14,7 +14,7 @@ from kernels.rank_reg import (
     _finite,
     _ordinal_rank,
     _prefix_sort_pairs,
-    _radix_argsort,
+    _float_keys,
     _rank_regularize,
     edge_weight,
     ordinal_rank,
@@ -27,6 +27,14 @@ from tests.reference import edge_weight_ref, ordinal_rank_ref, rank_regularize_r
 nan, inf = float("nan"), float("inf")
 
 
+def _radix_argsort(x: np.ndarray) -> np.ndarray:
+    """The compiled stable argsort (used by the fully compiled step): ``_prefix_sort_pairs`` on float keys."""
+    keys = _float_keys(np.ascontiguousarray(x, dtype=np.float64))
+    order = np.arange(keys.size)
+    _prefix_sort_pairs(keys, order)
+    return order
+
+
 def test_exported_from_kernels():
     assert kernels.rank_regularize is rank_regularize
     assert kernels.ordinal_rank is ordinal_rank
@@ -36,7 +44,7 @@ def test_exported_from_kernels():
 
 @needs_jit
 def test_jit_options():
-    assert_safe_jit_options(_ordinal_rank, _radix_argsort, _prefix_sort_pairs, _rank_regularize)
+    assert_safe_jit_options(_ordinal_rank, _prefix_sort_pairs, _rank_regularize)
 
 
 def test_finite_helper_survives_fastmath():
