@@ -191,3 +191,13 @@ def test_pairwise_from_uncalibrated_positions_equals_direct(seed, n, n_keep, sca
     _pairwise_calibrated(P, pos, 1e-12, 16, raw, v)
     npt.assert_array_equal(raw, _pairwise_scores(P, 1e-12, 16))
     npt.assert_array_equal(v, _finite_fraction(P))
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 4000), n_ranks=st.integers(1, 300))
+@settings(max_examples=30, deadline=None)
+def test_select_ranks_many_ranks_grow_the_work_stores(seed, n, n_ranks):
+    """Hundreds of ranks and crowded buckets outgrow the select's first segment, request and task stores."""
+    rng = np.random.default_rng(seed)
+    x = np.where(rng.random(n) < 0.7, 5.0 + np.exp(rng.normal(0, 8, n)) * 1e-9, rng.normal(size=n))
+    ranks = rng.integers(0, n, n_ranks)
+    npt.assert_array_equal(x[_select_ranks(x, ranks)], np.sort(x)[ranks])
