@@ -38,6 +38,20 @@ def _finite(x):
     return abs(x) < np.inf
 
 
+_SIGN = np.uint64(0x8000000000000000)
+
+
+@njit(**JIT)
+def _key_of_bits(b):
+    """Order-preserving unsigned key of the float64 with bit pattern ``b`` (uint64).
+
+    Negative values get all bits flipped, non-negative ones the sign bit set, so unsigned key order
+    is float order; ``-0.0`` maps like ``+0.0`` (they compare equal).
+    """
+    b = np.uint64(0) if b == _SIGN else b
+    return ~b if (b & _SIGN) else (b | _SIGN)
+
+
 @njit(**JIT)
 def _float_keys(x):
     """Order-preserving unsigned keys of finite float64 values.
@@ -56,13 +70,9 @@ def _float_keys(x):
     """
     n = x.size
     bits = x.view(np.uint64)
-    sign = np.uint64(0x8000000000000000)
     keys = np.empty(n, dtype=np.uint64)
-    for j in range(n):
-        b = bits[j]
-        if b == sign:
-            b = np.uint64(0)
-        keys[j] = ~b if (b & sign) else (b | sign)
+    for j in range(n):  # vectorizes: selects only
+        keys[j] = _key_of_bits(bits[j])
     return keys
 
 
@@ -306,7 +316,6 @@ def _packed_keys(s, ib):
     """
     n = s.size
     bits = s.view(np.uint64)
-    sign = np.uint64(0x8000000000000000)
     sh = np.uint64(ib)
     out = np.empty(n, dtype=np.uint64)
     nf = 0
@@ -314,19 +323,12 @@ def _packed_keys(s, ib):
         nf += abs(s[j]) < np.inf
     if nf == n:
         for j in range(n):
-            b = bits[j]
-            b = np.uint64(0) if b == sign else b  # -0.0 ranks as +0.0
-            key = ~b if (b & sign) else (b | sign)
-            out[j] = ((key >> sh) << sh) | np.uint64(j)
+            out[j] = ((_key_of_bits(bits[j]) >> sh) << sh) | np.uint64(j)
         return out
     nf = 0
     for j in range(n):
         if _finite(s[j]):
-            b = bits[j]
-            if b == sign:  # -0.0 ranks as +0.0
-                b = np.uint64(0)
-            key = ~b if (b & sign) else (b | sign)
-            out[nf] = ((key >> sh) << sh) | np.uint64(j)
+            out[nf] = ((_key_of_bits(bits[j]) >> sh) << sh) | np.uint64(j)
             nf += 1
     return out[:nf]
 
@@ -466,15 +468,11 @@ def _ordinal_rank(s):
     idx = np.empty(n, dtype=np.int64)
     keys = np.empty(n, dtype=np.uint64)
     bits = s.view(np.uint64)
-    sign = np.uint64(0x8000000000000000)
     nf = 0
-    for j in range(n):  # keys of the finite scores (as in _float_keys), with their indices
+    for j in range(n):  # keys of the finite scores, with their indices
         rho[j] = np.nan
         if _finite(s[j]):
-            b = bits[j]
-            if b == sign:  # -0.0 ranks as +0.0
-                b = np.uint64(0)
-            keys[nf] = ~b if (b & sign) else (b | sign)
+            keys[nf] = _key_of_bits(bits[j])
             idx[nf] = j
             nf += 1
     if nf == 0:

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from kernels._jit import JIT
-from kernels.rank_reg import _bit_length, _finite, _insertion_sort_pairs
+from kernels.rank_reg import _bit_length, _finite, _float_keys, _insertion_sort_pairs
 
 __all__ = ["variance_scores", "pairwise_scores", "finite_fraction"]
 
@@ -155,16 +155,17 @@ def _select_ranks(x, ranks):
     comparison branches, ``O(m)`` passes whatever the clustering.
     """
     m = x.size
-    bits = x.view(np.uint64)
-    sign = np.uint64(0x8000000000000000)
-    keys = np.empty(m, dtype=np.uint64)
-    for j in range(m):  # vectorizes: selects only
-        b = bits[j]
-        b = np.uint64(0) if b == sign else b  # -0.0 sorts as +0.0
-        keys[j] = ~b if (b & sign) else (b | sign)
     pos = np.empty(ranks.size, dtype=np.int64)
-    _select_key_ranks(keys, np.arange(m), ranks, pos)
+    _select_key_ranks(_float_keys(x), np.arange(m), ranks, pos)
     return pos
+
+
+@njit(**JIT)
+def _grown(a, used, cap):
+    """A copy of ``a`` (1-D, or 2-D by rows) with room for ``cap`` entries, its first ``used`` kept."""
+    b = np.empty((cap,) + a.shape[1:], dtype=a.dtype)
+    b[:used] = a[:used]
+    return b
 
 
 @njit(**JIT)
@@ -329,25 +330,15 @@ def _select_key_ranks(keys, where, ranks, out):
         child[:] = -1
         if used + L > cap or rused + nq > rcap or ntask + nq > tasks.shape[0]:  # grow the stores
             cap = 2 * (used + L)
-            pool_k2 = np.empty(cap, dtype=np.uint64)
-            pool_w2 = np.empty(cap, dtype=np.int64)
-            pool_k2[:used] = pool_k[:used]
-            pool_w2[:used] = pool_w[:used]
-            pool_k = pool_k2
-            pool_w = pool_w2
+            pool_k = _grown(pool_k, used, cap)
+            pool_w = _grown(pool_w, used, cap)
             if s0 >= 0:
                 seg = pool_k[s0:s0 + L]
                 segw = pool_w[s0:s0 + L]
             rcap = 2 * (rused + nq)
-            rl2 = np.empty(rcap, dtype=np.int64)
-            ro2 = np.empty(rcap, dtype=np.int64)
-            rl2[:rused] = rl[:rused]
-            ro2[:rused] = ro[:rused]
-            rl = rl2
-            ro = ro2
-            tasks2 = np.empty((2 * (ntask + nq) + 8, 6), dtype=np.int64)
-            tasks2[:ntask] = tasks[:ntask]
-            tasks = tasks2
+            rl = _grown(rl, rused, rcap)
+            ro = _grown(ro, rused, rcap)
+            tasks = _grown(tasks, ntask, 2 * (ntask + nq) + 8)
         cum = 0
         g = 0
         first_task = ntask

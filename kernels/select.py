@@ -31,7 +31,7 @@ from kernels._jit import JIT
 from kernels.calibrate import DEGENERATE_REL, _calibrate, _fit_filter
 from kernels.programs import _evaluate_programs
 from kernels.rank_reg import (
-    EDGE_HI, EDGE_LO, EDGE_POWER, _edge_weight, _finite, _first_outside_unit, _index_bits, _packed_keys, _packed_order,
+    EDGE_HI, EDGE_LO, EDGE_POWER, _edge_weight, _finite, _first_outside_unit, _index_bits, _key_of_bits, _packed_keys, _packed_order,
     _radix_select, _weighted_rank,
 )  # fmt: skip
 from kernels.scores import (
@@ -177,16 +177,12 @@ def _eligible_radix(s, k, top_fraction):
     are all taken and entries equal to ``T`` fill the rest in index order.
     """
     n = s.size
-    sign = np.uint64(0x8000000000000000)
     bits = s.view(np.uint64)
     keys = np.empty(n, dtype=np.uint64)
     nf = 0
     for j in range(n):
         if _finite(s[j]):
-            b = bits[j]
-            if b == sign:  # -0.0 ranks as +0.0
-                b = np.uint64(0)
-            keys[nf] = ~b if (b & sign) else (b | sign)
+            keys[nf] = _key_of_bits(bits[j])
             nf += 1
     m = _eligible_count(nf, k, top_fraction)
     out = np.empty(m, dtype=np.int64)
