@@ -29,7 +29,7 @@ from numba import config as _numba_config
 from kernels._checks import as_float_array
 from kernels.programs import _evaluate_programs, check_programs
 from kernels.select import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, acquisition_step, select_random, step_constants
-from kernels.select import _check_edge, _check_k, _committee_prepare, _committee_run, _committee_select, _raise_bad_unit
+from kernels.select import _check_edge, _check_k, _committee_run, _raise_bad_unit
 
 __all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
 
@@ -321,13 +321,9 @@ class Committee:
         if _JIT_OFF:
             with np.errstate(all="ignore"):
                 out = _committee_run(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
-            fit3, n_pairs, flags, scores, elig, picks, chosen, fallback, bad = out
-            fit = np.concatenate([fit3, n_pairs[None], flags]).astype(np.float64)
-        else:  # _committee_run, inlined: a step is short enough for the call to show
-            fit, scores, keys, fallback, bad = _committee_prepare(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, C)
-            if bad == -1:
-                keys.sort()
-                elig, picks, chosen = _committee_select(keys, scores, U, W, k, C)
+        else:
+            out = _committee_run(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
+        fit, scores, elig, picks, chosen, fallback, bad = out
         if bad != -1:
             _raise_bad_unit(int(bad), U, W)
         error = None

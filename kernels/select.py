@@ -829,11 +829,9 @@ def _committee_run(ops, args, consts, prog_start, prog_len, const_start, depth, 
 
     Returns
     -------
-    fit : float64[3, n_prog]
-        Rows ``a``, ``b``, ``err`` of the calibration.
-    n_pairs : int64[n_prog]
-    flags : bool[2, n_prog]
-        Rows ``ok`` (valid fit) and ``keep`` (kept by the filter).
+    fit : float64[6, n_prog]
+        Rows ``a``, ``b``, ``err``, ``n_pairs``, ``ok`` (valid fit, 1/0), ``keep`` (kept by the
+        filter, 1/0) of the calibration (:func:`_unpack_fit` splits it).
     scores : float64[3, n_pool]
         Rows ``raw``, ``v`` (finite fraction), ``reg`` (regularized score).
     eligible : int64[m]
@@ -855,15 +853,14 @@ def _committee_run(ops, args, consts, prog_start, prog_len, const_start, depth, 
     NumPy sorts 64-bit integers with a vectorized sort on x86 CPUs with AVX2/AVX-512: about 4 us
     for 2048 keys, where a compiled LSD radix sort of these clustered scores took about 19 us.
     """
-    fit6, scores, keys, fallback, bad_u = _committee_prepare(
+    fit, scores, keys, fallback, bad_u = _committee_prepare(
         ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, C
     )
-    fit, n_pairs, flags = _unpack_fit(fit6)
     if bad_u != -1:
-        return fit, n_pairs, flags, scores, _NO_INDEX, _NO_INDEX, U[:0], fallback, bad_u
+        return fit, scores, _NO_INDEX, _NO_INDEX, U[:0], fallback, bad_u
     keys.sort()
     elig, picks, chosen = _committee_select(keys, scores, U, W, k, C)
-    return fit, n_pairs, flags, scores, elig, picks, chosen, fallback, bad_u
+    return fit, scores, elig, picks, chosen, fallback, bad_u
 
 
 def _unpack_fit(fit6: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -876,9 +873,11 @@ _NO_INDEX.flags.writeable = False
 
 
 def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C):
-    """:func:`_committee_run` without the chosen points' coordinates."""
-    out = _committee_run(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C)
-    return out[:6] + out[7:]
+    """:func:`_committee_run` as ``(fit[3, n], n_pairs, flags[2, n], scores, eligible, picks, fallback, bad_u)``."""
+    fit6, scores, elig, picks, chosen, fallback, bad_u = _committee_run(
+        ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C
+    )
+    return (*_unpack_fit(fit6), scores, elig, picks, fallback, bad_u)
 
 
 # ---------------------------------------------------------------------------------------------
