@@ -4,8 +4,14 @@
   seeded with the pool seed (= rollout index), in the unit cube ``u``, mapped per variable
   (log: ``exp(ln a + u (ln b - ln a))``; linear: ``a + u (b - a)``).
 * Evaluation grid: 5000 points per module from NumPy PCG64 seeded with the first 8 bytes
-  (little-endian) of SHA-256 of ``"<grid_version>:<task name>"``; variables drawn in signature order,
-  log-uniform or uniform. Shared across models, configurations and difficulties; never shown to agents.
+  (little-endian) of SHA-256 of ``"<grid_version>:<task name>"``; variables drawn in signature order
+  (``n`` raw 64-bit outputs each, turned into doubles in [0, 1) by ``(raw >> 11) * 2**-53``), mapped
+  log-uniformly or uniformly. Shared across models, configurations and difficulties; never shown to
+  agents.
+
+Both point sets are the same bits on every CPU and every supported NumPy/SciPy version: the unit
+points are integer generator output scaled by powers of two, and the map to a domain uses only
+exactly rounded operations (:mod:`etc_fast._portable`), never NumPy's SIMD ``exp``/``log``.
 * Bootstrap probes: ``max(n_min, d + 1)`` points: the centre (u = 0.5), then each variable alone at
   u = 0.75, then each alone at u = 0.25 while more are needed.
 """
@@ -17,6 +23,8 @@ import warnings
 
 import numpy as np
 from scipy.stats import qmc
+
+from etc_fast._portable import unit_doubles
 
 from etc_fast.tasks._base import Task
 
@@ -31,6 +39,8 @@ __all__ = [
     "bootstrap_unit",
     "bootstrap_probes",
     "array_sha256",
+    "rounded_sha256",
+    "FINGERPRINT_DIGITS",
 ]
 
 GRID_VERSION = "etc-grid-v1"
@@ -46,6 +56,26 @@ def array_sha256(a: np.ndarray) -> str:
     return h.hexdigest()
 
 
+#: Significant digits kept by :func:`rounded_sha256`.
+FINGERPRINT_DIGITS = 9
+
+
+def rounded_sha256(a: np.ndarray, digits: int = FINGERPRINT_DIGITS) -> str:
+    """SHA-256 of values rounded to ``digits`` significant digits: a fingerprint machines can share.
+
+    Values computed with transcendental functions (a law's truth, a submission's predictions) may
+    differ in their last bits between CPUs; rounded to 9 digits they agree unless a value lies within
+    a few ulps of a rounding boundary (about one value in 10**7 per ulp of difference). Each value is
+    formatted by Python's correctly rounded float formatting (``nan``, ``inf`` spelled out); the shape
+    comes first.
+    """
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    h = hashlib.sha256(repr(a.shape).encode())
+    fmt = f"%.{int(digits) - 1}e"
+    h.update(",".join(fmt % v for v in a.ravel().tolist()).encode())
+    return h.hexdigest()
+
+
 def grid_seed(task_name: str, grid_version: str = GRID_VERSION) -> int:
     """First 8 bytes (little-endian) of SHA-256 of ``"<grid_version>:<task name>"``."""
     digest = hashlib.sha256(f"{grid_version}:{task_name}".encode()).digest()
@@ -56,14 +86,8 @@ def evaluation_grid(task: Task, n: int = GRID_SIZE, grid_version: str = GRID_VER
     """The shared evaluation grid of a task's module: float64[n, d] in signature order."""
     if n < 1:
         raise ValueError(f"grid size must be >= 1, got {n}")
-    rng = np.random.Generator(np.random.PCG64(grid_seed(task.module, grid_version)))
-    cols = []
-    for v in task.variables:
-        if v.scale == "log":
-            cols.append(np.exp(rng.uniform(np.log(v.low), np.log(v.high), size=n)))
-        else:
-            cols.append(rng.uniform(v.low, v.high, size=n))
-    return np.column_stack(cols)
+    bitgen = np.random.PCG64(grid_seed(task.module, grid_version))
+    return np.column_stack([v.from_unit(unit_doubles(bitgen, n)) for v in task.variables])
 
 
 def pool_unit(d: int, seed: int, n: int = POOL_SIZE) -> np.ndarray:

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 import kernels
-from etc_fast.sampling import array_sha256, evaluation_grid
+from etc_fast.sampling import array_sha256, evaluation_grid, rounded_sha256
 from etc_fast.sandbox import SandboxLimits, call_law
 from etc_fast.tasks._base import Task
 
@@ -41,9 +41,11 @@ class Evaluation:
         complete: Valid, finite-target set non-empty, and finite predictions on all of it.
         sign_disagreements: Finite pairs, both non-zero, with opposite signs.
         q: ``{"0.01": bool, "0.1": bool, "1": bool}``: complete and finite RMSLE at most tau.
-        grid_sha256: Hash of the grid (checked before and after the run).
-        truth_sha256: Hash of the target (checked before and after the run).
-        predictions_sha256: Hash of the predictions, ``None`` when invalid.
+        grid_sha256: Hash of the grid's exact bits (the grid is the same on every machine).
+        truth_sha256: Hash of the target rounded to 9 significant digits (see
+            :func:`etc_fast.sampling.rounded_sha256`); the exact bits may differ by an ulp between
+            CPUs, so this fingerprint, not the bits, is what a run on another machine can match.
+        predictions_sha256: The predictions' hash, rounded the same way; ``None`` when invalid.
         source_sha256: Hash of the submitted source text.
         wall_s: Seconds spent in the sandbox.
     """
@@ -112,7 +114,7 @@ def evaluate_submission(source: str, task: Task, *, grid=None, limits: SandboxLi
     if array_sha256(task.truth(X)) != truth_hash:
         raise IntegrityError(f"the target of task {task.key} is not reproducible")
     common = dict(
-        n_points=int(X.shape[0]), grid_sha256=grid_hash, truth_sha256=truth_hash,
+        n_points=int(X.shape[0]), grid_sha256=grid_hash, truth_sha256=rounded_sha256(y_true),
         source_sha256=hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), wall_s=call.wall_s,
     )
     if not call.ok:
@@ -124,5 +126,5 @@ def evaluate_submission(source: str, task: Task, *, grid=None, limits: SandboxLi
     rmsle, n_ft, n_fp, complete, n_sign = kernels.rmsle_coverage(y_true, call.values)
     return Evaluation(
         valid=True, error=None, rmsle=rmsle, n_finite_target=n_ft, n_finite_pred=n_fp, complete=complete,
-        sign_disagreements=n_sign, q=_q(complete, rmsle), predictions_sha256=array_sha256(call.values), **common,
+        sign_disagreements=n_sign, q=_q(complete, rmsle), predictions_sha256=rounded_sha256(call.values), **common,
     )

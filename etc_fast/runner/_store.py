@@ -228,6 +228,31 @@ def package_versions() -> dict[str, str]:
     out["etc_fast"] = etc_fast.__version__
     out["platform"] = platform.platform()
     out["machine"] = platform.machine()
+    out.update(_cpu_paths())
+    return out
+
+
+def _cpu_paths() -> dict[str, str]:
+    """The SIMD code paths NumPy dispatches to and the CPU Numba compiles for.
+
+    Grids and pools do not depend on them (etc_fast._portable); truths and kernel outputs may differ
+    in their last bits between two runs whose entries here differ.
+    """
+    out = {}
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+        out["numpy_simd"] = " ".join(n for n in __cpu_dispatch__ if __cpu_features__.get(n)) or "baseline"
+    except ImportError:  # a NumPy without the private table
+        out["numpy_simd"] = "unknown"
+    if os.environ.get("NPY_DISABLE_CPU_FEATURES"):
+        out["numpy_simd_disabled"] = os.environ["NPY_DISABLE_CPU_FEATURES"]
+    try:
+        from numba.core import config as numba_config
+
+        out["numba_cpu"] = numba_config.CPU_NAME or "host"
+    except ImportError:
+        out["numba_cpu"] = "unknown"
     return out
 
 

@@ -13,6 +13,8 @@ from typing import Literal
 
 import numpy as np
 
+from etc_fast._portable import linear_uniform, log_uniform
+
 Scale = Literal["log", "linear"]
 DIFFICULTIES: tuple[str, ...] = ("easy", "medium", "hard")
 LAW_VERSIONS: tuple[str, ...] = ("v0", "v1", "v2")
@@ -66,12 +68,15 @@ class Variable(str):
         return f"Variable(name={self.name!r}, {fields})"
 
     def from_unit(self, u: np.ndarray) -> np.ndarray:
-        """Map unit-cube coordinates ``u`` in [0, 1] to this variable's domain."""
-        u = np.asarray(u, dtype=np.float64)
+        """Map unit-cube coordinates ``u`` in [0, 1] to this variable's domain.
+
+        Log scale: ``exp(ln a + u (ln b - ln a))``; linear: ``a + u (b - a)``; both clipped to the
+        domain and computed with exactly rounded operations only, so the same ``u`` gives the same
+        bits on every machine (:mod:`etc_fast._portable`).
+        """
         if self.scale == "log":
-            la, lb = np.log(self.low), np.log(self.high)
-            return np.exp(la + u * (lb - la))
-        return self.low + u * (self.high - self.low)
+            return log_uniform(u, self.low, self.high)
+        return linear_uniform(u, self.low, self.high)
 
     def to_unit(self, x: np.ndarray) -> np.ndarray:
         """Inverse of :meth:`from_unit` (values outside the domain map outside [0, 1])."""
