@@ -55,7 +55,7 @@ def hostile_cases(v) -> dict:
         "ignore_xcpu": (law("s = __im('signal')\ns.signal(s.SIGXCPU, s.SIG_IGN)\nwhile True:\n    pass\nreturn 1.0"), ("CPU time limit", "timed out")),
         "raise_rlimit": (law("r = __im('resource')\nr.setrlimit(r.RLIMIT_CPU, (-1, -1))\nreturn 1.0"), ("not allowed",)),
         "recursion_bomb": (law("def f(x):\n    return f(x)\nreturn f(a)"), ("RecursionError",)),
-        "thread": (law("t = __im('threading').Thread(target=print)\nt.start()\nreturn 1.0"), ("thread", "RuntimeError")),  # wording differs between Python builds
+        "thread": (law("t = __im('threading').Thread(target=print)\nt.start()\nreturn 1.0"), ("thread", "not allowed")),  # refused or failed; wording differs between builds
         "huge_output": (law("while True:\n    print('x' * 10000)\nreturn 1.0"), ("output limit exceeded",)),
         "read_passwd": (law("return float(len(open('/etc/passwd').read()))"), ("/etc/passwd is not allowed",)),
         "read_repo": (law(f"return float(len(open({str(REPO / 'pyproject.toml')!r}).read()))"), ("is not allowed",)),

@@ -215,15 +215,22 @@ def _well_separated(x, rel=1e-7):
 
 
 def assert_step_equal(got, ref):
+    # Regularized scores, eligibility and picks follow the order of the raw scores; where raw scores
+    # lie within rounding noise of each other (e.g. identical hypotheses: variance ~1e-31) that order
+    # is the rounding's, which differs between the compiled kernel and its twin, so they are compared
+    # only when the raw scores are well separated.
+    raw = np.asarray(got[7])
+    ordered = _well_separated(raw)
     for name, g, r in zip(NAMES, got, ref):
         g, r = np.asarray(g), np.asarray(r)
         assert g.shape == r.shape, name
+        if name == "reg" and not ordered:
+            continue
         if g.dtype.kind == "f":
             npt.assert_allclose(g, r, rtol=1e-8, atol=1e-10, err_msg=name)
         elif name not in ("eligible", "picks"):
             npt.assert_array_equal(g, r, err_msg=name)
-    raw = np.asarray(got[7])
-    if _well_separated(raw) and _well_separated(np.asarray(got[9])):
+    if ordered and _well_separated(np.asarray(got[9])):
         npt.assert_array_equal(got[10], ref[10])
         npt.assert_array_equal(got[11], ref[11])
 
