@@ -1,4 +1,4 @@
-"""Every NewtonBench law equals NewtonBench at the recorded points (shared/newtonbench_vectors.json).
+"""Every NewtonBench law equals NewtonBench at the recorded points (tests/data/newtonbench_vectors.json).
 
 The vectors were computed by NewtonBench's own law functions, point by point on Python floats;
 inputs include zeros and negatives. ``null`` = NewtonBench raised or gave NaN; ``"inf"`` strings are
@@ -16,12 +16,10 @@ import pytest
 
 from etc_fast.tasks import get_task
 
-VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "newtonbench_vectors.json"
+VECTORS = Path(__file__).resolve().parents[1] / "data" / "newtonbench_vectors.json"
 
 
 def _load_cases() -> list[dict]:
-    if not VECTORS.exists():
-        return []
     return json.loads(VECTORS.read_text())["cases"]
 
 
@@ -32,14 +30,12 @@ def _as_float(v) -> float:
     return math.nan if v is None else float(v)  # float("inf") / float("-inf") for the string forms
 
 
-@pytest.mark.skipif(not CASES, reason=f"NewtonBench vectors not found at {VECTORS} (shared/ folder beside the repo)")
 def test_vectors_cover_all_108_laws():
     keys = {(c["module"], c["difficulty"], c["law_version"]) for c in CASES}
     assert len(keys) == 108
     assert all(len(c["inputs"]) == len(c["outputs"]) == 50 for c in CASES)
 
 
-@pytest.mark.skipif(not CASES, reason=f"NewtonBench vectors not found at {VECTORS} (shared/ folder beside the repo)")
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['module']}-{c['difficulty']}-{c['law_version']}" for c in CASES])
 def test_law_matches_newtonbench(case):
     task = get_task(case["module"], case["difficulty"], case["law_version"])
