@@ -47,11 +47,12 @@ def test_reasoning_models_force_temperature_one(alias):
     assert LLMSettings(model="gpt41mini", temperature=0.4).effective_temperature == 0.4
 
 
-def test_missing_key_error_names_the_three_ways_out():
+def test_missing_key_error_names_the_ways_out():
     with pytest.raises(LLMConfigError) as err:
         LLMClient(LLMSettings(model="gpt41mini"), environ={})
     msg = str(err.value)
-    assert "OPENAI_API_KEY" in msg and "base_url" in msg and "--model symbolic" in msg
+    assert "OPENAI_API_KEY" in msg and "base_url" in msg
+    assert "--model symbolic" not in msg  # only the policy, which --model replaces, suggests it
     with pytest.raises(LLMConfigError, match="MY_KEY"):
         LLMClient(LLMSettings(model="gpt41mini", api_key_env="MY_KEY"), environ={"OPENAI_API_KEY": "x"})
 
@@ -106,10 +107,13 @@ def test_garbage_usage_keeps_the_reply(serve, make_client, p_tok, c_tok, expect)
     assert c.content == "fine" and (c.prompt_tokens, c.completion_tokens) == expect
 
 
-def test_empty_content_is_returned_as_empty_string(serve, make_client):
-    srv = serve([ok(None)])
-    client, _ = make_client(srv)
-    assert client.complete(MSGS).content == ""
+def test_empty_content_is_a_reply_but_null_content_is_retried(serve, make_client):
+    srv = serve([ok(""), ok(None), ok("second")])
+    client, rec = make_client(srv)
+    c = client.complete(MSGS)
+    assert c.content == "" and c.attempts == 1 and c.finish_reason == "stop"
+    c = client.complete(MSGS + [{"role": "user", "content": "again"}])
+    assert c.content == "second" and c.attempts == 2 and len(rec.waits) == 1
 
 
 def test_429_with_retry_after_is_honoured(serve, make_client):
@@ -179,7 +183,7 @@ def test_unreachable_server_is_a_connection_error(make_client):
     )
     with pytest.raises(LLMCallError) as err:
         client.complete(MSGS)
-    assert err.value.kind in ("connection", "timeout")
+    assert err.value.kind in ("unreachable", "timeout") and err.value.attempts == 2
 
 
 def test_malformed_messages_are_refused_before_any_request(serve, make_client):
