@@ -140,7 +140,7 @@ class TrialRecord:
             "rollout": int(self.spec.rollout),
             "measurements": int(self.measurements),
             "valid": bool(ev.get("valid", False)),
-            "error": ev.get("error") or self.error,
+            "error": self.error if self.error_kind else (ev.get("error") or self.error),
             "rmsle": num("rmsle"),
             "complete": bool(ev.get("complete", False)),
             "n_finite_target": int(ev.get("n_finite_target", 0) or 0),
