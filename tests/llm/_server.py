@@ -288,6 +288,14 @@ _FAULTS = (
 )
 
 
+def fault_at(index: int, faults: float, seed: int = 0) -> Reply | None:
+    """The transient fault :func:`model_like` sends for request ``index``, or ``None``."""
+    rng = random.Random(f"{seed}:{index}")
+    if faults and rng.random() < faults:
+        return rng.choice(_FAULTS)()
+    return None
+
+
 def model_like(experiments: int = 2, *, delay_s: float = 0.0, faults: float = 0.0, seed: int = 0,
                law: str = GRAVITY_LAW) -> Callable[[dict, int], Reply]:
     """A script for free-form baseline trials on ``m0_gravity`` and for the LLM judge.
@@ -299,9 +307,8 @@ def model_like(experiments: int = 2, *, delay_s: float = 0.0, faults: float = 0.
     choices, or null content. Every answer waits ``delay_s`` first.
     """
     def answer(body: dict, index: int) -> Reply:
-        rng = random.Random(f"{seed}:{index}")
-        if faults and rng.random() < faults:
-            fault = rng.choice(_FAULTS)()
+        fault = fault_at(index, faults, seed)
+        if fault is not None:
             return dataclasses.replace(fault, delay_s=delay_s)
         messages = body.get("messages") or []
         if len(messages) == 1 and messages[0].get("role") == "user":
