@@ -27,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("config", help="run configuration YAML (e.g. configs/full.yaml)")
     p.add_argument("--model", help="replace the model of every grid (e.g. gpt-4.1-mini, symbolic)")
     p.add_argument("--workers", type=int, help="parallel trials (default: the config's value, else all cores)")
-    p.add_argument("--executor", choices=("local", "threads", "ray"), help="local process pool (threads for LLM runs), threads, or Ray")
+    p.add_argument("--executor", choices=("local", "threads", "processes", "ray"),
+                   help="local: process pool, or threads when every model is an LLM; threads; processes; or Ray")
     p.add_argument("--out", help="run directory (default: the config's out, else runs/<name>)")
     p.add_argument("--limit", type=int, help="run at most N pending trials, in grid order")
     p.add_argument("--dry-run", action="store_true", help="print the trial count and the grid; run nothing")

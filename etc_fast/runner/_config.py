@@ -38,7 +38,7 @@ __all__ = [
 
 DIFFICULTIES = ("easy", "medium", "hard")
 LAW_VERSIONS = ("v0", "v1", "v2")
-EXECUTORS = ("local", "threads", "ray")
+EXECUTORS = ("local", "threads", "processes", "ray")
 #: Judge names (``etc_fast.evaluate.JUDGES``, repeated so that reading a config does not load the kernels).
 JUDGES = ("structural", "llm", "none")
 CACHE_MODES = ("use", "refresh", "off", "replay")
@@ -169,7 +169,7 @@ class RunConfig:
         out: Output directory; default ``runs/<name>``.
         workers: Parallel trials; default = cores available.
         executor: ``local`` (process pool; threads in this process when every model is an LLM,
-            whose trials wait on the network), ``threads`` or ``ray``.
+            whose trials wait on the network), ``threads``, ``processes`` (always the pool) or ``ray``.
         ray: Ray settings (used with ``executor: ray``).
         judge: ``structural`` (offline), ``llm`` (NewtonBench judge prompt) or ``none``.
         judge_options: Extra keyword arguments for ``create_judge`` (e.g. the LLM judge's model).

@@ -500,14 +500,14 @@ class RayExecutor:
 def create_executor(
     name: str, workers: int, *, ray_address: str | None = None, llm_bound: bool = False
 ) -> LocalExecutor | ThreadExecutor | RayExecutor:
-    """``local`` (threads when ``llm_bound``: every trial's policy is a language model), ``threads``
-    or ``ray`` executor."""
+    """``local`` (threads when ``llm_bound``: every trial's policy is a language model, else
+    processes), ``threads``, ``processes`` or ``ray`` executor."""
     if name == "threads" or (name == "local" and llm_bound):
         return ThreadExecutor(workers)
-    if name == "local":
+    if name in ("local", "processes"):
         return LocalExecutor(workers)
     if name == "ray":
         _import_ray()
         return RayExecutor(workers, address=ray_address)
-    raise ValueError(f"executor must be 'local', 'threads' or 'ray', got {name!r}")
+    raise ValueError(f"executor must be 'local', 'threads', 'processes' or 'ray', got {name!r}")
 

@@ -46,7 +46,7 @@ def test_bad_difficulty_names_file_and_key(tmp_path):
         (_grid(rollouts=0), "grids[0].rollouts", "must be >= 1"),
         (_grid(noise=[0.0, -0.1]), "grids[0].noise[1]", "must be >= 0"),
         (_grid(law_versions=["v3"]), "grids[0].law_versions[0]", "not one of v0, v1, v2"),
-        (_raw(executor="dask"), "executor", "not one of local, threads, ray"),
+        (_raw(executor="dask"), "executor", "not one of local, threads, processes, ray"),
         (_raw(judge="gpt"), "judge", "not one of structural, llm, none"),
         (_raw(workers="many"), "workers", "not an integer"),
         (_raw(llm={"temperature": "hot"}), "llm.temperature", "not a number"),
