@@ -491,12 +491,7 @@ class LLMClient:
     def _client(self) -> Any:
         with self._init_lock:
             if self._sdk is None:
-                import openai
-
-                kwargs: dict[str, Any] = dict(api_key=self._api_key, max_retries=0, timeout=float(self.settings.timeout_s))
-                if self.settings.base_url:
-                    kwargs["base_url"] = self.settings.base_url
-                self._sdk = openai.OpenAI(**kwargs)
+                self._sdk = _shared_sdk(self._api_key, self.settings.base_url, float(self.settings.timeout_s))
             return self._sdk
 
     @property
@@ -512,9 +507,7 @@ class LLMClient:
     def close(self) -> None:
         """Close the HTTP client and the cache connection (reopened if used again)."""
         with self._init_lock:
-            if self._sdk is not None:
-                self._sdk.close()
-                self._sdk = None
+            self._sdk = None  # the HTTP client is shared by the process's clients (see _shared_sdk)
             if self._cache is not None:
                 self._cache.close()
                 self._cache = None
@@ -619,7 +612,7 @@ class LLMClient:
                     with self._count_lock:
                         self.requests_made += 1
                     timeout = min(float(s.timeout_s), max(0.05, deadline - time.monotonic()))
-                    resp = sdk.chat.completions.create(**kwargs, timeout=timeout)
+                    resp = _post_chat(sdk, kwargs, timeout)
                 got = _reply_of(resp)
                 if isinstance(got, str):
                     kind, transient, problem = "bad_response", True, got
@@ -702,6 +695,35 @@ class LLMClient:
         except Exception as exc:  # noqa: BLE001
             fail(exc)
         return f"{model}: answered at {self.where}"
+
+
+_SDKS: dict[tuple[str, str | None, float], Any] = {}
+_SDKS_LOCK = threading.Lock()
+
+
+def _shared_sdk(api_key: str, base_url: str | None, timeout_s: float) -> Any:
+    """One OpenAI SDK client (one HTTP connection pool) per key, endpoint and timeout in this
+    process: building one costs ~0.1 s (TLS set-up), and a run builds a policy per trial."""
+    key = (api_key, base_url, timeout_s)
+    with _SDKS_LOCK:
+        sdk = _SDKS.get(key)
+        if sdk is None:
+            import openai
+
+            kwargs: dict[str, Any] = dict(api_key=api_key, max_retries=0, timeout=timeout_s)
+            if base_url:
+                kwargs["base_url"] = base_url
+            sdk = _SDKS[key] = openai.OpenAI(**kwargs)
+        return sdk
+
+
+def _post_chat(sdk: Any, body: Mapping[str, Any], timeout: float) -> Any:
+    """POST ``body`` to ``/chat/completions`` as given. The SDK's ``create`` walks every message
+    through its type machinery (~20 ms a call for a long conversation); the body is plain JSON
+    already, so it is sent as is and only the reply is parsed."""
+    from openai.types.chat import ChatCompletion
+
+    return sdk.post("/chat/completions", body=dict(body), cast_to=ChatCompletion, options={"timeout": timeout})
 
 
 def _reply_of(resp: Any) -> tuple[str, str | None, int, int, str | None] | str:

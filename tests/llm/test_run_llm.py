@@ -132,7 +132,8 @@ def test_breaker_stops_a_run_whose_calls_keep_failing(tmp_path, capsys):
     with ChatServer([error(503)] * 100, models=["test-model"]) as srv:
         cfg = write_config(tmp_path, srv.base_url, rollouts=8, workers=1, max_retries=0, max_consecutive_failures=3)
         assert run(cfg, tmp_path / "out") == 3
-        assert srv.n_requests == 3
+        # The breaker trips on the third failure; the one worker may have started the next trial by then.
+        assert 3 <= srv.n_requests <= 4
     rows = summaries(tmp_path / "out")
     assert len(rows) == 3 and all(r["status"] == "failed" and r["error_kind"] == "server_error" for r in rows)
     assert "3 trials in a row" in capsys.readouterr().err
