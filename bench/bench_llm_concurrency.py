@@ -119,6 +119,12 @@ def main(argv: list[str] | None = None) -> int:
             trials_wall = _seconds(line.split("; ")[1])
             rows = [json.loads(x)["summary"] for x in (Path(tmp) / "out" / "trials.jsonl").read_text().splitlines()]
             slowest = max(r["wall_s"] for r in rows)
+            waits = []
+            for tr in (Path(tmp) / "out" / "transcripts").iterdir():
+                chat = json.loads(tr.read_text())["chat"]
+                waits.append(sum(m["call"]["latency_s"] for m in chat if "call" in m))
+            print(f"per trial: model calls {sum(waits) / len(waits):.1f} s on average (max {max(waits):.1f} s), "
+                  f"whole trial {sum(r['wall_s'] for r in rows) / len(rows):.1f} s on average", file=sys.stderr)
             completed = sum(r["status"] == "completed" for r in rows)
         finally:
             server.terminate()

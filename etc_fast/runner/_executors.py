@@ -156,6 +156,20 @@ class TrialWorker:
         rec["judge"] = judge_submission(str(rec.get("final_source") or ""), task, self.make_judge())
         return rec
 
+    def warm_up(self, spec: TrialSpec) -> None:
+        """Pay once, before trials start in threads, what the first trial would otherwise pay in
+        every thread at once: importing the model SDK, loading the task and the compiled
+        evaluation kernels (scoring a constant law in the sandbox)."""
+        if spec.model not in ("symbolic", "scripted"):
+            with contextlib.suppress(ImportError):
+                import openai  # noqa: F401
+        with contextlib.suppress(Exception):
+            from etc_fast.evaluate import evaluate_submission
+            from etc_fast.tasks import get_task
+
+            task = get_task(spec.task, spec.difficulty, spec.law_version)
+            evaluate_submission(f"def discovered_law({', '.join(task.variable_names)}):\n    return 1.0\n", task)
+
     def preflight(self, models: Sequence[str]) -> None:
         """Build each model's policy and the judge once, so configuration errors surface early."""
         for model in models:
@@ -391,6 +405,9 @@ class ThreadExecutor:
                 if not stop.is_set():
                     done.put((spec, rec))
 
+        warm_up = getattr(worker, "warm_up", None)
+        if callable(warm_up) and specs:
+            warm_up(specs[0])
         threads = [threading.Thread(target=loop, name=f"trial-{i}", daemon=True) for i in range(min(self.workers, len(specs)))]
         for t in threads:
             t.start()
