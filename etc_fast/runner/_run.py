@@ -128,7 +128,8 @@ def run_config(
         PreflightError: A policy or the judge cannot be built (before anything runs).
         RunStopped: An endpoint failed its preflight check (nothing ran), or
             ``llm.max_consecutive_failures`` trials in a row got no reply (the run stopped; what
-            finished is stored).
+            finished is stored). Replay-cache misses do not count: they cost nothing and say
+            nothing about the other trials.
         RunDirError: The output directory cannot be used.
     """
     t0 = time.perf_counter()
@@ -191,7 +192,10 @@ def run_config(
                     entry = store.append(record)
                     summary = entry["summary"]
                     progress.update(summary)
-                    if summary.get("status") == "failed" and summary.get("error_kind"):
+                    kind = summary.get("error_kind") if summary.get("status") == "failed" else None
+                    if kind == "cache_miss":
+                        pass  # a reply missing from a replay cache says nothing about the other trials
+                    elif kind:
                         in_a_row += 1
                         if in_a_row >= breaker:
                             stopped = (

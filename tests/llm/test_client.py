@@ -259,3 +259,19 @@ def test_client_pickles_without_live_handles(serve, make_client):
     clone = pickle.loads(pickle.dumps(client))
     assert clone.complete([{"role": "user", "content": "again"}]).content == "two"
     clone.close()
+
+
+def test_aliases_become_openai_ids_only_for_the_openai_api():
+    assert resolve_model("gpt41mini").model_id == "gpt-4.1-mini-2025-04-14"
+    assert resolve_model("gpt41mini", "http://localhost:8000/v1").model_id == "gpt41mini"
+    assert resolve_model("gpt41mini", "https://openrouter.ai/api/v1").model_id == "openai/gpt-4.1-mini"
+    assert resolve_model("gpt41mini", "http://localhost:8000/v1", "served-name").model_id == "served-name"
+    assert LLMSettings(model="gpt41mini", model_id="x").resolved.model_id == "x"
+
+
+def test_base_url_spelling_does_not_change_the_cache_key():
+    from etc_fast.llm import cache_key, canonical_request
+
+    keys = {cache_key(canonical_request("m", MSGS, 0.4, None, url)) for url in
+            ("http://127.0.0.1:8000/v1", "http://localhost:8000/v1/", "http://LOCALHOST:8000/v1")}
+    assert len(keys) == 1
