@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from etc_fast.runner._config import RunConfig
-from etc_fast.runner._executors import TrialWorker, create_executor
+from etc_fast.runner._executors import TrialWorker, _llm_stop, create_executor
 from etc_fast.runner._grid import expand_grid
 from etc_fast.runner._progress import Progress, format_duration
 from etc_fast.runner._store import RunStore, write_manifest
@@ -134,6 +134,7 @@ def run_config(
     """
     t0 = time.perf_counter()
     stream = stream if stream is not None else sys.stderr
+    _llm_stop(False)  # calls stopped by an earlier run in this process may go again
     specs = expand_grid(config)
     worker = worker if worker is not None else TrialWorker.from_config(config)
     try:
