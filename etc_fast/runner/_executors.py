@@ -426,8 +426,9 @@ class ThreadExecutor:
             if left:  # stopped early
                 stop.set()
                 _llm_stop(True)
+                until = time.monotonic() + 2.0  # threads are daemons: whatever still runs dies with the process
                 for t in threads:
-                    t.join(timeout=2.0)
+                    t.join(timeout=max(0.0, until - time.monotonic()))
 
 
 def _llm_stop(stop: bool) -> None:
