@@ -103,7 +103,7 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
     record.completion_tokens_cached = state.usage["completion_tokens_cached"]
     if infra is not None:
         reason = f"not scored: no reply from the model ({infra.kind})"
-        record.evaluation = {"valid": False, "error": reason}
+        record.evaluation = {}  # never scored (as any failed trial): replay has nothing to compare
         record.judge = {"judge": str(getattr(judge, "name", "structural")), "credited": False, "reason": reason, "status": "skipped"}
     else:
         record.evaluation = _evaluate(record.final_source, task, limits)

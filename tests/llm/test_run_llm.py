@@ -126,6 +126,9 @@ def test_replay_misses_fail_and_the_next_run_does_exactly_those(tmp_path, capsys
     assert len(rows) == 4 and all(r["status"] == "completed" for r in rows)
     redone = [e for e in read_trials(tmp_path / "replayed" / "trials.jsonl") if e["trial_id"] in failed]
     assert all(e["summary"]["calls_paid"] == 3 for e in redone)
+    from etc_fast.runner import replay_run
+
+    assert replay_run(tmp_path / "replayed").ok
 
 
 def test_breaker_stops_a_run_whose_calls_keep_failing(tmp_path, capsys):
@@ -137,6 +140,10 @@ def test_breaker_stops_a_run_whose_calls_keep_failing(tmp_path, capsys):
     rows = summaries(tmp_path / "out")
     assert len(rows) == 3 and all(r["status"] == "failed" and r["error_kind"] == "server_error" for r in rows)
     assert "3 trials in a row" in capsys.readouterr().err
+    from etc_fast.runner import replay_run
+
+    report = replay_run(tmp_path / "out")
+    assert report.ok and report.n_replayed == 0, "failed trials hold nothing to re-score"
 
 
 def test_an_unreachable_judge_is_asked_again_on_resume(tmp_path, capsys):

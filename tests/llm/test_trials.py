@@ -168,7 +168,8 @@ def test_a_call_without_reply_fails_the_trial(serve, config, failure, kind, requ
     assert record.status == "failed" and record.error_kind == kind and "\n" not in record.error
     assert srv.n_requests == requests, "the trial stops at the first call without a reply"
     assert not [e for e in record.events if "action" in e], "no turn was taken"
-    assert record.evaluation["valid"] is False and record.judge["credited"] is False and record.judge["status"] == "skipped"
+    assert record.evaluation == {} and record.judge["credited"] is False and record.judge["status"] == "skipped"
+    assert record.summary()["valid"] is False and record.summary()["error"] == record.error
     assert record.llm_calls == 0 and record.summary()["error_kind"] == kind
     assert record.chat[-1]["event"] == "call_failed"
     record.to_json()  # strict JSON, nothing unserializable
