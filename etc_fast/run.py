@@ -1,9 +1,13 @@
 """``python -m etc_fast.run CONFIG``: run a study grid, store its results, write its report.
 
-Exit status: 0 when every trial of this invocation was stored (failed trials are results too),
-1 when the report could not be written, 2 for configuration, policy-construction or output
-directory problems (nothing was run), 130 when interrupted (finished trials are kept; run the same
-command again to resume).
+Exit status: 0 when every trial of the grid is stored as a result, 1 when the report could not be
+written, 2 for configuration, policy-construction or output directory problems (nothing was run),
+3 when the run stopped for an infrastructure reason (an endpoint failed its check before any trial:
+bad key, unknown model, unreachable host; or the circuit breaker: too many trials in a row got no
+reply), 4 when the run went through but some trials are not finished (failed, or their judge could
+not be reached), 130 when interrupted (SIGINT or SIGTERM). In every case but 2 finished trials are
+kept, and running the same command again resumes: failed trials are run again, unreachable judges
+asked again, finished trials never repeated.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("config", help="run configuration YAML (e.g. configs/full.yaml)")
     p.add_argument("--model", help="replace the model of every grid (e.g. gpt-4.1-mini, symbolic)")
     p.add_argument("--workers", type=int, help="parallel trials (default: the config's value, else all cores)")
-    p.add_argument("--executor", choices=("local", "ray"), help="local process pool or Ray")
+    p.add_argument("--executor", choices=("local", "threads", "processes", "ray"),
+                   help="local: process pool, or threads when every model is an LLM; threads; processes; or Ray")
     p.add_argument("--out", help="run directory (default: the config's out, else runs/<name>)")
     p.add_argument("--limit", type=int, help="run at most N pending trials, in grid order")
     p.add_argument("--dry-run", action="store_true", help="print the trial count and the grid; run nothing")
@@ -38,11 +43,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ConfigError,
         PreflightError,
         RunDirError,
+        RunStopped,
         describe_grid,
         expand_grid,
         load_config,
         run_config,
     )
+    from etc_fast.runner._run import interrupt_on_sigterm
 
     try:
         if args.limit is not None and args.limit < 0:
@@ -62,7 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     try:
-        result = run_config(config, limit=args.limit, report=not args.no_report)
+        with interrupt_on_sigterm():
+            result = run_config(config, limit=args.limit, report=not args.no_report)
+    except RunStopped as exc:
+        print(f"error: {exc}; fix it and run the same command again to resume", file=sys.stderr)
+        return 3
     except PreflightError as exc:
         print(f"error: cannot start the run: {exc}", file=sys.stderr)
         return 2
@@ -78,6 +89,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if result.report is not None:
         print(f"report: {result.report}", file=sys.stderr)
+    if result.unfinished:
+        n = sum(result.unfinished.values())
+        kinds = ", ".join(f"{k}: {v}" for k, v in sorted(result.unfinished.items()))
+        print(f"error: {n} trial(s) not finished ({kinds}); first: {(result.first_problem or '')[:300]}; "
+              f"run the same command again to retry them", file=sys.stderr)
+        return 4
     return 0
 
 

@@ -12,6 +12,7 @@ and the NewtonBench symbolic judge.
 from etc_fast.llm import _cache, _client, _parse
 from etc_fast.llm._cache import CACHE_MODES, CachedReply, CacheMiss, ResponseCache, cache_key, canonical_request
 from etc_fast.llm._client import (
+    stop_calls,
     FIXED_TEMPERATURE_MODELS,
     MODEL_ALIASES,
     Completion,

@@ -24,6 +24,9 @@ import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from etc_fast._urls import normalise_base_url
+from etc_fast.errors import InfrastructureError
+
 CacheMode = Literal["use", "refresh", "off", "replay"]
 CACHE_MODES: tuple[str, ...] = ("use", "refresh", "off", "replay")
 
@@ -36,12 +39,13 @@ CREATE TABLE IF NOT EXISTS completions (
     reasoning TEXT,
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    finish_reason TEXT
 )
 """
 
 
-class CacheMiss(LookupError):
+class CacheMiss(InfrastructureError, LookupError):
     """A replay-mode lookup found no stored reply.
 
     Attributes:
@@ -54,7 +58,8 @@ class CacheMiss(LookupError):
         self.model = model
         super().__init__(
             f"no cached reply for key {key}" + (f" (model {model})" if model else "")
-            + " and cache_mode is 'replay'; run once with cache_mode 'use' to record it"
+            + " and cache_mode is 'replay'; run once with cache_mode 'use' to record it",
+            kind="cache_miss",
         )
 
 
@@ -65,14 +70,18 @@ def canonical_request(
     seed: int | None,
     base_url: str | None,
     sample: int | None = None,
+    *,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The part of a request that determines the reply (the cache key is hashed from this).
 
     ``sample`` tells apart independent draws of the same request (two rollouts of one trial, a
-    judge's retry); it enters the key only when set, and is not sent to the server.
+    judge's retry); it enters the key only when set, and is not sent to the server. ``max_tokens``
+    enters only when set. ``base_url`` is normalised (``127.0.0.1`` and ``localhost``, a trailing
+    slash or not, are one server).
     """
     request = {
-        "base_url": base_url.rstrip("/") if base_url else None,
+        "base_url": normalise_base_url(base_url) if base_url else None,
         "messages": [{"role": str(m["role"]), "content": str(m["content"])} for m in messages],
         "model": model,
         "seed": seed,
@@ -80,6 +89,8 @@ def canonical_request(
     }
     if sample is not None:
         request["sample"] = int(sample)
+    if max_tokens is not None:
+        request["max_tokens"] = int(max_tokens)
     return request
 
 
@@ -97,6 +108,7 @@ class CachedReply:
     reasoning: str | None
     prompt_tokens: int
     completion_tokens: int
+    finish_reason: str | None = None
 
 
 class ResponseCache:
@@ -119,6 +131,9 @@ class ResponseCache:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(_SCHEMA)
+            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(completions)")}
+            if "finish_reason" not in columns:  # a cache written before finish reasons were kept
+                self._conn.execute("ALTER TABLE completions ADD COLUMN finish_reason TEXT")
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise ValueError(f"response cache {self.path!r} is not a usable SQLite database: {exc}") from exc
@@ -127,11 +142,14 @@ class ResponseCache:
         """The stored reply for ``key``, or ``None``."""
         with self._lock:
             row = self._conn.execute(
-                "SELECT content, reasoning, prompt_tokens, completion_tokens FROM completions WHERE key = ?", (key,)
+                "SELECT content, reasoning, prompt_tokens, completion_tokens, finish_reason FROM completions WHERE key = ?",
+                (key,),
             ).fetchone()
         if row is None:
             return None
-        return CachedReply(content=row[0], reasoning=row[1], prompt_tokens=int(row[2]), completion_tokens=int(row[3]))
+        return CachedReply(
+            content=row[0], reasoning=row[1], prompt_tokens=int(row[2]), completion_tokens=int(row[3]), finish_reason=row[4]
+        )
 
     def put(self, key: str, request: Mapping[str, Any], reply: CachedReply) -> None:
         """Store (or overwrite) the reply for ``key`` in one short transaction."""
@@ -139,8 +157,8 @@ class ResponseCache:
         with self._lock:
             self._conn.execute(
                 "INSERT OR REPLACE INTO completions "
-                "(key, model, request, content, reasoning, prompt_tokens, completion_tokens, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "(key, model, request, content, reasoning, prompt_tokens, completion_tokens, created, finish_reason) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     str(request.get("model", "")),
@@ -150,6 +168,7 @@ class ResponseCache:
                     int(reply.prompt_tokens),
                     int(reply.completion_tokens),
                     time.time(),
+                    reply.finish_reason,
                 ),
             )
 

@@ -2,8 +2,13 @@
 
 One client serves one model. It talks to the OpenAI API by default or to any OpenAI-compatible server
 (vLLM, Ollama, OpenRouter, ...) given ``base_url``. The SDK's own retries are disabled; this module
-retries 429, 5xx, 408, timeouts and connection errors with jittered exponential backoff, honouring
-``Retry-After``, and fails at once on any other 4xx. Replies go through :class:`ResponseCache`.
+retries only transient failures (429 rate limits, honouring ``Retry-After``; 5xx; 408; timeouts;
+dropped or refused connections; an empty or unreadable body) with jittered exponential backoff, within
+``max_retries`` and a total ``retry_budget_s`` per call, and says on stderr what it waits for. A retry
+sends the very same request. Everything else (401, 403, 404, an exhausted quota, other 4xx) fails at
+once. A call that ends without a reply raises :class:`LLMCallError`, an
+:class:`~etc_fast.errors.InfrastructureError`: it is never a reply. Replies go through
+:class:`ResponseCache`.
 """
 
 from __future__ import annotations
@@ -14,13 +19,29 @@ import math
 import os
 import random
 import sqlite3
+import sys
 import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from etc_fast._urls import normalise_base_url
+from etc_fast.errors import InfrastructureError
 from etc_fast.llm._cache import CACHE_MODES, CachedReply, CacheMiss, ResponseCache, cache_key, canonical_request
+
+#: Set to stop every call in this process at its next attempt or wait (run interrupted, or the
+#: run's circuit breaker tripped); see :func:`stop_calls`.
+_STOP = threading.Event()
+
+
+def stop_calls(stop: bool = True) -> None:
+    """Make every call in this process fail with kind ``stopped`` at its next attempt or wait
+    (``stop=False`` lets calls through again)."""
+    if stop:
+        _STOP.set()
+    else:
+        _STOP.clear()
 
 # ----------------------------------------------------------------------------------------
 # Models
@@ -68,18 +89,26 @@ def _is_openrouter(base_url: str | None) -> bool:
     return bool(base_url) and "openrouter.ai" in str(base_url)
 
 
-def resolve_model(name: str, base_url: str | None = None) -> ResolvedModel:
-    """Map a NewtonBench short name to a model id; any other name is used unchanged.
+def resolve_model(name: str, base_url: str | None = None, model_id: str | None = None) -> ResolvedModel:
+    """The model id sent to the server for ``name``.
 
-    With an OpenRouter ``base_url`` the OpenRouter id is used; otherwise the OpenAI id (or the
-    OpenRouter-style id for models OpenAI does not serve, which other gateways also understand).
+    ``model_id`` wins when given. Otherwise a NewtonBench short name maps to its OpenAI snapshot id
+    only for the OpenAI API itself (no ``base_url``; the OpenRouter-style id for models OpenAI does
+    not serve), to its OpenRouter id for an OpenRouter ``base_url``, and is sent as given to any other
+    server (a local vLLM or Ollama names its models itself). Any other name is sent as given.
     """
     if not isinstance(name, str) or not name.strip():
         raise LLMConfigError(f"model must be a non-empty string, got {name!r}")
     name = name.strip()
-    if name in MODEL_ALIASES:
+    if model_id is not None:
+        if not isinstance(model_id, str) or not model_id.strip():
+            raise LLMConfigError(f"model_id must be a non-empty string or null, got {model_id!r}")
+        model_id = model_id.strip()
+    elif name in MODEL_ALIASES and _is_openrouter(base_url):
+        model_id = MODEL_ALIASES[name][1]
+    elif name in MODEL_ALIASES and not base_url:
         oa_id, or_id = MODEL_ALIASES[name]
-        model_id = or_id if (_is_openrouter(base_url) or oa_id is None) else oa_id
+        model_id = oa_id if oa_id is not None else or_id
     else:
         model_id = name
     forced = 1.0 if model_id in FIXED_TEMPERATURE_MODELS else None
@@ -93,20 +122,18 @@ class LLMConfigError(ValueError):
     """The client cannot be used as configured (raised before any trial starts)."""
 
 
-class LLMCallError(RuntimeError):
-    """A call failed for good (after retries, or at once for a non-retryable error).
+class LLMCallError(InfrastructureError, RuntimeError):
+    """A call ended without a reply (after retries for transient failures, at once otherwise).
 
     Attributes:
-        kind: ``http`` (status error), ``timeout``, ``connection``, ``bad_response`` or ``cache_miss``.
+        kind: One of :data:`etc_fast.errors.ERROR_KINDS` (``auth``, ``unreachable``, ``timeout``, ...).
         status: HTTP status when there was one.
         attempts: Requests made.
     """
 
     def __init__(self, message: str, *, kind: str, status: int | None = None, attempts: int = 0) -> None:
-        super().__init__(message)
-        self.kind = kind
+        super().__init__(message, kind=kind, attempts=attempts)
         self.status = status
-        self.attempts = attempts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,13 +148,18 @@ class LLMSettings:
             placeholder key is sent (local servers ignore it).
         temperature: Sampling temperature (forced to 1.0 for o4mini/gpt5/gpt5mini).
         timeout_s: Per-request timeout in seconds.
-        max_retries: Retries after the first attempt for retryable failures.
+        max_retries: Retries after the first attempt for transient failures.
+        retry_budget_s: Most seconds one call may take, all attempts and waits together; no retry
+            starts that would end after it.
         backoff_base_s: First backoff delay; doubles per retry.
         backoff_max_s: Cap of any single wait, ``Retry-After`` included.
         max_concurrency: Requests in flight at once through one client.
         seed: Sampling seed sent to the server (``None`` = not sent); part of the cache key.
         cache_path: SQLite reply cache file; ``None`` = no cache.
         cache_mode: ``use`` | ``refresh`` | ``off`` | ``replay`` (see :mod:`etc_fast.llm._cache`).
+        max_tokens: Longest reply in tokens (``None`` = the server's default); part of the cache key.
+            A reply cut at this limit (``finish_reason: length``) is recorded as such, never parsed.
+        model_id: The id sent to the server, overriding the name's resolution (see :func:`resolve_model`).
     """
 
     model: str
@@ -136,12 +168,15 @@ class LLMSettings:
     temperature: float = 0.4
     timeout_s: float = 60
     max_retries: int = 6
+    retry_budget_s: float = 300.0
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60
     max_concurrency: int = 4
     seed: int | None = None
     cache_path: str | None = None
     cache_mode: str = "use"
+    max_tokens: int | None = None
+    model_id: str | None = None
 
     def __post_init__(self) -> None:
         errors = []
@@ -152,7 +187,8 @@ class LLMSettings:
         if not isinstance(self.api_key_env, str) or not self.api_key_env:
             errors.append(f"api_key_env must name an environment variable, got {self.api_key_env!r}")
         for field, lo, strict in (
-            ("temperature", 0.0, False), ("timeout_s", 0.0, True), ("backoff_base_s", 0.0, False), ("backoff_max_s", 0.0, False),
+            ("temperature", 0.0, False), ("timeout_s", 0.0, True), ("retry_budget_s", 0.0, True), ("backoff_base_s", 0.0, False),
+            ("backoff_max_s", 0.0, False),
         ):
             val = getattr(self, field)
             if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val) or val < lo or (strict and val == lo):
@@ -161,6 +197,10 @@ class LLMSettings:
             val = getattr(self, field)
             if isinstance(val, bool) or not isinstance(val, int) or val < lo:
                 errors.append(f"{field} must be an integer >= {lo}, got {val!r}")
+        if self.max_tokens is not None and (isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1):
+            errors.append(f"max_tokens must be an integer >= 1 or null, got {self.max_tokens!r}")
+        if self.model_id is not None and (not isinstance(self.model_id, str) or not self.model_id.strip()):
+            errors.append(f"model_id must be a non-empty string or null, got {self.model_id!r}")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
             errors.append(f"seed must be an integer or null, got {self.seed!r}")
         if self.cache_mode not in CACHE_MODES:
@@ -172,7 +212,7 @@ class LLMSettings:
 
     @property
     def resolved(self) -> ResolvedModel:
-        return resolve_model(self.model, self.base_url)
+        return resolve_model(self.model, self.base_url, self.model_id)
 
     @property
     def effective_temperature(self) -> float:
@@ -182,6 +222,12 @@ class LLMSettings:
     @property
     def caching(self) -> bool:
         return bool(self.cache_path) and self.cache_mode != "off"
+
+    @property
+    def endpoint(self) -> tuple[str | None, str, str]:
+        """``(normalised base_url, model id, key variable)``: calls with equal endpoints reach the
+        same model with the same key (one preflight check serves them all)."""
+        return normalise_base_url(self.base_url), self.resolved.model_id, self.api_key_env
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,9 +239,11 @@ class Completion:
         reasoning: Reasoning text when the server returns it separately, else ``None``.
         prompt_tokens / completion_tokens: Usage reported for the call (stored ones on a cache hit).
         cached: Whether the reply came from the cache (no request was made).
-        model: Resolved model id.
+        model: The model id sent.
         key: Cache key of the request.
         attempts: HTTP requests made for this reply (0 on a cache hit).
+        finish_reason: Why the model stopped (``stop``, ``length``, ...; ``None`` when not reported).
+        latency_s: Seconds from the first attempt to the reply, waits included (0 on a cache hit).
     """
 
     content: str
@@ -206,6 +254,21 @@ class Completion:
     model: str
     key: str
     attempts: int = 0
+    finish_reason: str | None = None
+    latency_s: float = 0.0
+
+    @property
+    def truncated(self) -> bool:
+        """The reply was cut at the token limit."""
+        return self.finish_reason == "length"
+
+    def call_record(self) -> dict[str, Any]:
+        """What the transcript keeps about this call."""
+        return {
+            "model": self.model, "finish_reason": self.finish_reason, "prompt_tokens": int(self.prompt_tokens),
+            "completion_tokens": int(self.completion_tokens), "latency_s": round(float(self.latency_s), 3),
+            "attempts": int(self.attempts), "from_cache": bool(self.cached), "key": self.key,
+        }
 
 
 # ----------------------------------------------------------------------------------------
@@ -254,20 +317,60 @@ def backoff_delay(attempt: int, base_s: float, max_s: float, rng: random.Random,
     return 0.5 * d + rng.uniform(0.0, 0.5 * d)
 
 
+def _error_code(exc: BaseException) -> str:
+    """The ``code``/``type`` of an OpenAI-style error body, lower-cased ("" when none)."""
+    body = getattr(exc, "body", None)
+    err = body.get("error", body) if isinstance(body, Mapping) else None
+    if isinstance(err, Mapping):
+        return " ".join(str(err.get(k) or "") for k in ("code", "type")).lower()
+    return ""
+
+
 def _classify(exc: BaseException) -> tuple[str, int | None, bool, float | None]:
-    """(kind, status, retryable, retry_after) for an SDK exception."""
+    """``(kind, status, transient, retry_after)`` for an exception raised by a request.
+
+    Transient: timeouts, connection failures, 408, 409, 429 (unless the body says the quota is
+    spent), 5xx and bodies that cannot be read. Everything else fails the call at once.
+    """
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
         return "timeout", None, True, None
     if isinstance(exc, openai.APIConnectionError):
-        return "connection", None, True, None
+        return "unreachable", None, True, None
     if isinstance(exc, openai.APIStatusError):
         status = int(exc.status_code)
         headers = getattr(getattr(exc, "response", None), "headers", None)
-        retryable = status == 429 or status == 408 or status >= 500
-        return "http", status, retryable, parse_retry_after(headers) if retryable else None
+        if status == 401:
+            return "auth", status, False, None
+        if status == 403:
+            return "permission", status, False, None
+        if status == 404:
+            return "not_found", status, False, None
+        if status == 402 or (status == 429 and "quota" in _error_code(exc)):
+            return "quota", status, False, None
+        if status == 429:
+            return "rate_limit", status, True, parse_retry_after(headers)
+        if status in (408, 409) or status >= 500:
+            return ("timeout" if status == 408 else "server_error"), status, True, parse_retry_after(headers)
+        return "bad_request", status, False, None
+    if isinstance(exc, (openai.APIResponseValidationError, ValueError, TypeError, KeyError, AttributeError)):
+        return "bad_response", None, True, None  # e.g. a 200 whose body is not JSON
     return "bad_response", None, False, None
+
+
+_HINTS = {
+    "auth": "the server rejected the key: check {key_env}",
+    "permission": "the key may not use this model: check {key_env} and the account's model access",
+    "not_found": "check the model name (or llm.model_id) and base_url",
+    "quota": "the account's credit or quota is spent",
+    "unreachable": "check base_url and that the server is running",
+}
+
+
+def _hint(kind: str, key_env: str) -> str:
+    hint = _HINTS.get(kind)
+    return f" ({hint.format(key_env=key_env)})" if hint else ""
 
 
 def _error_detail(exc: BaseException) -> str:
@@ -331,8 +434,10 @@ class LLMClient:
 
     Args:
         settings: Model, endpoint, retry and cache settings.
-        sleep: Function used to wait between retries (tests pass a recorder).
+        sleep: Function used to wait between retries (tests pass a recorder); by default the wait
+            ends early, failing the call, when :func:`stop_calls` is called.
         environ: Where to read the API key (default ``os.environ``).
+        notify: Receives one line each time a call waits before a retry (default: stderr).
     """
 
     def __init__(
@@ -341,6 +446,7 @@ class LLMClient:
         *,
         sleep: Callable[[float], None] | None = None,
         environ: Mapping[str, str] | None = None,
+        notify: Callable[[str], None] | None = None,
     ) -> None:
         if not isinstance(settings, LLMSettings):
             raise LLMConfigError(f"settings must be LLMSettings, got {type(settings).__name__}")
@@ -351,11 +457,12 @@ class LLMClient:
         if not key and not settings.base_url and settings.cache_mode != "replay":
             raise LLMConfigError(
                 f"no API key for model {settings.model!r}: set {settings.api_key_env} "
-                f"(or configure another key variable with api_key_env), or pass base_url for a local "
-                f"OpenAI-compatible server (vLLM, Ollama), or use --model symbolic to run offline"
+                f"(or name another key variable with api_key_env), or pass base_url for a local "
+                f"OpenAI-compatible server (vLLM, Ollama)"
             )
         self._api_key = key or _PLACEHOLDER_KEY
-        self._sleep = sleep or time.sleep
+        self._sleep = sleep
+        self._notify = notify
         self._rng = random.Random(settings.seed)
         self._semaphore = threading.BoundedSemaphore(settings.max_concurrency)
         self._init_lock = threading.Lock()
@@ -369,13 +476,13 @@ class LLMClient:
         state = self.__dict__.copy()
         for k in ("_sdk", "_cache", "_semaphore", "_init_lock", "_count_lock"):
             state[k] = None
-        if state.get("_sleep") is time.sleep:
-            state["_sleep"] = None
+        for k in ("_sleep", "_notify"):
+            if state.get(k) is not None and getattr(state[k], "__module__", None) in ("time", "builtins"):
+                state[k] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._sleep = self._sleep or time.sleep
         self._semaphore = threading.BoundedSemaphore(self.settings.max_concurrency)
         self._init_lock = threading.Lock()
         self._count_lock = threading.Lock()
@@ -384,12 +491,7 @@ class LLMClient:
     def _client(self) -> Any:
         with self._init_lock:
             if self._sdk is None:
-                import openai
-
-                kwargs: dict[str, Any] = dict(api_key=self._api_key, max_retries=0, timeout=float(self.settings.timeout_s))
-                if self.settings.base_url:
-                    kwargs["base_url"] = self.settings.base_url
-                self._sdk = openai.OpenAI(**kwargs)
+                self._sdk = _shared_sdk(self._api_key, self.settings.base_url, float(self.settings.timeout_s))
             return self._sdk
 
     @property
@@ -405,9 +507,7 @@ class LLMClient:
     def close(self) -> None:
         """Close the HTTP client and the cache connection (reopened if used again)."""
         with self._init_lock:
-            if self._sdk is not None:
-                self._sdk.close()
-                self._sdk = None
+            self._sdk = None  # the HTTP client is shared by the process's clients (see _shared_sdk)
             if self._cache is not None:
                 self._cache.close()
                 self._cache = None
@@ -418,6 +518,23 @@ class LLMClient:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    @property
+    def where(self) -> str:
+        return self.settings.base_url or "the OpenAI API"
+
+    def _say(self, line: str) -> None:
+        if self._notify is not None:
+            self._notify(line)
+        else:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
+    def _wait(self, seconds: float) -> None:
+        if self._sleep is not None:
+            self._sleep(seconds)
+        elif _STOP.wait(max(0.0, seconds)):
+            raise LLMCallError(f"model {self.model.model_id} at {self.where}: the run was stopped", kind="stopped")
+
     # -- the call ------------------------------------------------------------------------
     def request_for(self, messages: Sequence[Mapping[str, Any]], sample: int | None = None) -> dict[str, Any]:
         """The canonical request (the cache key's input) for ``messages``."""
@@ -425,7 +542,8 @@ class LLMClient:
         if sample is not None and (isinstance(sample, bool) or not isinstance(sample, int)):
             raise ValueError(f"sample must be an integer or None, got {sample!r}")
         return canonical_request(
-            self.model.model_id, _check_messages(messages), s.effective_temperature, s.seed, s.base_url, sample
+            self.model.model_id, _check_messages(messages), s.effective_temperature, s.seed, s.base_url, sample,
+            max_tokens=s.max_tokens,
         )
 
     def complete(self, messages: Sequence[Mapping[str, Any]], *, sample: int | None = None) -> Completion:
@@ -439,7 +557,7 @@ class LLMClient:
         Raises:
             ValueError: ``messages`` is malformed.
             CacheMiss: replay mode and the reply is not stored.
-            LLMCallError: the call failed for good (after retries for retryable failures).
+            LLMCallError: no reply (at once for a permanent failure, after retries for a transient one).
         """
         request = self.request_for(messages, sample)
         key = cache_key(request)
@@ -448,63 +566,185 @@ class LLMClient:
         if cache is not None and mode in ("use", "replay"):
             hit = cache.get(key)
             if hit is not None:
-                return Completion(hit.content, hit.reasoning, hit.prompt_tokens, hit.completion_tokens, True, self.model.model_id, key, 0)
+                return Completion(
+                    hit.content, hit.reasoning, hit.prompt_tokens, hit.completion_tokens, True, self.model.model_id, key, 0,
+                    finish_reason=hit.finish_reason,
+                )
             if mode == "replay":
                 raise CacheMiss(key, self.model.model_id)
-        content, reasoning, p_tok, c_tok, attempts = self._call(request)
+        t0 = time.monotonic()
+        content, reasoning, p_tok, c_tok, attempts, finish = self._call(request)
+        latency = time.monotonic() - t0
         if cache is not None:
             try:
-                cache.put(key, request, CachedReply(content, reasoning, p_tok, c_tok))
+                cache.put(key, request, CachedReply(content, reasoning, p_tok, c_tok, finish))
             except sqlite3.Error as exc:  # a paid reply is still returned; only its reuse is lost
                 warnings.warn(f"could not store reply {key} in {cache.path}: {exc}", RuntimeWarning, stacklevel=2)
-        return Completion(content, reasoning, p_tok, c_tok, False, self.model.model_id, key, attempts)
+        return Completion(
+            content, reasoning, p_tok, c_tok, False, self.model.model_id, key, attempts, finish_reason=finish, latency_s=latency
+        )
 
-    def _call(self, request: dict[str, Any]) -> tuple[str, str | None, int, int, int]:
+    def _kwargs(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The SDK arguments of ``request``: built once per call, so every retry sends the same bytes."""
+        kwargs: dict[str, Any] = dict(model=request["model"], messages=request["messages"], temperature=request["temperature"])
+        if self.settings.seed is not None:
+            kwargs["seed"] = self.settings.seed
+        if self.settings.max_tokens is not None:
+            # OpenAI's reasoning models take only max_completion_tokens.
+            field = "max_completion_tokens" if request["model"] in FIXED_TEMPERATURE_MODELS else "max_tokens"
+            kwargs[field] = int(self.settings.max_tokens)
+        return kwargs
+
+    def _call(self, request: dict[str, Any]) -> tuple[str, str | None, int, int, int, str | None]:
         s = self.settings
         sdk = self._client()
-        kwargs: dict[str, Any] = dict(model=request["model"], messages=request["messages"], temperature=request["temperature"])
-        if s.seed is not None:
-            kwargs["seed"] = s.seed
-        where = s.base_url or "the OpenAI API"
+        kwargs = self._kwargs(request)
+        model = request["model"]
+        deadline = time.monotonic() + float(s.retry_budget_s)
         total = s.max_retries + 1
-        last = ""
         for attempt in range(1, total + 1):
+            if _STOP.is_set():
+                raise LLMCallError(f"model {model} at {self.where}: the run was stopped", kind="stopped", attempts=attempt - 1)
+            retry_after: float | None = None
+            status: int | None = None
             try:
                 with self._semaphore:
                     with self._count_lock:
                         self.requests_made += 1
-                    resp = sdk.chat.completions.create(**kwargs)
-            except Exception as exc:  # classified below; anything unknown fails at once
-                kind, status, retryable, retry_after = _classify(exc)
-                what = f"HTTP {status}" if status is not None else kind
-                last = f"{what}: {_error_detail(exc)}"
-                if not retryable:
-                    hint = ""
-                    if status in (401, 403):
-                        hint = f" (check {s.api_key_env})"
-                    elif status == 404:
-                        hint = f" (is {request['model']!r} a model this server serves?)"
-                    raise LLMCallError(
-                        f"model {request['model']} at {where}: {last}{hint}", kind=kind, status=status, attempts=attempt
-                    ) from exc
-                if attempt == total:
-                    raise LLMCallError(
-                        f"model {request['model']} at {where}: gave up after {attempt} attempts; last error {last}",
-                        kind=kind, status=status, attempts=attempt,
-                    ) from exc
-                self._sleep(backoff_delay(attempt, s.backoff_base_s, s.backoff_max_s, self._rng, retry_after))
-                continue
-            choices = getattr(resp, "choices", None) or []
-            if not choices or getattr(choices[0], "message", None) is None:
+                    timeout = min(float(s.timeout_s), max(0.05, deadline - time.monotonic()))
+                    resp = _post_chat(sdk, kwargs, timeout)
+                got = _reply_of(resp)
+                if isinstance(got, str):
+                    kind, transient, problem = "bad_response", True, got
+                else:
+                    return (*got[:4], attempt, got[4])
+            except Exception as exc:  # classified below
+                kind, status, transient, retry_after = _classify(exc)
+                problem = (f"HTTP {status}: " if status is not None else f"{kind}: ") + _error_detail(exc)
+            where = f"model {model} at {self.where}"
+            if not transient:
                 raise LLMCallError(
-                    f"model {request['model']} at {where}: reply has no choices/message", kind="bad_response", attempts=attempt
+                    f"{where}: {problem}{_hint(kind, s.api_key_env)}", kind=kind, status=status, attempts=attempt
                 )
-            content, reasoning = _message_text(choices[0].message)
-            usage = getattr(resp, "usage", None)
-            p_tok = _token_count(getattr(usage, "prompt_tokens", 0))
-            c_tok = _token_count(getattr(usage, "completion_tokens", 0))
-            return content, reasoning, p_tok, c_tok, attempt
+            delay = backoff_delay(attempt, s.backoff_base_s, s.backoff_max_s, self._rng, retry_after)
+            if attempt == total or time.monotonic() + delay > deadline:
+                why = f"{attempt} attempts" if attempt == total else f"the retry budget of {s.retry_budget_s:g} s"
+                raise LLMCallError(
+                    f"{where}: gave up after {why}; last error {problem}{_hint(kind, s.api_key_env)}",
+                    kind=kind, status=status, attempts=attempt,
+                )
+            if delay >= 0.5:
+                reason = "Retry-After" if retry_after is not None else "backoff"
+                self._say(f"llm: {where}: {problem[:120]}; waiting {delay:.1f} s ({reason}) before attempt {attempt + 1} of {total}")
+            self._wait(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- preflight -----------------------------------------------------------------------
+    def preflight(self) -> str:
+        """One cheap check that the endpoint answers, accepts the key and serves the model.
+
+        ``GET /models`` first (no tokens); when the listing does not show the model, or the server
+        has no such route, a one-token chat decides. Transient trouble (429, 5xx, a 400 for the
+        token limit) passes: the run's own retries deal with it. Nothing is checked in ``replay``
+        mode (no network at all). Returns what was checked.
+
+        Raises:
+            LLMCallError: kind ``auth``, ``permission``, ``not_found``, ``quota`` or ``unreachable``.
+        """
+        import openai
+
+        s = self.settings
+        model = self.model.model_id
+        if s.cache_mode == "replay":
+            return f"{model}: replay mode, not checked"
+        sdk = self._client().with_options(timeout=min(float(s.timeout_s), 20.0))
+        where = f"model {model} at {self.where}"
+
+        def fail(exc: BaseException) -> None:
+            kind, status, transient, _ = _classify(exc)
+            if kind in ("auth", "permission", "not_found", "quota", "unreachable"):
+                what = f"HTTP {status}: " if status is not None else ""
+                raise LLMCallError(
+                    f"{where}: {what}{_error_detail(exc)}{_hint(kind, s.api_key_env)}", kind=kind, status=status, attempts=1
+                ) from None
+
+        listed: list[str] | None = None
+        for attempt in range(2):
+            try:
+                with self._count_lock:
+                    self.requests_made += 1
+                listed = [str(getattr(m, "id", "")) for m in sdk.models.list()]
+                break
+            except openai.NotFoundError:
+                break  # no /models route here: the chat check decides
+            except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+                if attempt == 1:
+                    fail(exc)
+                time.sleep(1.0)
+            except Exception as exc:  # noqa: BLE001 - auth/permission fail; anything else goes to the chat check
+                fail(exc)
+                break
+        if listed and model in listed:
+            return f"{model}: listed at {self.where}"
+        try:
+            with self._count_lock:
+                self.requests_made += 1
+            sdk.chat.completions.create(
+                model=model, messages=[{"role": "user", "content": "Reply with OK."}], max_tokens=1,
+            )
+        except Exception as exc:  # noqa: BLE001
+            fail(exc)
+        return f"{model}: answered at {self.where}"
+
+
+_SDKS: dict[tuple[str, str | None, float], Any] = {}
+_SDKS_LOCK = threading.Lock()
+
+
+def _shared_sdk(api_key: str, base_url: str | None, timeout_s: float) -> Any:
+    """One OpenAI SDK client (one HTTP connection pool) per key, endpoint and timeout in this
+    process: building one costs ~0.1 s (TLS set-up), and a run builds a policy per trial."""
+    key = (api_key, base_url, timeout_s)
+    with _SDKS_LOCK:
+        sdk = _SDKS.get(key)
+        if sdk is None:
+            import openai
+
+            kwargs: dict[str, Any] = dict(api_key=api_key, max_retries=0, timeout=timeout_s)
+            if base_url:
+                kwargs["base_url"] = base_url
+            sdk = _SDKS[key] = openai.OpenAI(**kwargs)
+        return sdk
+
+
+def _post_chat(sdk: Any, body: Mapping[str, Any], timeout: float) -> Any:
+    """POST ``body`` to ``/chat/completions`` as given. The SDK's ``create`` walks every message
+    through its type machinery (~20 ms a call for a long conversation); the body is plain JSON
+    already, so it is sent as is and only the reply is parsed."""
+    from openai.types.chat import ChatCompletion
+
+    return sdk.post("/chat/completions", body=dict(body), cast_to=ChatCompletion, options={"timeout": timeout})
+
+
+def _reply_of(resp: Any) -> tuple[str, str | None, int, int, str | None] | str:
+    """``(content, reasoning, prompt_tokens, completion_tokens, finish_reason)`` of a completion,
+    or why it is not a usable one (no choices, no message, no content and not cut at the limit)."""
+    choices = getattr(resp, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        return "the reply holds no choices"
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    if message is None:
+        return "the reply's first choice has no message"
+    finish = getattr(choice, "finish_reason", None)
+    finish = str(finish) if finish is not None else None
+    content, reasoning = _message_text(message)
+    if getattr(message, "content", None) is None and not reasoning and finish != "length":
+        return "the reply's message has no content"
+    usage = getattr(resp, "usage", None)
+    p_tok = _token_count(getattr(usage, "prompt_tokens", 0))
+    c_tok = _token_count(getattr(usage, "completion_tokens", 0))
+    return content, reasoning, p_tok, c_tok, finish
 
 
 __all__ = [
@@ -520,4 +760,5 @@ __all__ = [
     "backoff_delay",
     "parse_retry_after",
     "resolve_model",
+    "stop_calls",
 ]

@@ -4,8 +4,10 @@ The judge model (default ``gpt41`` at temperature 0.6) is shown the ground-truth
 (Equation 1), the raw submitted source (Equation 2) and the parameter description, and asked whether
 they are the same relationship up to algebra and renaming, constants free in value but exponents and
 structure exact. The reply is upper-cased and searched for ``ANSWER: YES|NO``; failing that, the last
-whole-word YES or NO decides. A reply with neither, or a failed call, is retried; after three attempts
-the submission is not credited.
+whole-word YES or NO decides. A reply with neither (or one cut at the token limit) is asked again;
+after three such replies the submission is not credited. A call that gets no reply at all is no
+verdict: the :class:`~etc_fast.errors.InfrastructureError` is raised (the trial record then says
+``judge status: error`` and the runner judges it again on resume).
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import re
 from typing import Any
 
 from etc_fast.evaluate._judge import Verdict
-from etc_fast.llm._cache import CacheMiss
-from etc_fast.llm._client import LLMCallError, LLMClient, LLMSettings
+from etc_fast.errors import InfrastructureError
+from etc_fast.llm._client import LLMClient, LLMConfigError, LLMSettings
 from etc_fast.llm._prompts import judge_prompt
 from etc_fast.tasks._base import Task
 
@@ -78,9 +80,17 @@ class LLMJudge:
         if settings is None:
             settings = client.settings if client is not None else judge_settings(**overrides)
         self.settings = settings
-        self.client = client if client is not None else LLMClient(settings)
+        if client is None:
+            try:
+                client = LLMClient(settings)
+            except LLMConfigError as exc:
+                raise LLMConfigError(f"LLM judge: {exc}, or use judge: structural (offline)") from None
+        self.client = client
         self.attempts = attempts
-        self.usage: dict[str, int] = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "cached": 0}
+        self.usage: dict[str, int] = {
+            "prompt_tokens": 0, "completion_tokens": 0, "calls": 0, "cached": 0,
+            "prompt_tokens_cached": 0, "completion_tokens_cached": 0,
+        }
         self.last_reply: str | None = None
 
     def messages(self, source: str, task: Task) -> list[dict[str, str]]:
@@ -88,7 +98,11 @@ class LLMJudge:
         return [{"role": "user", "content": judge_prompt(task.ground_truth_text, source, task.param_description)}]
 
     def judge(self, source: str, task: Task) -> Verdict:
-        """Ask the judge model; never raises for a bad submission or a failed call."""
+        """Ask the judge model; never raises for a bad submission or a reply without a verdict.
+
+        Raises:
+            InfrastructureError: a call got no reply (bad key, dead server, replay miss, ...).
+        """
         model = self.client.model.model_id
         if not isinstance(source, str) or not source.strip():
             return Verdict(judge=self.name, credited=False, reason="no submission to judge")
@@ -99,15 +113,14 @@ class LLMJudge:
         for attempt in range(self.attempts):
             try:
                 reply = self.client.complete(messages, sample=attempt if attempt else None)
-            except (LLMCallError, CacheMiss) as exc:
-                problems.append(f"attempt {attempt + 1}: {exc}")
-                continue
+            except InfrastructureError:
+                raise
             except Exception as exc:  # noqa: BLE001 - a judge never brings a trial down
                 problems.append(f"attempt {attempt + 1}: {type(exc).__name__}: {exc}")
                 continue
             self._count(reply)
             self.last_reply = reply.content
-            verdict = parse_verdict(reply.content)
+            verdict = None if getattr(reply, "truncated", False) else parse_verdict(reply.content)
             if verdict is None:
                 tail = reply.content.strip()[-120:].replace("\n", " ")
                 problems.append(f"attempt {attempt + 1}: no YES/NO in the reply ({tail!r})")
@@ -129,6 +142,9 @@ class LLMJudge:
         self.usage["completion_tokens"] += int(reply.completion_tokens)
         self.usage["calls"] += 1
         self.usage["cached"] += int(bool(reply.cached))
+        if reply.cached:
+            self.usage["prompt_tokens_cached"] += int(reply.prompt_tokens)
+            self.usage["completion_tokens_cached"] += int(reply.completion_tokens)
 
 
 def judge_settings(**overrides: Any) -> LLMSettings:

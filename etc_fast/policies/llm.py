@@ -3,9 +3,12 @@
 Each protocol context (planner exploration, fresh synthesis, free-form baseline) is one
 conversation: ``begin`` starts it with the phase's system prompt; every ``act`` renders the
 observation and the protocol's feedback into the next user message, calls the model, and parses the
-reply into an :class:`~etc_fast.protocol.Action`. Failures of the model call (after the client's
-retries) become ``invalid`` actions that say what happened, so a trial always goes on; only a
-configuration error (no key, no base_url) is raised, at construction.
+reply into an :class:`~etc_fast.protocol.Action`. Any reply is the model's outcome, however useless
+(unparseable, empty, cut at the token limit): it becomes an action, ``invalid`` with the reason when
+it holds none. A call that ends without a reply (after the client's retries) is not the model's
+doing: the :class:`~etc_fast.errors.InfrastructureError` goes up to the protocol, which stops the
+trial; nothing of it reaches a prompt. A configuration error (no key, no base_url) is raised at
+construction.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from etc_fast.errors import InfrastructureError
 from etc_fast.llm import _prompts as P
-from etc_fast.llm._cache import CacheMiss
 from etc_fast.llm._client import LLMClient, LLMConfigError, LLMSettings
 from etc_fast.llm._parse import MAX_REPLY_CHARS, parse_action
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
@@ -62,8 +65,10 @@ class LLMPolicy:
         max_feedback_chars: Cut longer feedback (interpreter output) to this many characters.
 
     Attributes:
-        transcript: Every message of the current trial across its contexts (system, user,
-            assistant, plus ``begin``/``call_failed`` events), for the runner's transcript file.
+        transcript: The whole chat of the current trial across its contexts, for the trial
+            record: every message sent (system, user), every reply (assistant, with a ``call``
+            record: model id, finish_reason, tokens, latency, attempts, from_cache), plus
+            ``begin`` and ``call_failed`` events.
         **options: :class:`~etc_fast.llm.LLMSettings` fields (``base_url``, ``temperature``,
             ``cache_path``, ``cache_mode``, ...).
 
@@ -86,7 +91,12 @@ class LLMPolicy:
                 raise LLMConfigError("pass either a client or settings/options, not both")
             self.client = client
         else:
-            self.client = LLMClient(_settings_from(model, settings, options))
+            try:
+                self.client = LLMClient(_settings_from(model, settings, options))
+            except LLMConfigError as exc:
+                if "no API key" in str(exc):
+                    raise LLMConfigError(f"{exc}, or use --model symbolic to run offline") from None
+                raise
         self.settings = self.client.settings
         self.name = f"llm:{self.settings.model}"
         if isinstance(max_feedback_chars, bool) or not isinstance(max_feedback_chars, int) or max_feedback_chars < 200:
@@ -103,7 +113,6 @@ class LLMPolicy:
         self._seed = seed
         self.messages: list[dict[str, str]] = []
         self._shown = 0  # observation rows already shown in this conversation
-        self._pending = ""  # user text of a failed call, carried into the next message
         self._last: Action | None = None
 
     def begin(self, phase: str, task: TaskView, config: ProtocolConfig, seed: int) -> None:
@@ -125,56 +134,58 @@ class LLMPolicy:
 
     # -- one decision --------------------------------------------------------------------
     def act(self, obs: Observation) -> Action:
-        """Render ``obs``, call the model, parse the reply. Never raises for call failures."""
+        """Render ``obs``, call the model, parse the reply.
+
+        Raises:
+            InfrastructureError: the call produced no reply (the conversation is left as it was).
+        """
         if self._phase is None or self._task is None:
             raise RuntimeError("LLMPolicy.act called before begin()")
+        shown_before = self._shown
         text = self._render(obs)
-        if self._pending:
-            text = self._pending + "\n\n" + text
-            self._pending = ""
         self.messages.append({"role": "user", "content": text})
         self.transcript.append({"role": "user", "content": text})
         try:
             reply = self.client.complete(self.messages, sample=self._seed)
-        except CacheMiss as exc:
-            return self._failed(text, exc, calls=0)
-        except Exception as exc:  # noqa: BLE001 - LLMCallError or anything else ends this turn only
-            return self._failed(text, exc, calls=1)
+        except InfrastructureError as exc:
+            self.messages.pop()
+            self._shown = shown_before
+            self.transcript.append({"event": "call_failed", "error_kind": exc.kind, "error": exc.one_line()})
+            raise
         shown = _kept_reply(reply.content)
         if reply.reasoning:
             # Reasoning returned separately is kept and sent back with the answer (as NewtonBench does).
             shown = f"[reasoning]\n{_kept_reply(reply.reasoning)}\n\n[reply]\n{shown}"
         self.messages.append({"role": "assistant", "content": shown})
-        self.transcript.append({"role": "assistant", "content": shown, "cached": reply.cached})
-        try:
-            action = parse_action(reply.content, phase=obs.phase, allowed=obs.allowed)
-        except Exception as exc:  # noqa: BLE001 - the reply is unusable; its tokens still count
-            action = Action(kind="invalid", error=f"the reply could not be parsed: {type(exc).__name__}: {exc}")
+        self.transcript.append({"role": "assistant", "content": shown, "call": reply.call_record()})
+        if reply.truncated:
+            action = Action(
+                kind="invalid",
+                error=f"the reply was cut off at the token limit (finish_reason: length, {reply.completion_tokens} tokens) "
+                "before it was complete",
+            )
+        else:
+            try:
+                action = parse_action(reply.content, phase=obs.phase, allowed=obs.allowed)
+            except Exception as exc:  # noqa: BLE001 - the reply is unusable; its tokens still count
+                action = Action(kind="invalid", error=f"the reply could not be parsed: {type(exc).__name__}: {exc}")
+        cached = bool(reply.cached)
         usage = {
             "prompt_tokens": int(reply.prompt_tokens),
             "completion_tokens": int(reply.completion_tokens),
             "calls": 1,
-            "cached": int(reply.cached),
+            "cached": int(cached),
+            "prompt_tokens_cached": int(reply.prompt_tokens) if cached else 0,
+            "completion_tokens_cached": int(reply.completion_tokens) if cached else 0,
+            "finish_reason": reply.finish_reason,
         }
         action = dataclasses.replace(action, raw=reply.content, usage=usage)
         self._last = action
         return action
 
-    def _failed(self, text: str, exc: BaseException, calls: int) -> Action:
-        # The user message stays unanswered; it is sent again (merged) with the next one.
-        self.messages.pop()
-        self._pending = text
-        what = "no cached reply in replay mode" if isinstance(exc, CacheMiss) else "the model call failed"
-        error = f"{what}: {type(exc).__name__}: {exc}"
-        self.transcript.append({"event": "call_failed", "error": error})
-        action = Action(
-            kind="invalid",
-            raw="",
-            error=error,
-            usage={"prompt_tokens": 0, "completion_tokens": 0, "calls": calls, "cached": 0},
-        )
-        self._last = action
-        return action
+    def close(self) -> None:
+        """Close the client's connections (reopened if the policy is used again)."""
+        self.client.close()
 
     # -- rendering -----------------------------------------------------------------------
     def _cut(self, text: str | None) -> str | None:

@@ -2,7 +2,7 @@
 
 from etc_fast.protocol._record import SUMMARY_COLUMNS, TrialRecord
 from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
-from etc_fast.protocol._trial import package_versions, run_trial
+from etc_fast.protocol._trial import judge_submission, package_versions, run_trial
 from etc_fast.protocol._types import (
     CONFIGURATIONS,
     Action,
@@ -29,6 +29,7 @@ __all__ = [
     "TrialSpec",
     "get_configuration",
     "is_trivial_submission",
+    "judge_submission",
     "package_versions",
     "precheck_submission",
     "run_trial",

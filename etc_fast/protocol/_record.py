@@ -18,6 +18,9 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "law_version", "noise", "rollout", "measurements", "valid", "error", "rmsle", "complete",
     "n_finite_target", "n_finite_pred", "sign_disagreements", "q_0_01", "q_0_1", "q_1", "credited",
     "judge", "judge_reason", "status", "prompt_tokens", "completion_tokens", "llm_calls", "wall_s",
+    "error_kind", "judge_status", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
+    "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
+    "judge_prompt_tokens", "judge_completion_tokens",
 )
 
 
@@ -32,7 +35,10 @@ class TrialRecord:
             exploration), ``max_turns_reached`` (all exploration turns used), ``budget_exhausted``
             (the measurement budget ended exploration) or ``pool_exhausted`` (no unused pool point
             left); synthesis follows in every case. Any family: ``failed`` (the task could not be
-            loaded or the protocol itself could not finish; ``error`` says why).
+            loaded, the protocol itself could not finish, or a model call got no reply; ``error``
+            says why). A failed trial is not a result: the next run of the same command runs it again.
+        error_kind: For an infrastructure failure, its kind (``auth``, ``unreachable``,
+            ``cache_miss``, ...: :data:`etc_fast.errors.ERROR_KINDS`); else ``None``.
         measurements: Simulator evaluations, bootstrap included.
         observations: ``{"X": [[...]], "y": [...], "source": ["bootstrap"|"planner"|"experiment", ...]}``.
         events: Ordered log: one dict per decision (phase, turn, observation summary, raw and parsed
@@ -47,9 +53,14 @@ class TrialRecord:
             ``none``. The origin says where the text came from, not that it is valid: the
             evaluation decides that.
         evaluation: Metrics from :func:`etc_fast.evaluate.evaluate_submission` (as a dict).
-        judge: Judge verdict: ``{"judge": name, "credited": bool, "reason": str}``, plus ``usage``
-            (prompt/completion tokens and calls this trial cost) for an LLM judge.
-        prompt_tokens / completion_tokens / llm_calls: Summed over the trial.
+        judge: Judge verdict: ``{"judge": name, "credited": bool, "reason": str, "status": ok|error|skipped}``,
+            plus ``usage`` (tokens and calls this trial cost, cached ones apart) for an LLM judge.
+            ``status: error``: the judge's model gave no reply; the trial is judged again on resume.
+        prompt_tokens / completion_tokens / llm_calls: The policy's replies, summed over the trial.
+        calls_cached / prompt_tokens_cached / completion_tokens_cached: The share of those served
+            by the reply cache (no request made, nothing paid).
+        chat: The policy's whole conversation: each message sent and each reply, with per-call
+            records (model id, finish_reason, tokens, latency, attempts, from_cache).
         wall_s: Wall-clock seconds of the trial (excluded from reproducibility comparisons).
         error: Protocol-level error message, if any.
         versions: Package versions used.
@@ -70,8 +81,13 @@ class TrialRecord:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     llm_calls: int = 0
+    calls_cached: int = 0
+    prompt_tokens_cached: int = 0
+    completion_tokens_cached: int = 0
     wall_s: float = 0.0
     error: str | None = None
+    error_kind: str | None = None
+    chat: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     versions: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
@@ -124,7 +140,7 @@ class TrialRecord:
             "rollout": int(self.spec.rollout),
             "measurements": int(self.measurements),
             "valid": bool(ev.get("valid", False)),
-            "error": ev.get("error") or self.error,
+            "error": self.error if self.error_kind else (ev.get("error") or self.error),
             "rmsle": num("rmsle"),
             "complete": bool(ev.get("complete", False)),
             "n_finite_target": int(ev.get("n_finite_target", 0) or 0),
@@ -141,5 +157,18 @@ class TrialRecord:
             "completion_tokens": int(self.completion_tokens),
             "llm_calls": int(self.llm_calls),
             "wall_s": float(self.wall_s),
+            "error_kind": self.error_kind,
+            "judge_status": self.judge.get("status", "ok"),
+            "calls_paid": int(self.llm_calls) - int(self.calls_cached),
+            "calls_cached": int(self.calls_cached),
+            "prompt_tokens_paid": int(self.prompt_tokens) - int(self.prompt_tokens_cached),
+            "completion_tokens_paid": int(self.completion_tokens) - int(self.completion_tokens_cached),
+            "prompt_tokens_cached": int(self.prompt_tokens_cached),
+            "completion_tokens_cached": int(self.completion_tokens_cached),
         }
+        ju = self.judge.get("usage") or {}
+        row["judge_calls_cached"] = int(ju.get("cached", 0))
+        row["judge_calls_paid"] = int(ju.get("calls", 0)) - row["judge_calls_cached"]
+        row["judge_prompt_tokens"] = int(ju.get("prompt_tokens", 0))
+        row["judge_completion_tokens"] = int(ju.get("completion_tokens", 0))
         return row

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from etc_fast.errors import InfrastructureError
 from etc_fast.protocol._types import Action, Observation, Policy, ProtocolConfig, TaskView, TrialSpec, to_jsonable
 
 if TYPE_CHECKING:
     from etc_fast.tasks._base import Task
 
 _ACTION_KINDS = ("committee", "analysis", "draft", "experiment", "final", "invalid")
-_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "calls")
+#: Usage summed over a trial's actions: all replies, and the share of them that came from a cache.
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens", "calls", "cached", "prompt_tokens_cached", "completion_tokens_cached")
 #: Longest text (characters) of code output handed back to a policy.
 MAX_FEEDBACK_CHARS = 20_000
 #: Longest text field (raw reply, code, law source) kept in an action's record; the full length is
@@ -30,8 +32,9 @@ class TrialState:
     """Observations, counters and the event log of one running trial.
 
     Every simulator evaluation goes through :meth:`measure`, which enforces the measurement budget
-    and records the row's source; every policy decision goes through :meth:`decide`, which never
-    raises and turns any misbehaviour into an ``invalid`` action with the reason.
+    and records the row's source; every policy decision goes through :meth:`decide`, which turns
+    any misbehaviour into an ``invalid`` action with the reason. The one exception let through is an
+    :class:`~etc_fast.errors.InfrastructureError` (no reply at all): it ends the trial.
     """
 
     def __init__(self, spec: TrialSpec, task: Task, view: TaskView, policy: Policy, limits: Any = None) -> None:
@@ -111,6 +114,8 @@ class TrialState:
         """Start a policy context with :attr:`policy_seed`; returns the error text if ``begin`` raised."""
         try:
             self.policy.begin(phase, self.view, self.config, self.policy_seed)
+        except InfrastructureError:
+            raise
         except Exception as exc:  # noqa: BLE001 - a policy must never bring the trial down
             err = f"policy.begin({phase!r}) raised {type(exc).__name__}: {exc}"
             self.events.append({"phase": phase, "event": "policy_error", "error": err})
@@ -122,9 +127,14 @@ class TrialState:
 
         Exceptions, non-Action replies and malformed fields become ``Action(kind="invalid")`` and
         ``problem`` says what happened. Token usage is summed here.
+
+        Raises:
+            InfrastructureError: the policy got no reply from its model (never a policy decision).
         """
         try:
             action = self.policy.act(obs)
+        except InfrastructureError:
+            raise
         except Exception as exc:  # noqa: BLE001
             err = f"policy raised {type(exc).__name__}: {exc}"
             return Action(kind="invalid", error=err, raw=""), err

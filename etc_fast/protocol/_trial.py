@@ -8,6 +8,7 @@ import traceback
 from importlib import metadata
 from typing import Any
 
+from etc_fast.errors import InfrastructureError
 from etc_fast.protocol._baseline import run_baseline
 from etc_fast.protocol._planner import Outcome, run_planner
 from etc_fast.protocol._record import TrialRecord
@@ -15,7 +16,7 @@ from etc_fast.protocol._state import TrialState
 from etc_fast.protocol._submission import precheck_submission
 from etc_fast.protocol._types import Policy, TrialSpec, to_jsonable
 
-__all__ = ["run_trial", "package_versions"]
+__all__ = ["run_trial", "package_versions", "judge_submission"]
 
 
 def package_versions() -> dict[str, str]:
@@ -44,7 +45,11 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
     Returns:
         The finished :class:`~etc_fast.protocol.TrialRecord`. Policy misbehaviour (exceptions,
         malformed actions) never raises: it is recorded and the trial ends with a scored, possibly
-        invalid, submission. A failure of the protocol itself gives ``status="failed"``.
+        invalid, submission. A failure of the protocol itself gives ``status="failed"``. A model
+        call that got no reply (:class:`~etc_fast.errors.InfrastructureError`) stops the trial at
+        once: ``status="failed"``, ``error_kind`` and ``error`` say why, nothing is scored or
+        judged, and the record keeps what happened up to that call. A judge that cannot be reached
+        leaves the trial's status alone and sets ``judge["status"] = "error"``.
     """
     t0 = time.perf_counter()
     record = TrialRecord(spec=spec, versions=package_versions())
@@ -63,16 +68,24 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
 
     state = TrialState(spec, task, view, policy, limits)
     outcome = Outcome(status="failed")
+    infra: InfrastructureError | None = None
     try:
         if spec.config.family == "planner":
             outcome = run_planner(state)
         else:
             outcome = run_baseline(state)
+    except InfrastructureError as exc:
+        infra = exc
+        record.error = exc.one_line()
+        record.error_kind = exc.kind
+        state.events.append({"event": "infrastructure_failure", "error_kind": exc.kind, "error": record.error})
+        outcome = Outcome(status="failed")
     except Exception as exc:  # noqa: BLE001 - a protocol failure is recorded, never propagated
         record.error = f"protocol error: {type(exc).__name__}: {exc}"
         state.events.append({"event": "protocol_error", "error": record.error, "traceback": traceback.format_exc()})
         outcome.status = "failed"
 
+    record.chat = to_jsonable(list(getattr(policy, "transcript", None) or []))
     record.status = outcome.status
     record.measurements = state.measurements
     record.observations = state.observations_record()
@@ -85,8 +98,16 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
     record.prompt_tokens = state.usage["prompt_tokens"]
     record.completion_tokens = state.usage["completion_tokens"]
     record.llm_calls = state.usage["calls"]
-    record.evaluation = _evaluate(record.final_source, task, limits)
-    record.judge = _judge(record.final_source, task, judge)
+    record.calls_cached = state.usage["cached"]
+    record.prompt_tokens_cached = state.usage["prompt_tokens_cached"]
+    record.completion_tokens_cached = state.usage["completion_tokens_cached"]
+    if infra is not None:
+        reason = f"not scored: no reply from the model ({infra.kind})"
+        record.evaluation = {}  # never scored (as any failed trial): replay has nothing to compare
+        record.judge = {"judge": str(getattr(judge, "name", "structural")), "credited": False, "reason": reason, "status": "skipped"}
+    else:
+        record.evaluation = _evaluate(record.final_source, task, limits)
+        record.judge = judge_submission(record.final_source, task, judge)
     record.wall_s = time.perf_counter() - t0
     return record
 
@@ -103,11 +124,17 @@ def _evaluate(source: str, task: Any, limits: Any) -> dict[str, Any]:
         return {"valid": False, "error": f"evaluation failed: {type(exc).__name__}: {exc}"}
 
 
-def _judge(source: str, task: Any, judge: Any) -> dict[str, Any]:
+def judge_submission(source: str, task: Any, judge: Any) -> dict[str, Any]:
+    """The record's ``judge`` entry for ``source``: ``{judge, credited, reason, status}`` (+ ``usage``).
+
+    ``status`` is ``ok`` when a verdict was reached (or none was needed), ``error`` when the judge's
+    model could not be reached (not credited, and the runner judges the trial again on resume).
+    """
     name = getattr(judge, "name", "structural") if judge is not None else "structural"
     reason = precheck_submission(source, task.variable_names, syntax=False)
     if reason is not None:  # NewtonBench makes no judge call when the pre-check fails
-        return {"judge": str(name), "credited": False, "reason": f"not judged: {reason}"}
+        return {"judge": str(name), "credited": False, "reason": f"not judged: {reason}", "status": "ok"}
+    before: dict[str, Any] = {}
     try:
         if judge is None:
             from etc_fast.evaluate import create_judge
@@ -116,10 +143,19 @@ def _judge(source: str, task: Any, judge: Any) -> dict[str, Any]:
             name = getattr(judge, "name", name)
         before = dict(getattr(judge, "usage", None) or {})
         verdict = judge.judge(source, task)
-        out = {"judge": str(verdict.judge), "credited": bool(verdict.credited), "reason": str(verdict.reason)}
-        after = getattr(judge, "usage", None) or {}
-        if after:  # an LLM judge counts tokens across trials; keep this trial's share
-            out["usage"] = {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in after}
+        out = {"judge": str(verdict.judge), "credited": bool(verdict.credited), "reason": str(verdict.reason), "status": "ok"}
+        _judge_usage(out, judge, before)
+        return out
+    except InfrastructureError as exc:  # the judge's model gave no reply: no verdict, judged again later
+        out = {"judge": str(name), "credited": False, "reason": f"judge unavailable: {exc.one_line()}", "status": "error",
+               "error_kind": exc.kind}
+        _judge_usage(out, judge, before)
         return out
     except Exception as exc:  # noqa: BLE001 - a judge failure is recorded as not credited
-        return {"judge": str(name), "credited": False, "reason": f"judge failed: {type(exc).__name__}: {exc}"}
+        return {"judge": str(name), "credited": False, "reason": f"judge failed: {type(exc).__name__}: {exc}", "status": "ok"}
+
+
+def _judge_usage(out: dict[str, Any], judge: Any, before: dict[str, Any]) -> None:
+    after = getattr(judge, "usage", None) or {}
+    if after:  # an LLM judge counts tokens across trials; keep this trial's share
+        out["usage"] = {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in after}

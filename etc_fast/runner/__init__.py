@@ -18,11 +18,19 @@ from etc_fast.runner._config import (
     load_config,
     parse_config,
 )
-from etc_fast.runner._executors import LocalExecutor, RayExecutor, TrialTimeout, TrialWorker, create_executor, failed_record
+from etc_fast.runner._executors import (
+    LocalExecutor,
+    RayExecutor,
+    ThreadExecutor,
+    TrialTimeout,
+    TrialWorker,
+    create_executor,
+    failed_record,
+)
 from etc_fast.runner._grid import describe_grid, expand_grid
 from etc_fast.runner._progress import Progress, format_duration
 from etc_fast.runner._replay import Difference, ReplayReport, replay_run
-from etc_fast.runner._run import PreflightError, RunResult, run_config
+from etc_fast.runner._run import PreflightError, RunResult, RunStopped, run_config
 from etc_fast.runner._schema import TRIALS_SCHEMA, trials_frame
 from etc_fast.runner._store import (
     RunDirError,
@@ -52,6 +60,8 @@ __all__ = [
     "RunDirError",
     "RunResult",
     "RunStore",
+    "RunStopped",
+    "ThreadExecutor",
     "TrialTimeout",
     "TrialWorker",
     "check_manifest",

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from etc_fast._urls import normalise_base_url
 from etc_fast.protocol import CONFIGURATIONS, ProtocolConfig
 
 __all__ = [
@@ -37,7 +38,7 @@ __all__ = [
 
 DIFFICULTIES = ("easy", "medium", "hard")
 LAW_VERSIONS = ("v0", "v1", "v2")
-EXECUTORS = ("local", "ray")
+EXECUTORS = ("local", "threads", "processes", "ray")
 #: Judge names (``etc_fast.evaluate.JUDGES``, repeated so that reading a config does not load the kernels).
 JUDGES = ("structural", "llm", "none")
 CACHE_MODES = ("use", "refresh", "off", "replay")
@@ -92,11 +93,16 @@ class LLMSettings:
         api_key_env: Name of the environment variable holding the API key.
         temperature: Generation temperature (paper: 0.4).
         timeout_s: Per-request timeout in seconds.
-        max_retries: Retries per request (jittered exponential backoff).
+        max_retries: Retries of a call after transient failures (jittered exponential backoff).
+        retry_budget_s: Most seconds one call may take, attempts and waits together.
         seed: Sampling seed sent to the server (``None`` = not sent); part of the cache key.
         cache_path: SQLite response cache file; ``None`` = no cache.
         cache_mode: ``use`` (read and fill), ``refresh`` (always call, store replies), ``off``
-            or ``replay`` (cached replies only: a miss fails).
+            or ``replay`` (cached replies only: a miss fails the trial).
+        max_tokens: Longest reply in tokens (``None`` = the server's default).
+        model_id: Id sent to the server instead of the model name's resolution.
+        max_consecutive_failures: The run stops after this many trials in a row failed for want of
+            a reply (circuit breaker); not passed to the policies.
     """
 
     base_url: str | None = None
@@ -104,18 +110,25 @@ class LLMSettings:
     temperature: float = 0.4
     timeout_s: float = 60.0
     max_retries: int = 6
+    retry_budget_s: float = 300.0
     seed: int | None = None
     cache_path: str | None = None
     cache_mode: str = "use"
+    max_tokens: int | None = None
+    model_id: str | None = None
+    max_consecutive_failures: int = 5
 
     def policy_options(self) -> dict[str, Any]:
-        """Keyword arguments for ``create_policy(model, **options)`` (one per field)."""
-        return dataclasses.asdict(self)
+        """Keyword arguments for ``create_policy(model, **options)``."""
+        opts = dataclasses.asdict(self)
+        del opts["max_consecutive_failures"]
+        return opts
 
     def judge_options(self) -> dict[str, Any]:
-        """Client keyword arguments for the LLM judge (its model and temperature are its own)."""
+        """Client keyword arguments for the LLM judge (its model, temperature and reply length are its own)."""
         opts = self.policy_options()
-        del opts["temperature"]
+        for k in ("temperature", "model_id", "max_tokens"):
+            del opts[k]
         return opts
 
 
@@ -155,7 +168,8 @@ class RunConfig:
         name: Run name (letters, digits, ``-``, ``_``, ``.``).
         out: Output directory; default ``runs/<name>``.
         workers: Parallel trials; default = cores available.
-        executor: ``local`` (process pool) or ``ray``.
+        executor: ``local`` (process pool; threads in this process when every model is an LLM,
+            whose trials wait on the network), ``threads``, ``processes`` (always the pool) or ``ray``.
         ray: Ray settings (used with ``executor: ray``).
         judge: ``structural`` (offline), ``llm`` (NewtonBench judge prompt) or ``none``.
         judge_options: Extra keyword arguments for ``create_judge`` (e.g. the LLM judge's model).
@@ -286,6 +300,10 @@ def config_identity(resolved: Mapping[str, Any]) -> dict[str, Any]:
     if uses_llm:
         llm = resolved.get("llm") or {}
         keep["llm"] = {k: llm.get(k) for k in ("base_url", "temperature", "seed")}
+        keep["llm"]["base_url"] = normalise_base_url(keep["llm"]["base_url"])
+        for k in ("model_id", "max_tokens"):  # only when set, so runs stored before they existed still match
+            if llm.get(k) is not None:
+                keep["llm"][k] = llm[k]
     return keep
 
 
@@ -473,7 +491,10 @@ _TOP_KEYS = (
     "trial_timeout_s", "ablations", "grids",
 )
 _GRID_KEYS = tuple(f.name for f in dataclasses.fields(GridConfig))
-_LLM_KEYS = ("base_url", "api_key_env", "temperature", "timeout_s", "max_retries", "seed", "cache")
+_LLM_KEYS = (
+    "base_url", "api_key_env", "temperature", "timeout_s", "max_retries", "retry_budget_s", "seed", "cache", "max_tokens",
+    "model_id", "max_consecutive_failures",
+)
 _PROTOCOL_KNOBS = tuple(f.name for f in dataclasses.fields(ProtocolConfig) if f.name not in ("name", "family", "acquisition"))
 
 
@@ -537,6 +558,14 @@ class _Parser:
             kw["timeout_s"] = _number(d["timeout_s"], src, "llm.timeout_s", positive=True)
         if "max_retries" in d:
             kw["max_retries"] = _positive_int(d["max_retries"], src, "llm.max_retries", minimum=0)
+        if "retry_budget_s" in d:
+            kw["retry_budget_s"] = _number(d["retry_budget_s"], src, "llm.retry_budget_s", positive=True)
+        if d.get("max_tokens") is not None:
+            kw["max_tokens"] = _positive_int(d["max_tokens"], src, "llm.max_tokens")
+        if "model_id" in d:
+            kw["model_id"] = _string(d["model_id"], src, "llm.model_id", optional=True)
+        if "max_consecutive_failures" in d:
+            kw["max_consecutive_failures"] = _positive_int(d["max_consecutive_failures"], src, "llm.max_consecutive_failures")
         if d.get("seed") is not None:
             kw["seed"] = _positive_int(d["seed"], src, "llm.seed", minimum=0)
         if "cache" in d:
@@ -545,7 +574,10 @@ class _Parser:
             if "path" in cache:
                 kw["cache_path"] = _string(cache["path"], src, "llm.cache.path", optional=True)
             if "mode" in cache:
-                kw["cache_mode"] = _one_of(cache["mode"], CACHE_MODES, src, "llm.cache.mode")
+                mode = cache["mode"]
+                if mode is False:  # YAML 1.1 reads an unquoted `off` (or `no`) as false
+                    mode = "off"
+                kw["cache_mode"] = _one_of(mode, CACHE_MODES, src, "llm.cache.mode")
         return LLMSettings(**kw)
 
     def ablations(self, raw: Any) -> dict[str, ProtocolConfig]:

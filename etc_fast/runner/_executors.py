@@ -1,11 +1,21 @@
 """Executors: run trial specs in parallel and yield their records as they finish.
 
-Both executors hand each trial to a :class:`TrialWorker` in another process; the worker builds the
-policy (``etc_fast.policies.create_policy``) and the judge (``etc_fast.evaluate.create_judge``), runs
+Each executor hands each trial to a :class:`TrialWorker`; the worker builds the policy
+(``etc_fast.policies.create_policy``) and the judge (``etc_fast.evaluate.create_judge``), runs
 ``etc_fast.protocol.run_trial`` and returns ``TrialRecord.to_dict()``. Whatever goes wrong inside a
 trial — an exception, the trial timeout, a worker process that dies — comes back as a record with
 status ``failed`` and the error text, so a run always goes on. Records are identical whichever
 executor ran them (apart from ``wall_s``).
+
+* :class:`LocalExecutor`: a process pool (one trial per process at a time). Workers die with the
+  run: each asks the kernel for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``) and watches
+  the run's process besides; stopping the executor early terminates them.
+* :class:`ThreadExecutor`: threads in this process. An LLM trial spends its time waiting for the
+  network, and the numeric work releases the GIL (the kernels are ``nogil``; analysis code runs in
+  sandbox processes), so dozens of LLM trials share one interpreter instead of one process each.
+  ``trial_timeout_s`` cannot interrupt a thread: there the LLM client's ``retry_budget_s`` and the
+  sandbox's limits bound a trial instead.
+* :class:`RayExecutor`: Ray tasks.
 """
 
 from __future__ import annotations
@@ -17,7 +27,9 @@ import dataclasses
 import json
 import multiprocessing
 import os
+import queue
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -28,7 +40,9 @@ from typing import Any
 
 from etc_fast.protocol import TrialRecord, TrialSpec
 
-__all__ = ["TrialWorker", "TrialTimeout", "LocalExecutor", "RayExecutor", "create_executor", "failed_record"]
+__all__ = [
+    "TrialWorker", "TrialTimeout", "LocalExecutor", "ThreadExecutor", "RayExecutor", "create_executor", "failed_record",
+]
 
 
 class TrialTimeout(BaseException):
@@ -71,7 +85,9 @@ def _deadline(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-_JUDGES: dict[str, Any] = {}
+#: Judges built so far, per thread (an LLM judge counts its tokens; one per thread keeps each
+#: trial's share exact when trials run in threads).
+_JUDGES = threading.local()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,22 +124,82 @@ class TrialWorker:
 
     def make_judge(self) -> Any:
         key = json.dumps([self.judge, dict(self.judge_kwargs)], sort_keys=True, default=str)
-        if key not in _JUDGES:
+        built = getattr(_JUDGES, "built", None)
+        if built is None:
+            built = _JUDGES.built = {}
+        if key not in built:
             from etc_fast.evaluate import create_judge
 
-            _JUDGES[key] = create_judge(self.judge, **dict(self.judge_kwargs))
-        return _JUDGES[key]
+            built[key] = create_judge(self.judge, **dict(self.judge_kwargs))
+        return built[key]
 
     def run_trial(self, spec: TrialSpec) -> TrialRecord:
         from etc_fast.protocol import run_trial
 
-        return run_trial(spec, self.make_policy(spec.model), judge=self.make_judge())
+        policy = self.make_policy(spec.model)
+        try:
+            return run_trial(spec, policy, judge=self.make_judge())
+        finally:
+            close = getattr(policy, "close", None)
+            if callable(close):
+                with contextlib.suppress(Exception):
+                    close()
+
+    def rejudge(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """``record`` (a stored ``TrialRecord`` dict) with its submission judged again."""
+        from etc_fast.protocol import judge_submission
+        from etc_fast.tasks import get_task
+
+        rec = dict(record)
+        spec = rec["spec"]
+        task = get_task(spec["task"], spec["difficulty"], spec["law_version"])
+        rec["judge"] = judge_submission(str(rec.get("final_source") or ""), task, self.make_judge())
+        return rec
+
+    def warm_up(self, spec: TrialSpec) -> None:
+        """Pay once, before trials start in threads, what the first trial would otherwise pay in
+        every thread at once: importing the model SDK, loading the task and the compiled
+        evaluation kernels (scoring a constant law in the sandbox)."""
+        if spec.model not in ("symbolic", "scripted"):
+            with contextlib.suppress(ImportError):
+                import openai  # noqa: F401
+        with contextlib.suppress(Exception):
+            from etc_fast.evaluate import evaluate_submission
+            from etc_fast.tasks import get_task
+
+            task = get_task(spec.task, spec.difficulty, spec.law_version)
+            evaluate_submission(f"def discovered_law({', '.join(task.variable_names)}):\n    return 1.0\n", task)
 
     def preflight(self, models: Sequence[str]) -> None:
         """Build each model's policy and the judge once, so configuration errors surface early."""
         for model in models:
             self.make_policy(model)
         self.make_judge()
+
+    def check_endpoints(self, models: Sequence[str]) -> list[str]:
+        """One cheap call per distinct LLM endpoint (base_url, model id, key) of the policies and
+        the judge, before any trial runs (none in replay mode). Returns what was checked.
+
+        Raises:
+            InfrastructureError: An endpoint rejects the key, lacks the model, or cannot be reached.
+        """
+        clients = []
+        for model in models:
+            clients.append(getattr(self.make_policy(model), "client", None))
+        clients.append(getattr(self.make_judge(), "client", None))
+        seen: set[Any] = set()
+        checked = []
+        for client in clients:
+            endpoint = getattr(getattr(client, "settings", None), "endpoint", None)
+            if endpoint is None or endpoint in seen or not callable(getattr(client, "preflight", None)):
+                continue
+            seen.add(endpoint)
+            try:
+                checked.append(client.preflight())
+            finally:
+                with contextlib.suppress(Exception):
+                    client.close()
+        return checked
 
     # -- the call a worker process makes -----------------------------------------------------
     def __call__(self, spec_dict: Mapping[str, Any]) -> dict[str, Any]:
@@ -156,8 +232,35 @@ _WORKER: TrialWorker | None = None
 _PRELOAD = ("numpy", "etc_fast.protocol", "etc_fast.runner._executors")
 
 
-def _pool_init(worker: TrialWorker, workers: int) -> None:
+def die_with_parent(parent_pid: int | None = None) -> None:
+    """Make this process end when the run does: SIGKILL from the kernel when its parent dies
+    (Linux ``PR_SET_PDEATHSIG``), and, when ``parent_pid`` is given, a thread that exits the process
+    once that process is gone (the pool's parent may be a fork server, not the run itself)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    if parent_pid is None:
+        return
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.5)
+            try:
+                os.kill(parent_pid, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except OSError:
+                pass
+
+    threading.Thread(target=watch, name="watch-run", daemon=True).start()
+
+
+def _pool_init(worker: TrialWorker, workers: int, parent_pid: int | None = None) -> None:
     global _WORKER
+    die_with_parent(parent_pid)
     _WORKER = worker
     _limit_threads(workers)
 
@@ -199,7 +302,7 @@ class LocalExecutor:
             max_workers=self.workers,
             mp_context=ctx,
             initializer=_pool_init,
-            initargs=(worker, self.workers),
+            initargs=(worker, self.workers, os.getpid()),
         )
 
     def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Iterator[tuple[TrialSpec, dict[str, Any]]]:
@@ -208,6 +311,7 @@ class LocalExecutor:
         suspects: collections.deque[TrialSpec] = collections.deque()
         inflight: dict[cf.Future, tuple[TrialSpec, bool, float]] = {}
         pool = self._pool(worker)
+        complete = False
         try:
             while pending or suspects or inflight:
                 if suspects:
@@ -241,8 +345,97 @@ class LocalExecutor:
                     inflight.clear()
                     pool.shutdown(wait=True, cancel_futures=True)
                     pool = self._pool(worker)
+            complete = True
         finally:
+            if not complete:  # stopped early (interrupt, circuit breaker): no trial goes on
+                _terminate(pool)
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _terminate(pool: cf.ProcessPoolExecutor) -> None:
+    """Kill the pool's worker processes (their trials in flight are lost and run again later)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:
+        with contextlib.suppress(Exception):
+            p.kill()
+    for p in procs:
+        with contextlib.suppress(Exception):
+            p.join(timeout=5)
+
+
+# ----------------------------------------------------------------------------------------
+# Threads
+# ----------------------------------------------------------------------------------------
+class ThreadExecutor:
+    """Trials in ``workers`` daemon threads of this process (for trials that wait on a model).
+
+    Stopping early (closing the generator) lets no new trial start and makes the model calls in
+    flight fail at their next attempt (:func:`etc_fast.llm.stop_calls`); those trials are not
+    yielded, so they are run again by the next run.
+
+    Args:
+        workers: Trials in flight at once.
+    """
+
+    name = "threads"
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, int(workers))
+
+    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Iterator[tuple[TrialSpec, dict[str, Any]]]:
+        """Yield ``(spec, record_dict)`` for every spec, in completion order."""
+        todo: queue.SimpleQueue[TrialSpec] = queue.SimpleQueue()
+        for spec in specs:
+            todo.put(spec)
+        done: queue.SimpleQueue[tuple[TrialSpec, dict[str, Any]]] = queue.SimpleQueue()
+        stop = threading.Event()
+        _llm_stop(False)
+
+        def loop() -> None:
+            while not stop.is_set():
+                try:
+                    spec = todo.get_nowait()
+                except queue.Empty:
+                    return
+                t0 = time.perf_counter()
+                try:
+                    rec = worker(spec.to_dict())
+                except BaseException as exc:  # noqa: BLE001 - a thread never dies silently
+                    rec = failed_record(spec, f"{type(exc).__name__}: {exc}", wall_s=time.perf_counter() - t0)
+                if not stop.is_set():
+                    done.put((spec, rec))
+
+        warm_up = getattr(worker, "warm_up", None)
+        if callable(warm_up) and specs:
+            warm_up(specs[0])
+        threads = [threading.Thread(target=loop, name=f"trial-{i}", daemon=True) for i in range(min(self.workers, len(specs)))]
+        for t in threads:
+            t.start()
+        left = len(specs)
+        try:
+            while left:
+                try:
+                    item = done.get(timeout=0.2)
+                except queue.Empty:
+                    if not any(t.is_alive() for t in threads) and done.empty():
+                        break
+                    continue
+                left -= 1
+                yield item
+        finally:
+            if left:  # stopped early
+                stop.set()
+                _llm_stop(True)
+                until = time.monotonic() + 2.0  # threads are daemons: whatever still runs dies with the process
+                for t in threads:
+                    t.join(timeout=max(0.0, until - time.monotonic()))
+
+
+def _llm_stop(stop: bool) -> None:
+    """Stop (or allow again) model calls in this process, if the LLM layer is loaded."""
+    mod = sys.modules.get("etc_fast.llm._client")
+    if mod is not None:
+        mod.stop_calls(stop)
 
 
 # ----------------------------------------------------------------------------------------
@@ -322,12 +515,17 @@ class RayExecutor:
                 ray.shutdown()
 
 
-def create_executor(name: str, workers: int, *, ray_address: str | None = None) -> LocalExecutor | RayExecutor:
-    """``local`` or ``ray`` executor."""
-    if name == "local":
+def create_executor(
+    name: str, workers: int, *, ray_address: str | None = None, llm_bound: bool = False
+) -> LocalExecutor | ThreadExecutor | RayExecutor:
+    """``local`` (threads when ``llm_bound``: every trial's policy is a language model, else
+    processes), ``threads``, ``processes`` or ``ray`` executor."""
+    if name == "threads" or (name == "local" and llm_bound):
+        return ThreadExecutor(workers)
+    if name in ("local", "processes"):
         return LocalExecutor(workers)
     if name == "ray":
         _import_ray()
         return RayExecutor(workers, address=ray_address)
-    raise ValueError(f"executor must be 'local' or 'ray', got {name!r}")
+    raise ValueError(f"executor must be 'local', 'threads', 'processes' or 'ray', got {name!r}")
 

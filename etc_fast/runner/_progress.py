@@ -87,11 +87,14 @@ class Progress:
         status = summary.get("status")
         if status == "failed":
             err = str(summary.get("error") or "")
-            state = "FAILED" + (f" ({err[:80]})" if err else "")
+            kind = summary.get("error_kind")
+            state = "FAILED" + (f" {kind}" if kind else "") + (f" ({err[:80]})" if err else "")
         else:
             state = "ok" if status == "completed" else str(status)
             if summary.get("credited"):
                 state += " credited"
+            if summary.get("judge_status") == "error":
+                state += " JUDGE UNAVAILABLE"
         parts = [f"[{self.done}/{self.total}]"]
         if self.show_model:
             parts.append(str(summary.get("model")))

@@ -2,23 +2,61 @@
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import dataclasses
+import json
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from etc_fast.runner._config import RunConfig
-from etc_fast.runner._executors import TrialWorker, create_executor
+from etc_fast.runner._executors import TrialWorker, _llm_stop, create_executor
 from etc_fast.runner._grid import expand_grid
 from etc_fast.runner._progress import Progress, format_duration
 from etc_fast.runner._store import RunStore, write_manifest
 
-__all__ = ["PreflightError", "RunResult", "run_config"]
+__all__ = ["PreflightError", "RunResult", "RunStopped", "interrupt_on_sigterm", "run_config"]
+
+
+@contextlib.contextmanager
+def interrupt_on_sigterm() -> Iterator[None]:
+    """Inside the block SIGTERM acts like Ctrl-C (``KeyboardInterrupt``), so a terminated run
+    stops its workers and closes its files the same way (main thread only; elsewhere a no-op)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class PreflightError(RuntimeError):
     """A policy or the judge cannot be built from the configuration (nothing was run)."""
+
+
+class RunStopped(RuntimeError):
+    """The run stopped for an infrastructure reason: an endpoint failed its preflight check, or
+    too many trials in a row got no reply (circuit breaker). Stored trials are kept; the message
+    says what to fix, and the same command resumes.
+
+    Attributes:
+        result: What was done before stopping (``None`` when nothing ran).
+    """
+
+    def __init__(self, message: str, result: RunResult | None = None) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,10 +68,14 @@ class RunResult:
         total: Trials in the grid.
         skipped: Trials already finished before this invocation (resumed).
         ran: Trials run now.
-        failed: Of those, trials recorded as failed.
+        failed: Of those, trials recorded as failed (run again by the next run).
         wall_s: Seconds this invocation took.
         report: The Markdown report, or ``None`` when it was not written.
         report_error: Why the report could not be written, if it could not.
+        unfinished: Trials of the grid stored as failed or with an unreachable judge after this
+            run, by reason (``error_kind``, ``judge``, or ``error`` for other failures).
+        first_problem: The message of one of them (the first met), for a one-line summary.
+        rejudged: Trials whose judge was asked again in this run.
     """
 
     out: Path
@@ -44,6 +86,20 @@ class RunResult:
     wall_s: float
     report: Path | None = None
     report_error: str | None = None
+    unfinished: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    first_problem: str | None = None
+    rejudged: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Every trial of the grid is stored as a result."""
+        return not self.unfinished and self.skipped + self.ran >= self.total
+
+
+def _reason(summary: Mapping[str, Any]) -> str:
+    if summary.get("status") == "failed":
+        return str(summary.get("error_kind") or "error")
+    return "judge"
 
 
 def run_config(
@@ -70,37 +126,95 @@ def run_config(
 
     Raises:
         PreflightError: A policy or the judge cannot be built (before anything runs).
+        RunStopped: An endpoint failed its preflight check (nothing ran), or
+            ``llm.max_consecutive_failures`` trials in a row got no reply (the run stopped; what
+            finished is stored). Replay-cache misses do not count: they cost nothing and say
+            nothing about the other trials.
         RunDirError: The output directory cannot be used.
     """
     t0 = time.perf_counter()
     stream = stream if stream is not None else sys.stderr
+    _llm_stop(False)  # calls stopped by an earlier run in this process may go again
     specs = expand_grid(config)
     worker = worker if worker is not None else TrialWorker.from_config(config)
     try:
         worker.preflight(config.models)
     except Exception as exc:  # noqa: BLE001 - any construction error is a configuration problem
         raise PreflightError(f"{type(exc).__name__}: {exc}") from exc
+    check = getattr(worker, "check_endpoints", None)
+    if callable(check):
+        from etc_fast.errors import InfrastructureError
 
+        try:
+            check(config.models)
+        except InfrastructureError as exc:
+            raise RunStopped(f"endpoint check failed ({exc.kind}): {exc.one_line()}") from None
+
+    llm_bound = all(m not in ("symbolic", "scripted") for m in config.models)
+    breaker = max(1, int(config.llm.max_consecutive_failures))
+    stopped: str | None = None
+    rejudged = 0
     with RunStore.open(config) as store:
         finished = store.finished
-        pending = [s for s in specs if s.trial_id not in finished]
-        skipped = len(specs) - len(pending)
+        redo = store.unfinished()
+        grid_ids = {s.trial_id for s in specs}
+        # A trial whose judge could not be reached keeps its play; only the judge is asked again.
+        rejudge = [tid for tid, e in redo.items() if tid in grid_ids and e["summary"].get("status") != "failed"]
+        pending = [s for s in specs if s.trial_id not in finished and s.trial_id not in rejudge]
+        skipped = len(specs) - len(pending) - len(rejudge)
         if limit is not None:
             pending = pending[: max(0, limit)]
         if skipped:
             stream.write(f"resuming {store.root}: {skipped} of {len(specs)} trials already finished\n")
+        retried = sum(1 for s in pending if s.trial_id in redo)
+        if retried:
+            stream.write(f"running again {retried} trial(s) that failed before\n")
+        for tid in rejudge:
+            record = json.loads((store.root / redo[tid]["transcript"]).read_text())
+            try:
+                entry = store.append(worker.rejudge(record))
+            except Exception as exc:  # noqa: BLE001 - the stored trial stays as it was
+                stream.write(f"could not judge {tid} again: {type(exc).__name__}: {exc}\n")
+                continue
+            rejudged += 1
+            stream.write(f"judged {tid} again: {entry['summary'].get('judge_reason', '')[:100]}\n")
         progress = Progress(
-            len(specs), done=skipped, todo=len(pending), stream=stream, tty=tty, show_model=len(config.models) > 1
+            len(specs), done=skipped + rejudged, todo=len(pending), stream=stream, tty=tty,
+            show_model=len(config.models) > 1,
         )
         if pending:
-            executor = create_executor(config.executor, config.workers, ray_address=config.ray.address)
+            executor = create_executor(
+                config.executor, config.workers, ray_address=config.ray.address, llm_bound=llm_bound
+            )
+            in_a_row = 0
+            records = executor.run(pending, worker)
             try:
-                for _spec, record in executor.run(pending, worker):
+                for _spec, record in records:
                     entry = store.append(record)
-                    progress.update(entry["summary"])
+                    summary = entry["summary"]
+                    progress.update(summary)
+                    kind = summary.get("error_kind") if summary.get("status") == "failed" else None
+                    if kind == "cache_miss":
+                        pass  # a reply missing from a replay cache says nothing about the other trials
+                    elif kind:
+                        in_a_row += 1
+                        if in_a_row >= breaker:
+                            stopped = (
+                                f"stopped after {in_a_row} trials in a row got no reply from the model "
+                                f"(last: {summary.get('error_kind')}: {str(summary.get('error'))[:200]})"
+                            )
+                            break
+                    else:
+                        in_a_row = 0
             finally:
+                records.close()
                 progress.close()
         store.export_parquet()
+        left = [e for tid, e in store.unfinished().items() if tid in grid_ids]
+        unfinished = dict(collections.Counter(_reason(e["summary"]) for e in left))
+        first = next(
+            (str(e["summary"].get("error") or e["summary"].get("judge_reason") or "") for e in left), None
+        )
 
     report_path, report_error = None, None
     if report:
@@ -112,18 +226,25 @@ def run_config(
             report_error = f"{type(exc).__name__}: {exc}"
     write_manifest(config.out)
     wall = time.perf_counter() - t0
+    ran = progress.ran
     stream.write(
-        f"{len(pending)} trials run ({progress.failed} failed), {skipped} resumed, "
+        f"{ran} trials run ({progress.failed} failed), {skipped} resumed, "
         f"{len(specs)} in the grid; {format_duration(wall)}; results in {config.out}\n"
     )
-    return RunResult(
+    result = RunResult(
         out=Path(config.out),
         total=len(specs),
         skipped=skipped,
-        ran=len(pending),
+        ran=ran,
         failed=progress.failed,
         wall_s=wall,
         report=report_path,
         report_error=report_error,
+        unfinished=unfinished,
+        first_problem=first,
+        rejudged=rejudged,
     )
+    if stopped is not None:
+        raise RunStopped(stopped, result)
+    return result
 

@@ -12,11 +12,19 @@ from etc_fast.protocol import SUMMARY_COLUMNS
 __all__ = ["TRIALS_SCHEMA", "trials_frame", "entries_frame"]
 
 _STRING = ("trial_id", "model", "configuration", "family", "acquisition", "task", "difficulty", "law_version",
-           "error", "judge", "judge_reason", "status")
+           "error", "judge", "judge_reason", "status", "error_kind", "judge_status")
 _BOOL = ("interpreter", "valid", "complete", "q_0_01", "q_0_1", "q_1", "credited")
 _INT = ("rollout", "measurements", "n_finite_target", "n_finite_pred", "sign_disagreements", "prompt_tokens",
-        "completion_tokens", "llm_calls")
+        "completion_tokens", "llm_calls", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
+        "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
+        "judge_prompt_tokens", "judge_completion_tokens")
 _FLOAT = ("noise", "rmsle", "wall_s")
+
+
+#: Columns added after the first runs were stored: a row without them reads them as null.
+_LATER = ("error_kind", "judge_status", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
+          "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
+          "judge_prompt_tokens", "judge_completion_tokens")
 
 
 def _dtype(col: str) -> pl.DataType:
@@ -52,15 +60,15 @@ def trials_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
     """Build the typed results table from summary rows (dicts keyed by ``SUMMARY_COLUMNS``).
 
     Raises:
-        ValueError: A row lacks a column.
+        ValueError: A row lacks a column (other than the later additions, read as null).
     """
     data: dict[str, list[Any]] = {col: [] for col in SUMMARY_COLUMNS}
     for i, row in enumerate(rows):
-        missing = [c for c in SUMMARY_COLUMNS if c not in row]
+        missing = [c for c in SUMMARY_COLUMNS if c not in row and c not in _LATER]
         if missing:
             raise ValueError(f"results row {i} lacks columns {missing}")
         for col in SUMMARY_COLUMNS:
-            data[col].append(_cell(col, row[col]))
+            data[col].append(_cell(col, row.get(col)))
     return pl.DataFrame(data, schema=TRIALS_SCHEMA)
 
 

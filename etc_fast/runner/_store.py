@@ -14,6 +14,10 @@ A ``trials.jsonl`` line is ``{"trial_id", "spec", "summary", "transcript", "tran
 (``summary`` = the results-table row). Because the transcript is renamed into place before the
 line is appended, a line always points at a complete transcript; a run killed at any moment
 loses at most the trials in flight, and a line torn by the kill is dropped on the next open.
+
+A trial stored with status ``failed`` (no reply from the model, a crash, a timeout) or whose judge
+could not be reached (``judge_status: error``) is not finished: the next run does it again and
+appends a new line for it, which supersedes the old one.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ __all__ = [
     "RunDirError",
     "RunStore",
     "read_trials",
+    "is_finished",
     "file_hashes",
     "write_manifest",
     "read_manifest",
@@ -74,7 +79,9 @@ def read_trials(path: str | os.PathLike[str], *, repair: bool = False) -> list[d
     A torn last line (no trailing newline or not valid JSON: the writer was killed mid-line) is
     dropped with a :class:`RuntimeWarning`; with ``repair=True`` the file is also truncated to the
     end of the last good line. A bad line anywhere else means the file was damaged: error.
-    A trial id seen twice keeps its first line (warning).
+    A trial id seen twice keeps the later line when the earlier one is unfinished (see
+    :func:`is_finished`: the later is its re-run), else the first line (warning). Entries keep the
+    position of their trial's first line.
 
     Raises:
         RunDirError: A line other than the last is not a valid entry.
@@ -84,8 +91,7 @@ def read_trials(path: str | os.PathLike[str], *, repair: bool = False) -> list[d
         return []
     data = path.read_bytes()
     *complete, tail = data.split(b"\n")  # ``tail`` is b"" when the file ends with a newline
-    entries: list[dict[str, Any]] = []
-    seen: set[str] = set()
+    entries: dict[str, dict[str, Any]] = {}
     good_end = 0
     torn: bytes | None = tail or None
     for i, raw in enumerate(complete):
@@ -96,11 +102,11 @@ def read_trials(path: str | os.PathLike[str], *, repair: bool = False) -> list[d
                 break
             raise RunDirError(f"{path}: line {i + 1} is not a valid trial entry; the file is damaged")
         good_end += len(raw) + 1
-        if entry["trial_id"] in seen:
+        old = entries.get(entry["trial_id"])
+        if old is not None and is_finished(old):
             warnings.warn(f"{path}: trial {entry['trial_id']} appears twice; keeping the first", RuntimeWarning, stacklevel=2)
             continue
-        seen.add(entry["trial_id"])
-        entries.append(entry)
+        entries[entry["trial_id"]] = entry
     if torn is not None:
         msg = f"{path}: dropped a torn last line ({len(torn)} bytes) left by an interrupted write"
         if repair:
@@ -110,7 +116,13 @@ def read_trials(path: str | os.PathLike[str], *, repair: bool = False) -> list[d
                 os.fsync(fh.fileno())
             msg += "; file truncated to the last complete line"
         warnings.warn(msg, RuntimeWarning, stacklevel=2)
-    return entries
+    return list(entries.values())
+
+
+def is_finished(entry: Mapping[str, Any]) -> bool:
+    """Whether a stored trial is a result: not ``failed`` and its judge reached a verdict."""
+    summary = entry.get("summary") or {}
+    return summary.get("status") != "failed" and summary.get("judge_status") != "error"
 
 
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
@@ -361,11 +373,12 @@ class RunStore:
             The ``trials.jsonl`` entry written.
 
         Raises:
-            RunDirError: The trial is already stored (a run never repeats a finished trial).
+            RunDirError: The trial is already stored as finished (a run never repeats a result;
+                an unfinished trial's new line supersedes its old one).
         """
         rec = TrialRecord.from_dict(dict(record))
         trial_id = rec.trial_id
-        if trial_id in self._entries:
+        if trial_id in self._entries and is_finished(self._entries[trial_id]):
             raise RunDirError(f"trial {trial_id} is already stored in {self.trials_path}")
         blob = json.dumps(to_jsonable(dict(record)), sort_keys=True, allow_nan=False).encode()
         path = self.transcript_path(trial_id)
@@ -387,8 +400,12 @@ class RunStore:
     # -- reading ------------------------------------------------------------------------------
     @property
     def finished(self) -> set[str]:
-        """Trial ids already stored."""
-        return set(self._entries)
+        """Trial ids stored as results (failed trials and judge errors are not finished)."""
+        return {tid for tid, e in self._entries.items() if is_finished(e)}
+
+    def unfinished(self) -> dict[str, dict[str, Any]]:
+        """Stored entries that the next run does again, by trial id."""
+        return {tid: e for tid, e in self._entries.items() if not is_finished(e)}
 
     def entries(self) -> list[dict[str, Any]]:
         """Stored entries in file order."""

@@ -1,15 +1,22 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1 for offline tests.
 
 Each POST to ``/v1/chat/completions`` takes the next entry of a script (or asks a callable) and
-answers with it: a normal completion, an HTTP error with headers, a slow reply, or a dropped
-connection. Every request body is recorded. The server runs in a daemon thread, answers at most
-``max_requests`` requests and shuts itself down after ``lifetime_s`` seconds whatever happens.
+answers with it: a normal completion, an HTTP error with headers, a slow reply, a dropped
+connection, a body that is not JSON, a completion without choices or content, or one cut at the
+token limit. ``GET /v1/models`` lists ``models`` (404 when ``None``); ``reject`` answers every
+request with that status. Every chat request body is recorded, raw bytes included. The server runs
+in a daemon thread, answers at most ``max_requests`` requests and shuts itself down after
+``lifetime_s`` seconds whatever happens.
+
+``python -m tests.llm._server`` runs one in the foreground (see ``--help``): a stand-in model for
+command-line runs and the concurrency benchmark.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import random
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +36,9 @@ class Reply:
         delay_s: Seconds to wait before answering (a slow reply).
         drop: Close the connection without answering.
         prompt_tokens / completion_tokens: Usage reported for a completion.
+        finish_reason: The choice's ``finish_reason``.
+        raw: Send these bytes as the 200 body instead of a completion (e.g. not JSON).
+        no_choices: Send a completion whose ``choices`` list is empty.
     """
 
     content: str | None = ""
@@ -39,6 +49,9 @@ class Reply:
     drop: bool = False
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    finish_reason: str = "stop"
+    raw: bytes | None = None
+    no_choices: bool = False
 
 
 def ok(content: str | None, **kw: Any) -> Reply:
@@ -58,6 +71,22 @@ def dropped() -> Reply:
     return Reply(drop=True)
 
 
+def not_json() -> Reply:
+    return Reply(raw=b"<html>upstream hiccup</html>")
+
+
+def no_choices() -> Reply:
+    return Reply(no_choices=True)
+
+
+def null_content() -> Reply:
+    return Reply(content=None)
+
+
+def cut(content: str, **kw: Any) -> Reply:
+    return Reply(content=content, finish_reason="length", **kw)
+
+
 Script = Sequence[Reply] | Callable[[dict, int], Reply]
 
 
@@ -70,8 +99,23 @@ class ChatServer:
         lifetime_s: The server shuts down after this many seconds even if still in use.
     """
 
-    def __init__(self, script: Script, *, max_requests: int = 200, lifetime_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        script: Script,
+        *,
+        max_requests: int = 200,
+        lifetime_s: float = 60.0,
+        models: Sequence[str] | None = None,
+        reject: int | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
         self.script = script
+        self.models = None if models is None else list(models)
+        self.reject = reject
+        self.host, self.port = host, port
+        self.raw_requests: list[bytes] = []
+        self.gets: list[str] = []
         self.max_requests = max_requests
         self.lifetime_s = lifetime_s
         self.requests: list[dict] = []
@@ -84,12 +128,13 @@ class ChatServer:
         self._closing = False
 
     # -- script --------------------------------------------------------------------------
-    def _next(self, body: dict) -> Reply | None:
+    def _next(self, body: dict, raw: bytes = b"") -> Reply | None:
         with self._lock:
             index = len(self.requests)
             if index >= self.max_requests:
                 return None
             self.requests.append(body)
+            self.raw_requests.append(raw)
         if callable(self.script):
             return self.script(body, index)
         if index < len(self.script):
@@ -104,8 +149,15 @@ class ChatServer:
 
     @property
     def n_requests(self) -> int:
+        """Chat requests received (model listings not counted)."""
         with self._lock:
             return len(self.requests)
+
+    @property
+    def n_all(self) -> int:
+        """Every request received, model listings and rejected ones included."""
+        with self._lock:
+            return len(self.requests) + len(self.gets)
 
     # -- lifecycle -----------------------------------------------------------------------
     def __enter__(self) -> ChatServer:
@@ -117,9 +169,25 @@ class ChatServer:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802 (http.server naming)
+                with server._lock:
+                    server.gets.append(self.path)
+                if server.reject is not None:
+                    self._send(server.reject, {"error": {"message": f"rejected with {server.reject}", "type": "scripted"}})
+                elif self.path.rstrip("/").endswith("/models") and server.models is not None:
+                    data = [{"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in server.models]
+                    self._send(200, {"object": "list", "data": data})
+                else:
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+
             def do_POST(self) -> None:  # noqa: N802 (http.server naming)
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                if server.reject is not None:
+                    with server._lock:
+                        server.gets.append("POST " + self.path)
+                    self._send(server.reject, {"error": {"message": f"rejected with {server.reject}", "type": "scripted"}})
+                    return
                 try:
                     body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
@@ -129,7 +197,7 @@ class ChatServer:
                     return
                 with server._lock:
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
-                reply = server._next(body)
+                reply = server._next(body, raw)
                 if reply is None:
                     self._send(503, {"error": {"message": "request limit reached"}})
                     threading.Thread(target=server.close, daemon=True).start()
@@ -143,6 +211,9 @@ class ChatServer:
                     payload = {"error": {"message": f"scripted status {reply.status}", "type": "scripted"}}
                     self._send(reply.status, payload, reply.headers)
                     return
+                if reply.raw is not None:
+                    self._send_bytes(200, reply.raw, "text/html")
+                    return
                 message: dict[str, Any] = {"role": "assistant", "content": reply.content}
                 if reply.reasoning is not None:
                     message["reasoning_content"] = reply.reasoning
@@ -151,7 +222,9 @@ class ChatServer:
                     "object": "chat.completion",
                     "created": 0,
                     "model": body.get("model", "unknown"),
-                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "choices": [] if reply.no_choices else [
+                        {"index": 0, "message": message, "finish_reason": reply.finish_reason}
+                    ],
                     "usage": {
                         "prompt_tokens": reply.prompt_tokens,
                         "completion_tokens": reply.completion_tokens,
@@ -165,10 +238,12 @@ class ChatServer:
                 self._send(200, payload, reply.headers)
 
             def _send(self, status: int, payload: dict, headers: Sequence[tuple[str, str]] = ()) -> None:
-                data = json.dumps(payload).encode()
+                self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
+
+            def _send_bytes(self, status: int, data: bytes, ctype: str, headers: Sequence[tuple[str, str]] = ()) -> None:
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", ctype)
                     self.send_header("Content-Length", str(len(data)))
                     for k, v in headers:
                         self.send_header(k, v)
@@ -177,7 +252,7 @@ class ChatServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
                     self.close_connection = True
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer((self.host, self.port), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
@@ -202,3 +277,86 @@ class ChatServer:
         self.close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+
+# ----------------------------------------------------------------------------------------
+# A stand-in model: answers from the request alone (any number of concurrent trials)
+# ----------------------------------------------------------------------------------------
+GRAVITY_LAW = "def discovered_law(mass1, mass2, distance):\n    C = 6.674e-5\n    return C * mass1 * mass2 / distance ** 2"
+_FAULTS = (
+    lambda: error(429, retry_after="1"), lambda: error(500), lambda: error(503), dropped, not_json, no_choices, null_content,
+)
+
+
+def fault_at(index: int, faults: float, seed: int = 0) -> Reply | None:
+    """The transient fault :func:`model_like` sends for request ``index``, or ``None``."""
+    rng = random.Random(f"{seed}:{index}")
+    if faults and rng.random() < faults:
+        return rng.choice(_FAULTS)()
+    return None
+
+
+def model_like(experiments: int = 2, *, delay_s: float = 0.0, faults: float = 0.0, seed: int = 0,
+               law: str = GRAVITY_LAW) -> Callable[[dict, int], Reply]:
+    """A script for free-form baseline trials on ``m0_gravity`` and for the LLM judge.
+
+    The reply depends only on the conversation: the first ``experiments`` turns request one
+    measurement each, the next submits ``law``; a judge prompt (one user message) gets ``YES``.
+    With ``faults`` > 0 that share of requests, drawn from ``seed`` by request index, fails with
+    one of 429 (Retry-After 1), 500, 503, a dropped connection, a body that is not JSON, no
+    choices, or null content. Every answer waits ``delay_s`` first.
+    """
+    def answer(body: dict, index: int) -> Reply:
+        fault = fault_at(index, faults, seed)
+        if fault is not None:
+            return dataclasses.replace(fault, delay_s=delay_s)
+        messages = body.get("messages") or []
+        if len(messages) == 1 and messages[0].get("role") == "user":
+            return Reply(content="Same structure, constants absorbed.\nANSWER: YES", delay_s=delay_s,
+                         prompt_tokens=200, completion_tokens=9)
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        if turn < experiments:
+            point = {"mass1": 1 + turn, "mass2": 2, "distance": 1 + 0.5 * turn}
+            return Reply(content=f"<run_experiment>\n{json.dumps([point])}\n</run_experiment>", delay_s=delay_s,
+                         prompt_tokens=300 + 40 * turn, completion_tokens=25)
+        return Reply(content=f"<final_law>\n{law}\n</final_law>", delay_s=delay_s, prompt_tokens=300 + 40 * turn,
+                     completion_tokens=60)
+
+    return answer
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    import signal
+    import sys
+
+    p = argparse.ArgumentParser(prog="python -m tests.llm._server", description="A stand-in OpenAI-compatible model server.")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--port-file", help="write the base URL here once listening")
+    p.add_argument("--delay", type=float, default=0.0, help="seconds before each answer")
+    p.add_argument("--faults", type=float, default=0.0, help="share of requests that fail transiently")
+    p.add_argument("--reject", type=int, help="answer every request with this HTTP status (e.g. 401)")
+    p.add_argument("--experiments", type=int, default=2, help="experiment turns before the final law")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--lifetime", type=float, default=900.0)
+    args = p.parse_args(argv)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: stop.set())
+    signal.signal(signal.SIGINT, lambda *a: stop.set())
+    script = model_like(args.experiments, delay_s=args.delay, faults=args.faults, seed=args.seed)
+    with ChatServer(script, max_requests=10**7, lifetime_s=args.lifetime, models=["test-model"], reject=args.reject,
+                    port=args.port) as srv:
+        if args.port_file:
+            with open(args.port_file + ".tmp", "w") as fh:
+                fh.write(srv.base_url)
+            import os
+
+            os.replace(args.port_file + ".tmp", args.port_file)
+        print(srv.base_url, flush=True)
+        stop.wait(args.lifetime)
+        print(f"served {srv.n_requests} chat requests, {len(srv.gets)} other requests", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

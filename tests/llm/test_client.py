@@ -47,11 +47,12 @@ def test_reasoning_models_force_temperature_one(alias):
     assert LLMSettings(model="gpt41mini", temperature=0.4).effective_temperature == 0.4
 
 
-def test_missing_key_error_names_the_three_ways_out():
+def test_missing_key_error_names_the_ways_out():
     with pytest.raises(LLMConfigError) as err:
         LLMClient(LLMSettings(model="gpt41mini"), environ={})
     msg = str(err.value)
-    assert "OPENAI_API_KEY" in msg and "base_url" in msg and "--model symbolic" in msg
+    assert "OPENAI_API_KEY" in msg and "base_url" in msg
+    assert "--model symbolic" not in msg  # only the policy, which --model replaces, suggests it
     with pytest.raises(LLMConfigError, match="MY_KEY"):
         LLMClient(LLMSettings(model="gpt41mini", api_key_env="MY_KEY"), environ={"OPENAI_API_KEY": "x"})
 
@@ -106,10 +107,13 @@ def test_garbage_usage_keeps_the_reply(serve, make_client, p_tok, c_tok, expect)
     assert c.content == "fine" and (c.prompt_tokens, c.completion_tokens) == expect
 
 
-def test_empty_content_is_returned_as_empty_string(serve, make_client):
-    srv = serve([ok(None)])
-    client, _ = make_client(srv)
-    assert client.complete(MSGS).content == ""
+def test_empty_content_is_a_reply_but_null_content_is_retried(serve, make_client):
+    srv = serve([ok(""), ok(None), ok("second")])
+    client, rec = make_client(srv)
+    c = client.complete(MSGS)
+    assert c.content == "" and c.attempts == 1 and c.finish_reason == "stop"
+    c = client.complete(MSGS + [{"role": "user", "content": "again"}])
+    assert c.content == "second" and c.attempts == 2 and len(rec.waits) == 1
 
 
 def test_429_with_retry_after_is_honoured(serve, make_client):
@@ -179,7 +183,7 @@ def test_unreachable_server_is_a_connection_error(make_client):
     )
     with pytest.raises(LLMCallError) as err:
         client.complete(MSGS)
-    assert err.value.kind in ("connection", "timeout")
+    assert err.value.kind in ("unreachable", "timeout") and err.value.attempts == 2
 
 
 def test_malformed_messages_are_refused_before_any_request(serve, make_client):
@@ -255,3 +259,19 @@ def test_client_pickles_without_live_handles(serve, make_client):
     clone = pickle.loads(pickle.dumps(client))
     assert clone.complete([{"role": "user", "content": "again"}]).content == "two"
     clone.close()
+
+
+def test_aliases_become_openai_ids_only_for_the_openai_api():
+    assert resolve_model("gpt41mini").model_id == "gpt-4.1-mini-2025-04-14"
+    assert resolve_model("gpt41mini", "http://localhost:8000/v1").model_id == "gpt41mini"
+    assert resolve_model("gpt41mini", "https://openrouter.ai/api/v1").model_id == "openai/gpt-4.1-mini"
+    assert resolve_model("gpt41mini", "http://localhost:8000/v1", "served-name").model_id == "served-name"
+    assert LLMSettings(model="gpt41mini", model_id="x").resolved.model_id == "x"
+
+
+def test_base_url_spelling_does_not_change_the_cache_key():
+    from etc_fast.llm import cache_key, canonical_request
+
+    keys = {cache_key(canonical_request("m", MSGS, 0.4, None, url)) for url in
+            ("http://127.0.0.1:8000/v1", "http://localhost:8000/v1/", "http://LOCALHOST:8000/v1")}
+    assert len(keys) == 1

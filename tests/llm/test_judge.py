@@ -7,7 +7,8 @@ import pytest
 from etc_fast.llm import LLMClient, LLMConfigError
 from etc_fast.llm.judge import DEFAULT_JUDGE_MODEL, LLMJudge, judge_settings, parse_verdict
 from etc_fast.tasks import get_task
-from tests.llm._server import error, ok
+from etc_fast.errors import InfrastructureError
+from tests.llm._server import cut, error, ok
 from tests.llm.conftest import fast_settings
 
 LAW = "def discovered_law(mass1, mass2, distance):\n    C = 6.7e-5\n    return C * mass1 * mass2 / distance ** 1.5"
@@ -58,7 +59,8 @@ def test_judge_sends_truth_submission_and_parameters(serve):
     verdict = _judge(srv).judge(LAW, task)
     assert verdict.credited and verdict.judge == "llm" and "YES" in verdict.reason
     body = srv.requests[0]
-    assert body["model"] == "gpt-4.1-2025-04-14" and body["temperature"] == 0.6
+    # A local server gets the name as given; only the OpenAI API gets the dated snapshot id.
+    assert body["model"] == "gpt41" and body["temperature"] == 0.6
     prompt = body["messages"][-1]["content"]
     assert task.ground_truth_text in prompt and LAW in prompt and task.param_description.strip() in prompt
     assert "Answer: YES or NO" in prompt
@@ -78,12 +80,34 @@ def test_garbage_then_retry_then_verdict(serve):
     assert srv.n_requests == 3 and judge.usage["calls"] == 3
 
 
-def test_three_failures_are_not_credited(serve):
-    srv = serve([ok("maybe"), error(400), ok("perhaps"), ok("Answer: YES")])
+def test_three_replies_without_verdict_are_not_credited(serve):
+    srv = serve([ok("maybe"), cut("Answer: YES, since"), ok("perhaps"), ok("Answer: YES")])
     verdict = _judge(srv).judge(LAW, get_task("m0_gravity"))
     assert not verdict.credited
     assert srv.n_requests == 3, "at most three attempts"
-    assert "no verdict in 3 attempts" in verdict.reason and "HTTP 400" in verdict.reason
+    assert "no verdict in 3 attempts" in verdict.reason
+
+
+@pytest.mark.parametrize("status, kind", [(401, "auth"), (403, "permission"), (404, "not_found"), (400, "bad_request")])
+def test_a_call_without_reply_is_no_verdict_and_is_not_retried(serve, status, kind):
+    srv = serve([error(status), ok("Answer: YES")])
+    with pytest.raises(InfrastructureError) as err:
+        _judge(srv).judge(LAW, get_task("m0_gravity"))
+    assert err.value.kind == kind and srv.n_requests == 1
+
+
+def test_unreachable_judge_gives_judge_status_error_in_the_record(serve):
+    from etc_fast.protocol import TrialSpec, get_configuration, run_trial
+    from etc_fast.policies.scripted import ScriptedPolicy
+
+    judge = LLMJudge(client=LLMClient(fast_settings("http://127.0.0.1:9/v1", model="gpt41", max_retries=1), sleep=lambda s: None, environ={}))
+    from etc_fast.protocol import Action
+
+    policy = ScriptedPolicy(actions=[Action(kind="final", source=LAW)])
+    cfg = get_configuration("baseline_n", name="b1", baseline_rounds=1)
+    rec = run_trial(TrialSpec(model="scripted", config=cfg, task="m0_gravity"), policy, judge=judge)
+    assert rec.status == "completed" and rec.judge["status"] == "error" and rec.judge["credited"] is False
+    assert rec.judge["error_kind"] in ("unreachable", "timeout") and rec.summary()["judge_status"] == "error"
 
 
 def test_no_function_means_no_call(serve):

@@ -11,7 +11,8 @@ from etc_fast.policies.llm import LLMPolicy
 from etc_fast.protocol import Observation, get_configuration
 from etc_fast.sampling import bootstrap_probes
 from etc_fast.tasks import get_task, task_view
-from tests.llm._server import dropped, error, ok, slow
+from etc_fast.errors import InfrastructureError
+from tests.llm._server import cut, dropped, error, no_choices, not_json, ok, slow
 from tests.llm.conftest import fast_settings
 
 TASK = get_task("m0_gravity", "easy")
@@ -68,7 +69,9 @@ def test_reply_kinds_become_actions(serve, reply, kind):
     a = p.act(explore_obs())
     assert a.kind == kind
     assert a.raw == reply
-    assert a.usage == {"prompt_tokens": 321, "completion_tokens": 54, "calls": 1, "cached": 0}
+    assert {k: a.usage[k] for k in ("prompt_tokens", "completion_tokens", "calls", "cached")} == {
+        "prompt_tokens": 321, "completion_tokens": 54, "calls": 1, "cached": 0}
+    assert a.usage["prompt_tokens_cached"] == a.usage["completion_tokens_cached"] == 0
     if kind == "draft":
         assert a.source == DRAFT
     if kind == "invalid":
@@ -82,33 +85,68 @@ def test_rate_limit_then_reply_is_transparent(serve):
 
 
 @pytest.mark.parametrize(
-    "script, fragment",
+    "script, kind",
     [
-        ([error(500)] * 3, "HTTP 500"),
+        ([error(500)] * 3, "server_error"),
         ([slow(0.5)], "timeout"),
-        ([dropped()], "connection"),
-        ([error(401)], "HTTP 401"),
+        ([dropped()], "unreachable"),
+        ([error(401)], "auth"),
+        ([error(403)], "permission"),
+        ([error(404)], "not_found"),
+        ([not_json()] * 3, "bad_response"),
+        ([no_choices()] * 3, "bad_response"),
     ],
-    ids=["5xx-exhausted", "timeout", "dropped", "auth"],
+    ids=["5xx-exhausted", "timeout", "dropped", "auth", "permission", "not-found", "not-json", "no-choices"],
 )
-def test_call_failures_become_invalid_actions(serve, script, fragment):
+def test_call_failures_are_raised_never_turned_into_actions(serve, script, kind):
     srv = serve(script + [ok("unused")] * 3)
-    p = started(srv, max_retries=0 if fragment != "HTTP 500" else 2, timeout_s=0.15)
-    a = p.act(explore_obs())
-    assert a.kind == "invalid" and "model call failed" in a.error and fragment in a.error
-    assert a.usage["completion_tokens"] == 0 and a.usage["calls"] == 1
+    p = started(srv, max_retries=0 if len(script) == 1 else 2, timeout_s=0.15)
+    with pytest.raises(InfrastructureError) as err:
+        p.act(explore_obs())
+    assert err.value.kind == kind
+    assert [m["role"] for m in p.messages] == ["system"], "a failed call leaves the conversation as it was"
+    assert p.transcript[-1]["event"] == "call_failed" and p.transcript[-1]["error_kind"] == kind
 
 
-def test_failed_turn_text_is_carried_into_the_next_message(serve):
+def test_a_failure_adds_nothing_to_the_next_request(serve):
     srv = serve([error(500), ok('{"hypotheses": ["C*mass1", "C*mass2"]}')])
     p = started(srv, max_retries=0)
-    assert p.act(explore_obs()).kind == "invalid"
-    a = p.act(explore_obs(feedback="Your reply could not be used (x).", kind="repair", turn=1))
+    with pytest.raises(InfrastructureError):
+        p.act(explore_obs())
+    a = p.act(explore_obs())
     assert a.kind == "committee"
+    assert srv.raw_requests[0] == srv.raw_requests[1], "the request after a failure is the very same request"
     msgs = srv.requests[1]["messages"]
-    roles = [m["role"] for m in msgs]
-    assert roles == ["system", "user"], "no unanswered user message may stay in the history"
-    assert "Observations so far" in msgs[1]["content"] and "could not be used" in msgs[1]["content"]
+    assert [m["role"] for m in msgs] == ["system", "user"]
+    text = msgs[1]["content"]
+    for transport in ("HTTP", "status 500", "failed", "LLMCallError", "could not be used", "127.0.0.1", "scripted"):
+        assert transport not in text
+
+
+def test_a_reply_cut_at_the_token_limit_is_an_invalid_turn_not_parsed(serve):
+    law = "<final_law>\n" + DRAFT + "\n</final_law>"
+    srv = serve([cut("<draft_law>\n" + DRAFT + "\n</draft_law>", completion_tokens=64)])
+    p = started(srv, max_tokens=64)
+    a = p.act(explore_obs())
+    assert a.kind == "invalid" and "finish_reason: length" in a.error and a.usage["finish_reason"] == "length"
+    assert srv.requests[0]["max_tokens"] == 64
+    assert p.transcript[-1]["call"]["finish_reason"] == "length"
+    assert law  # the same text, not cut, would have been a draft (see test_reply_kinds_become_actions)
+
+
+def test_transcript_holds_every_message_and_reply_with_call_records(serve):
+    srv = serve([error(429, retry_after="0"), ok('{"hypotheses": ["C*mass1", "C*mass2"]}', prompt_tokens=50, completion_tokens=5),
+                 ok("<draft_law>\n" + DRAFT + "\n</draft_law>")])
+    p = started(srv)
+    p.act(explore_obs())
+    p.act(explore_obs(feedback="Measured 4 points.", kind="committee", turn=1))
+    chat = [m for m in p.transcript if "role" in m]
+    sent = srv.requests[-1]["messages"]
+    assert [{"role": m["role"], "content": m["content"]} for m in chat] == sent + [{"role": "assistant", "content": chat[-1]["content"]}]
+    call = chat[2]["call"]
+    assert call["model"] == "test-model" and call["attempts"] == 2 and call["from_cache"] is False
+    assert (call["prompt_tokens"], call["completion_tokens"], call["finish_reason"]) == (50, 5, "stop")
+    assert call["latency_s"] >= 0
 
 
 # -- conversation --------------------------------------------------------------------------------
@@ -229,7 +267,8 @@ def test_parser_failure_keeps_the_call_usage(serve, monkeypatch):
     p = started(srv)
     a = p.act(explore_obs())
     assert a.kind == "invalid" and "RecursionError" in a.error and a.raw == "anything"
-    assert a.usage == {"prompt_tokens": 321, "completion_tokens": 12, "calls": 1, "cached": 0}
+    assert {k: a.usage[k] for k in ("prompt_tokens", "completion_tokens", "calls", "cached")} == {
+        "prompt_tokens": 321, "completion_tokens": 12, "calls": 1, "cached": 0}
 
 
 def test_huge_reply_is_cut_in_the_conversation(serve):

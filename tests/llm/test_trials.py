@@ -1,8 +1,10 @@
 """Whole trials through ``run_trial`` with LLMPolicy talking to the scripted server.
 
 Each script mixes good replies with the failures a hosted model produces (rate limits, 5xx,
-dropped connections, slow replies, malformed or empty content); every trial must still end with a
-complete record, and a second run of the same trial from the cache must make no request at all.
+dropped connections, slow replies, malformed or empty content). Transient failures are retried
+inside one call and leave no trace in the conversation; bad replies are the model's and become
+invalid turns; a call that ends without a reply fails the trial (status ``failed``, an
+``error_kind``), never becomes a turn. A second run of a trial from the cache makes no request.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from etc_fast.llm import LLMClient
 from etc_fast.llm.judge import LLMJudge
 from etc_fast.policies.llm import LLMPolicy
 from etc_fast.protocol import TrialSpec, get_configuration, run_trial
-from tests.llm._server import dropped, error, ok, slow
+from tests.llm._server import dropped, error, not_json, ok, slow
 from tests.llm.conftest import fast_settings
 
 LAW = "def discovered_law(mass1, mass2, distance):\n    C = 6.674e-5\n    return C * mass1 * mass2 / distance ** 1.5"
@@ -34,9 +36,13 @@ def _judge(srv, **overrides) -> LLMJudge:
 def _comparable(record) -> dict:
     """The record without wall time and the per-call ``cached`` flags (which say where replies came from)."""
     d = record.to_dict()
-    d.pop("wall_s", None)
+    for k in ("wall_s", "calls_cached", "prompt_tokens_cached", "completion_tokens_cached"):
+        d.pop(k, None)
     for ev in d["events"]:
-        ev.get("action", {}).get("usage", {}).pop("cached", None)
+        for k in ("cached", "prompt_tokens_cached", "completion_tokens_cached"):
+            ev.get("action", {}).get("usage", {}).pop(k, None)
+    for m in d["chat"]:
+        m.pop("call", None)
     return d
 
 
@@ -68,8 +74,9 @@ def test_planner_trial_end_to_end_and_cached_rerun(serve, tmp_path):
     assert record.submission_origin == "synthesis" and record.final_source == LAW and record.draft == WRONG
     assert record.evaluation["valid"] and record.evaluation["rmsle"] < 1e-9
     judge_usage = record.judge.pop("usage")
-    assert record.judge == {"judge": "llm", "credited": True, "reason": "LLM judge gpt-4.1-2025-04-14 answered YES"}
-    assert judge_usage == {"prompt_tokens": 300, "completion_tokens": 20, "calls": 1, "cached": 0}
+    assert record.judge == {"judge": "llm", "credited": True, "reason": "LLM judge gpt41 answered YES", "status": "ok"}
+    assert judge_usage == {"prompt_tokens": 300, "completion_tokens": 20, "calls": 1, "cached": 0,
+                           "prompt_tokens_cached": 0, "completion_tokens_cached": 0}
     # Bootstrap (4) + two committees of up to 4 points each.
     assert 4 < record.measurements <= 12
     explore = [e for e in record.events if e.get("phase") == "explore" and "action" in e]
@@ -87,8 +94,18 @@ def test_planner_trial_end_to_end_and_cached_rerun(serve, tmp_path):
     # The same trial again: everything comes from the cache, the record is the same.
     again = run_trial(spec, _policy(srv, cache_path=cache, cache_mode="replay"), judge=_judge(srv, cache_path=cache, cache_mode="replay"))
     assert srv.n_requests == len(PLANNER_SCRIPT), "a cached rerun must make zero HTTP requests"
-    assert again.judge.pop("usage") == {"prompt_tokens": 300, "completion_tokens": 20, "calls": 1, "cached": 1}
+    assert again.judge.pop("usage") == {"prompt_tokens": 300, "completion_tokens": 20, "calls": 1, "cached": 1,
+                                        "prompt_tokens_cached": 300, "completion_tokens_cached": 20}
     assert _comparable(again) == _comparable(record)
+    # Paid + cached tokens add up to what the server reported, and the rerun paid nothing.
+    first, second = record.summary(), again.summary()
+    assert first["calls_paid"] == 7 and first["calls_cached"] == 0 and second["calls_paid"] == 0 and second["calls_cached"] == 7
+    assert first["prompt_tokens_paid"] == second["prompt_tokens_cached"] == sum(
+        r.prompt_tokens for r in PLANNER_SCRIPT[:-1] if r.status == 200 and not r.drop)
+    assert second["prompt_tokens_paid"] == second["completion_tokens_paid"] == 0
+    for ev in again.events:
+        ev.get("action", {}).get("usage", {}).pop("prompt_tokens_cached", None)
+        ev.get("action", {}).get("usage", {}).pop("completion_tokens_cached", None)
     cached_flags = [e["action"]["usage"]["cached"] for e in again.events if e.get("action", {}).get("usage")]
     assert cached_flags and all(cached_flags)
 
@@ -97,8 +114,8 @@ BASELINE_SCRIPT = [
     ok('I will start broad.\n<run_experiment>\n[{"mass1": 1, "mass2": 1, "distance": 1}, {"mass1": 10, "mass2": 1, "distance": 1}]\n</run_experiment>'),
     ok("<run_experiment>[{mass1: 2}]</run_experiment>"),  # malformed JSON
     ok(""),  # empty content
-    error(500), error(502), error(503),  # retries exhausted: the round is used
-    slow(0.6), ok('<run_experiment>{"mass1": 1, "mass2": 1, "distance": 4}</run_experiment>'),  # timeout, then retried
+    # one call: 5xx twice, a timeout, then the reply (retries are invisible to the protocol)
+    error(500), error(502), slow(0.6), ok('<run_experiment>{"mass1": 1, "mass2": 1, "distance": 4}</run_experiment>'),
     ok("Here is my answer.\n<final_law>\n" + LAW + "\n</final_law>\nThanks."),
 ]
 
@@ -106,15 +123,19 @@ BASELINE_SCRIPT = [
 def test_baseline_trial_end_to_end(serve):
     srv = serve(BASELINE_SCRIPT)
     spec = TrialSpec(model="test-model", config=get_configuration("baseline_n"), task="m0_gravity", difficulty="easy", rollout=1)
-    record = run_trial(spec, _policy(srv, cache_mode="off"))
+    record = run_trial(spec, _policy(srv, cache_mode="off", max_retries=4))
     assert srv.n_requests == len(BASELINE_SCRIPT)
     assert record.status == "completed" and record.submission_origin == "baseline" and record.final_source == LAW
     assert record.measurements == 3 and record.evaluation["valid"]
     kinds = [e["action"]["kind"] for e in record.events if "action" in e]
-    assert kinds == ["experiment", "invalid", "invalid", "invalid", "experiment", "final"]
+    assert kinds == ["experiment", "invalid", "invalid", "experiment", "final"]
     errors = [e["action"].get("error", "") for e in record.events if "action" in e]
-    assert "not valid JSON" in errors[1] and "empty" in errors[2] and "HTTP 503" in errors[3]
-    assert record.llm_calls == 6
+    assert "not valid JSON" in errors[1] and "empty" in errors[2]
+    assert record.llm_calls == 5
+    # The four attempts of the fourth call sent the very same bytes.
+    assert len({srv.raw_requests[i] for i in (3, 4, 5, 6)}) == 1
+    calls = [m["call"] for m in record.chat if m.get("role") == "assistant"]
+    assert [c["attempts"] for c in calls] == [1, 1, 1, 4, 1]
     # Experiment outputs went back in NewtonBench's vanilla format.
     second_user = srv.requests[1]["messages"][3]["content"]
     y = record.observations["y"][:2]
@@ -136,16 +157,29 @@ def test_baseline_forced_final_call(serve):
 
 
 @pytest.mark.parametrize("config", ["baseline_n", "random_n"])
-def test_a_dead_server_still_gives_a_complete_record(serve, config):
-    srv = serve([error(503)] * 200)
+@pytest.mark.parametrize("failure, kind, requests", [
+    (error(503), "server_error", 2), (error(401), "auth", 1), (not_json(), "bad_response", 2),
+])
+def test_a_call_without_reply_fails_the_trial(serve, config, failure, kind, requests):
+    srv = serve([failure] * 50)
     overrides = {"baseline_rounds": 2} if config == "baseline_n" else {"exploration_turns": 2}
     cfg = get_configuration(config, name=f"{config}_short", **overrides)
     record = run_trial(TrialSpec(model="test-model", config=cfg, task="m0_gravity"), _policy(srv, cache_mode="off", max_retries=1))
-    assert record.status != "failed" and record.error is None
-    assert record.final_source == "" and record.submission_origin == "none"
-    assert not record.evaluation.get("valid", False)
-    assert record.judge["credited"] is False
-    actions = [e["action"] for e in record.events if "action" in e]
-    assert actions and all(a["kind"] == "invalid" and "HTTP 503" in a["error"] for a in actions)
-    assert record.llm_calls == len(actions) and record.completion_tokens == 0
+    assert record.status == "failed" and record.error_kind == kind and "\n" not in record.error
+    assert srv.n_requests == requests, "the trial stops at the first call without a reply"
+    assert not [e for e in record.events if "action" in e], "no turn was taken"
+    assert record.evaluation == {} and record.judge["credited"] is False and record.judge["status"] == "skipped"
+    assert record.summary()["valid"] is False and record.summary()["error"] == record.error
+    assert record.llm_calls == 0 and record.summary()["error_kind"] == kind
+    assert record.chat[-1]["event"] == "call_failed"
     record.to_json()  # strict JSON, nothing unserializable
+
+
+def test_replay_miss_fails_the_trial_with_cache_miss(tmp_path):
+    from etc_fast.llm import LLMSettings
+
+    settings = LLMSettings(model="test-model", base_url="http://127.0.0.1:9/v1", cache_path=str(tmp_path / "c.db"), cache_mode="replay")
+    policy = LLMPolicy(client=LLMClient(settings, environ={}))
+    cfg = get_configuration("baseline_n", name="b2", baseline_rounds=2)
+    record = run_trial(TrialSpec(model="test-model", config=cfg, task="m0_gravity"), policy)
+    assert record.status == "failed" and record.error_kind == "cache_miss"

@@ -94,7 +94,7 @@ def test_judge_not_called_when_the_signature_fails(play):
     rec, _ = play(make_spec("baseline_n"), [final("return 1")], judge=Counting())
     assert Counting.calls == 0 and rec.judge["credited"] is False
     rec, _ = play(make_spec("baseline_n"), [final()], judge=Counting())
-    assert Counting.calls == 1 and rec.judge == {"judge": "counting", "credited": True, "reason": "ok"}
+    assert Counting.calls == 1 and rec.judge == {"judge": "counting", "credited": True, "reason": "ok", "status": "ok"}
 
 
 def _script(interpreter: bool):

@@ -1,5 +1,6 @@
 import copy
 import dataclasses
+import json
 
 import pytest
 import yaml
@@ -46,7 +47,7 @@ def test_bad_difficulty_names_file_and_key(tmp_path):
         (_grid(rollouts=0), "grids[0].rollouts", "must be >= 1"),
         (_grid(noise=[0.0, -0.1]), "grids[0].noise[1]", "must be >= 0"),
         (_grid(law_versions=["v3"]), "grids[0].law_versions[0]", "not one of v0, v1, v2"),
-        (_raw(executor="dask"), "executor", "not one of local, ray"),
+        (_raw(executor="dask"), "executor", "not one of local, threads, processes, ray"),
         (_raw(judge="gpt"), "judge", "not one of structural, llm, none"),
         (_raw(workers="many"), "workers", "not an integer"),
         (_raw(llm={"temperature": "hot"}), "llm.temperature", "not a number"),
@@ -160,3 +161,28 @@ def test_full_config_documents_every_field():
         assert key in header, key
     for key in cfg.to_dict()["llm"]:
         assert key in header, key
+
+
+def test_llm_cache_mode_off_unquoted_and_new_llm_keys(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "name: x\nllm:\n  base_url: http://127.0.0.1:8000/v1/\n  max_tokens: 512\n  model_id: my-served-name\n"
+        "  retry_budget_s: 30\n  max_consecutive_failures: 2\n  cache:\n    mode: off\n"
+        "grids:\n  - {model: gpt41mini, configurations: [baseline_n], tasks: [m0_gravity]}\n"
+    )
+    cfg = load_config(path)
+    assert cfg.llm.cache_mode == "off" and cfg.llm.max_tokens == 512 and cfg.llm.model_id == "my-served-name"
+    assert cfg.llm.max_consecutive_failures == 2 and "max_consecutive_failures" not in cfg.policy_options("gpt41mini")
+    assert "model_id" not in cfg.judge_kwargs() or cfg.judge != "llm"
+    assert parse_config(cfg.to_dict()).llm == cfg.llm
+
+
+def test_run_identity_ignores_base_url_spelling():
+    base = {"name": "x", "grids": [{"model": "m", "configurations": ["baseline_n"], "tasks": ["m0_gravity"]}]}
+    ids = {
+        json.dumps(parse_config({**base, "llm": {"base_url": url}}).identity(), sort_keys=True)
+        for url in ("http://127.0.0.1:8000/v1", "http://localhost:8000/v1/", "HTTP://LOCALHOST:8000/v1")
+    }
+    assert len(ids) == 1
+    other = parse_config({**base, "llm": {"base_url": "http://localhost:8001/v1"}}).identity()
+    assert json.dumps(other, sort_keys=True) not in ids
