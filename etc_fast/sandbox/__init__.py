@@ -8,6 +8,7 @@ excepted). Results travel over a dedicated pipe framed with a per-run random tok
 """
 
 from etc_fast.sandbox._code import CODE_IMPORTS, CodeRun, run_code
+from etc_fast.sandbox._isolate import LAYERS
 from etc_fast.sandbox._law import LAW_IMPORTS, LawCall, call_law, check_signature, prepare_source
 from etc_fast.sandbox._limits import SandboxLimits
 
@@ -21,4 +22,5 @@ __all__ = [
     "prepare_source",
     "LAW_IMPORTS",
     "CODE_IMPORTS",
+    "LAYERS",
 ]

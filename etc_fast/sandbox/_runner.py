@@ -100,11 +100,53 @@ def _describe_exit(status: int, cpu_used: float, limits: dict) -> str:
     return f"exited with code {code} before returning results"
 
 
+def _load_isolate():
+    """The kernel-isolation helpers, loaded by path (``-I`` keeps this directory off ``sys.path``)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_isolate.py")
+    spec = importlib.util.spec_from_file_location("_etc_sandbox_isolate", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _install_roots() -> list:
+    """Directories of the Python installation and of the packages on ``sys.path``."""
+    import sysconfig
+
+    roots = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            roots.add(os.path.realpath(p))
+    for p in sys.path:
+        if p and os.path.isdir(p):
+            roots.add(os.path.realpath(p))
+    return sorted(roots)
+
+
+def _missing(layers: dict, names) -> list:
+    return [n for n in names if not layers.get(n)]
+
+
 def _runner_main() -> None:
     result_fd = int(sys.argv[1])
+    cfg = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    iso = _load_isolate()
+    iso.die_with_parent(int(cfg.get("ppid", os.getppid())))
+    layers = iso.enter_box(
+        os.getcwd(), uid=int(cfg.get("uid", 65534)), gid=int(cfg.get("gid", 65534)),
+        disk_bytes=int(cfg.get("disk_bytes", 64 << 20)), disk_files=int(cfg.get("disk_files", 2048)),
+        read_roots=_install_roots(),
+    )
+    if os.getppid() != int(cfg.get("ppid", os.getppid())):  # the harness died while the box was built
+        os._exit(71)
+    require = bool(cfg.get("require"))
     job_r, job_w = os.pipe()
     rep_r, rep_w = os.pipe()
-    pid = os.fork()
+    missing = _missing(layers, [n for n in iso.LAYERS if n in layers]) if require else []
+    pid = -1 if missing else os.fork()
     if pid == 0:  # worker
         os.close(job_w)
         os.close(rep_r)
@@ -114,7 +156,7 @@ def _runner_main() -> None:
         os.close(null)
         code = 0
         try:
-            _worker_main(job_r, rep_w)
+            _worker_main(job_r, rep_w, iso, require)
         except BaseException:  # the worker's own failure; the runner reports the exit code
             code = 70
             try:
@@ -130,6 +172,13 @@ def _runner_main() -> None:
     os.close(rep_w)
     data = _read_all(0, _MAX_JOB) or b""
     token, _, job_bytes = data.partition(b"\n")
+    if missing:
+        result = {"ok": False, "error": "isolation required but not available: " + ", ".join(missing)
+                  + (f" ({layers['notes']})" if layers.get("notes") else ""), "reply": None, "cpu_s": 0.0,
+                  "layers": layers}
+        _write_all(result_fd, token + b"\n" + json.dumps(result).encode())
+        os.close(result_fd)
+        return
     try:
         limits = json.loads(job_bytes)["limits"]
     except (ValueError, KeyError, TypeError):  # no readable limits: the exit is described without a CPU limit
@@ -139,13 +188,23 @@ def _runner_main() -> None:
     except OSError:
         pass
     os.close(job_w)
+    # first line: the worker's own layers, written before any untrusted byte ran; then its reply
     reply_bytes = _read_all(rep_r, _MAX_REPLY)
     if reply_bytes is None:
         os.kill(pid, signal.SIGKILL)
     os.close(rep_r)
     _, status, usage = os.wait4(pid, 0)
     cpu_used = usage.ru_utime + usage.ru_stime
-    result: dict = {"ok": False, "error": None, "reply": None, "cpu_s": cpu_used}
+    result: dict = {"ok": False, "error": None, "reply": None, "cpu_s": cpu_used, "layers": layers}
+    head, sep, reply_bytes = (reply_bytes or b"").partition(b"\n") if reply_bytes is not None else (b"", b"", None)
+    try:
+        worker_layers = json.loads(head) if sep else {}
+        if not isinstance(worker_layers, dict):
+            worker_layers = {}
+    except ValueError:
+        worker_layers = {}
+    for name in ("landlock_fs", "landlock_net", "landlock_scope", "seccomp", "audit_hook"):
+        layers[name] = worker_layers.get(name, False)
     if reply_bytes is None:
         result["error"] = "returned more than the allowed result size"
     elif not reply_bytes:
@@ -182,11 +241,13 @@ _DENIED_EVENTS = frozenset(
     }
 )
 _DENIED_PREFIXES = ("socket.", "ctypes.", "_ctypes.", "mmap.", "winreg.", "msvcrt.", "_winapi.")
+# Imports refused even from library code. Modules that NumPy, SciPy or SymPy import while loading
+# (ctypes, subprocess, socket, select, fcntl, ...) stay importable: what they could do is refused
+# by the operation's audit event, by seccomp and by the kernel layers, not at import.
 _DENIED_MODULES = frozenset(
     {
-        "ctypes", "_ctypes", "cffi", "_cffi_backend", "mmap", "_posixsubprocess", "multiprocessing",
-        "_multiprocessing", "socket", "_socket", "ssl", "_ssl", "pty", "subprocess", "asyncio",
-        "selectors", "select", "_posixshmem", "fcntl", "termios", "resource", "faulthandler",
+        "cffi", "_cffi_backend", "mmap", "multiprocessing", "_multiprocessing", "ssl", "_ssl", "pty", "asyncio",
+        "_posixshmem", "termios", "resource", "faulthandler", "_xxsubinterpreters", "_testcapi", "_testinternalcapi",
     }
 )
 # events whose listed argument positions are paths that must lie inside the working directory
@@ -341,6 +402,10 @@ def _refuse(name):
     return refused
 
 
+def _ignore_at_fork(**_handlers) -> None:
+    """``os.register_at_fork`` without effect: the worker cannot fork."""
+
+
 def _disable_primitives() -> None:
     """Replace process/signal primitives that raise no audit event in Python 3.11."""
     import _posixsubprocess
@@ -348,9 +413,11 @@ def _disable_primitives() -> None:
 
     _posixsubprocess.fork_exec = _refuse("_posixsubprocess.fork_exec")
     for mod in (os, posix):
-        for name in ("pidfd_open", "setsid", "setpgid", "setpgrp", "fork", "forkpty", "register_at_fork"):
+        for name in ("pidfd_open", "setsid", "setpgid", "setpgrp", "fork", "forkpty"):
             if hasattr(mod, name):
                 setattr(mod, name, _refuse(f"os.{name}"))
+        if hasattr(mod, "register_at_fork"):  # the standard library registers handlers on import (random)
+            mod.register_at_fork = _ignore_at_fork
     for name in ("pidfd_send_signal", "pthread_kill", "sigqueue"):
         for mod in (signal, sys.modules.get("_signal")):
             if mod is not None and hasattr(mod, name):
@@ -418,6 +485,7 @@ def _set_limits(limits: dict) -> None:
 
 
 def _read_roots() -> tuple:
+    """Directories the audit hook lets the worker read (the Python installation and site-packages)."""
     import sysconfig
 
     roots = set()
@@ -435,6 +503,96 @@ def _read_roots() -> tuple:
         if p and os.path.isdir(p) and not os.path.exists(os.path.join(p, "etc_fast")):
             roots.add(os.path.realpath(p))
     return tuple(sorted(roots))
+
+
+def _site_dirs() -> set:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return {os.path.realpath(paths[k]) for k in ("purelib", "platlib") if paths.get(k)}
+
+
+def _hide_unreadable(sites, read) -> None:
+    """Make site-packages modules outside the Landlock read set absent (``ModuleNotFoundError``) rather
+    than unreadable (``PermissionError``), so that libraries probing optional dependencies carry on."""
+    hidden = set()
+    for s in sites:
+        try:
+            names = os.listdir(s)
+        except OSError:
+            continue
+        for entry in names:
+            if os.path.join(s, entry) not in read:
+                name = entry.split(".")[0]
+                if name.isidentifier():
+                    hidden.add(name)
+    hidden -= {os.path.basename(p).split(".")[0] for p in read}
+
+    class _Absent:
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if path is None and name in hidden:
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+
+    sys.meta_path.insert(0, _Absent)
+
+
+def _landlock_paths(packages) -> tuple:
+    """What the Landlock domain of the worker allows: (read dirs, read files, list-only dirs).
+
+    Read: the standard library (and ``lib-dynload``), the package directories of ``packages`` and of
+    every module already loaded from site-packages (with their ``<name>.libs`` siblings), and the
+    directories of the shared libraries mapped into the process. Site-packages itself may be listed
+    (names only) so that imports can find the allowed packages; nothing else is readable.
+    """
+    import importlib.util
+    import sysconfig
+
+    sites = _site_dirs()
+    paths = sysconfig.get_paths()
+    read = set()
+    for key in ("stdlib", "platstdlib"):
+        if paths.get(key):
+            read.add(os.path.realpath(paths[key]))
+    for p in sys.path:
+        rp = os.path.realpath(p) if p else ""
+        if rp and os.path.isdir(rp) and rp not in sites and not any(rp.startswith(s + "/") for s in sites):
+            read.add(rp)  # stdlib zip/dir, lib-dynload
+
+    def add_top(file):
+        rp = os.path.realpath(file)
+        for s in sites:
+            if rp.startswith(s + "/"):
+                top = rp[len(s) + 1:].split("/")[0]
+                read.add(os.path.join(s, top))
+                name = top[:-3] if top.endswith(".py") else top
+                libs = os.path.join(s, name + ".libs")
+                if os.path.isdir(libs):
+                    read.add(libs)
+
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if isinstance(f, str):
+            add_top(f)
+    for name in packages:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.origin and spec.origin not in ("built-in", "frozen"):
+            add_top(spec.origin)
+    _hide_unreadable(sites, read)
+    files = {"/etc/ld.so.cache", "/dev/urandom", "/dev/random"}
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and ".so" in parts[5]:
+                    read.add(os.path.dirname(os.path.realpath(parts[5].strip())))
+    except OSError:
+        pass
+    return tuple(sorted(read)), tuple(sorted(files)), tuple(sorted(sites))
 
 
 def _decode(obj):
@@ -540,16 +698,16 @@ def _run_code(job: dict, allowed: frozenset) -> dict:
     return {"ok": True, "error": None}
 
 
-def _worker_main(job_r: int, rep_w: int) -> None:
-    raw = _read_all(job_r, _MAX_JOB)
-    os.close(job_r)
-    job = json.loads(raw)
+def _worker_main(job_r: int, rep_w: int, iso, require: bool) -> None:
     import ctypes
 
     libc = ctypes.CDLL(None)
     libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG: die with the runner
     if os.getppid() == 1:  # runner already gone
         os._exit(71)
+    raw = _read_all(job_r, _MAX_JOB)
+    os.close(job_r)
+    job = json.loads(raw)
     import cmath  # noqa: F401
     import math  # noqa: F401
 
@@ -564,19 +722,26 @@ def _worker_main(job_r: int, rep_w: int) -> None:
     allowed = frozenset(job["allowed_imports"])
     roots = _read_roots()
     workdir = os.getcwd()
+    read_dirs, read_files, list_dirs = _landlock_paths(job.get("read_packages", job["allowed_imports"]))
     _set_limits(job["limits"])
     _disable_primitives()
-    seccomp = _install_seccomp(ctypes) if job.get("seccomp", True) else False
+    layers = iso.restrict_fs(read_dirs, read_files, (workdir,), ("/dev/null",), list_dirs)
+    layers["seccomp"] = _install_seccomp(ctypes) if job.get("seccomp", True) else False
     sys.addaudithook(_make_hook(workdir, roots))
+    layers["audit_hook"] = True
     del ctypes, libc
-    try:
-        if job["kind"] == "law":
-            reply = _run_law(job, allowed)
-        else:
-            reply = _run_code(job, allowed)
-    except BaseException as exc:
-        reply = {"ok": False, "error": f"harness failure: {_describe_exc(exc, job['limits'])}"}
-    reply["seccomp"] = bool(seccomp)
+    _write_all(rep_w, json.dumps(layers).encode() + b"\n")
+    missing = [n for n in ("landlock_fs", "landlock_net", "landlock_scope", "seccomp") if not layers[n]]
+    if require and missing:
+        reply = {"ok": False, "error": "isolation required but not available: " + ", ".join(missing)}
+    else:
+        try:
+            if job["kind"] == "law":
+                reply = _run_law(job, allowed)
+            else:
+                reply = _run_code(job, allowed)
+        except BaseException as exc:
+            reply = {"ok": False, "error": f"harness failure: {_describe_exc(exc, job['limits'])}"}
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             stream.flush()
