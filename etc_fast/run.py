@@ -2,8 +2,8 @@
 
 Exit status: 0 when every trial of this invocation was stored (failed trials are results too),
 1 when the report could not be written, 2 for configuration, policy-construction or output
-directory problems (nothing was run), 130 when interrupted (finished trials are kept; run the same
-command again to resume).
+directory problems (nothing was run), 130 when interrupted by Ctrl-C or SIGTERM (finished trials are
+kept; run the same command again to resume).
 """
 
 from __future__ import annotations
@@ -11,6 +11,19 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM unwinds like Ctrl-C: sandboxes are killed and temporary directories removed on the way out."""
+    import signal
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # pragma: no cover - not the main thread (embedded use): keep the default
+        pass
+
 
 __all__ = ["main", "build_parser"]
 
@@ -34,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
+    _terminate_as_interrupt()
     from etc_fast.runner import (
         ConfigError,
         PreflightError,

@@ -75,6 +75,13 @@ def run_config(
     t0 = time.perf_counter()
     stream = stream if stream is not None else sys.stderr
     specs = expand_grid(config)
+    if config.require_isolation:
+        from etc_fast.sandbox import IsolationError, require_isolation
+
+        try:
+            require_isolation()
+        except IsolationError as exc:
+            raise PreflightError(str(exc)) from None
     worker = worker if worker is not None else TrialWorker.from_config(config)
     try:
         worker.preflight(config.models)

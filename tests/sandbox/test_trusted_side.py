@@ -1,0 +1,45 @@
+"""The trusted side: clipped, escaped text; required isolation; layers in versions.json."""
+
+from __future__ import annotations
+
+import pytest
+
+from etc_fast.sandbox import LAYERS, IsolationError, require_isolation
+from etc_fast.sandbox import _probe
+from etc_fast.sandbox._supervisor import ENV_REQUIRE, clean_text
+
+
+def test_clean_text_clips_and_escapes():
+    t = clean_text("ok\x1b[2K\rvalid True\x07\n\tend" + "x" * 5000, 100)
+    assert "\x1b" not in t and "\r" not in t and "\x07" not in t
+    assert "\\x1b" in t and "\n\t" in t
+    assert len(t) < 200 and "more characters" in t
+    assert "\n" not in clean_text("a\nb", newlines=False)
+    assert clean_text("\u00e9\u4e2d") == "\u00e9\u4e2d"  # printable text is kept
+
+
+def test_require_isolation_refuses_missing_layers(monkeypatch):
+    monkeypatch.delenv(ENV_REQUIRE, raising=False)
+    monkeypatch.setattr(_probe, "_cache", {n: (n != "landlock_fs") for n in LAYERS})
+    with pytest.raises(IsolationError, match="landlock_fs"):
+        require_isolation()
+    monkeypatch.setattr(_probe, "_cache", {n: True for n in LAYERS})
+    assert require_isolation()["identity"] is True
+
+
+def test_config_key_and_preflight(monkeypatch, tmp_path):
+    from etc_fast.runner import ConfigError, PreflightError, parse_config, run_config
+
+    doc = {"name": "t", "out": str(tmp_path / "run"), "sandbox": {"require_isolation": True},
+           "grids": [{"model": "scripted", "configurations": ["baseline_n"], "tasks": ["m0_gravity"]}]}
+    cfg = parse_config(doc)
+    assert cfg.require_isolation and cfg.to_dict()["sandbox"] == {"require_isolation": True}
+    with pytest.raises(ConfigError, match="sandbox.require_isolation"):
+        parse_config({**doc, "sandbox": {"require_isolation": "yes"}})
+    with pytest.raises(ConfigError, match="sandbox"):
+        parse_config({**doc, "sandbox": {"uid": 3}})
+    monkeypatch.delenv(ENV_REQUIRE, raising=False)
+    monkeypatch.setattr(_probe, "_cache", {n: (n != "net_ns") for n in LAYERS})
+    with pytest.raises(PreflightError, match="net_ns"):
+        run_config(cfg)
+    assert not (tmp_path / "run" / "trials.jsonl").exists()
