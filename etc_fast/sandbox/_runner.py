@@ -52,7 +52,7 @@ import signal
 import sys
 
 _MAX_JOB = 256 * 1024 * 1024
-_MAX_REPLY = 128 * 1024 * 1024
+_MAX_REPLY = 4 * 1024 * 1024  # a 5,000-point law reply is ~70 KB; the supervisor reads at most 8 MB
 _ADDRESS_SPACE_FLOOR_MB = 64
 
 
@@ -500,21 +500,43 @@ _SECCOMP_DENY = {
 }
 
 
+# aarch64 (generic table: no fork/vfork/symlink/link/mknod, only their *at forms and clone)
+_SECCOMP_DENY_AARCH64 = {
+    220: 1, 221: 1, 281: 1, 435: 38,  # clone execve execveat clone3 -> ENOSYS
+    129: 1, 130: 1, 131: 1, 138: 1, 240: 1,  # kill tkill tgkill rt_sigqueueinfo rt_tgsigqueueinfo
+    424: 1, 434: 1, 438: 1,  # pidfd_send_signal pidfd_open pidfd_getfd
+    117: 1, 270: 1, 271: 1,  # ptrace process_vm_readv/writev
+    198: 1, 199: 1, 203: 1, 200: 1, 201: 1, 202: 1, 242: 1,  # socket socketpair connect bind listen accept accept4
+    157: 1, 154: 1, 97: 1, 268: 1, 40: 1, 39: 1, 51: 1, 41: 1,  # setsid setpgid unshare setns mount umount2 chroot pivot_root
+    425: 1, 426: 1, 427: 1, 280: 1, 241: 1, 217: 1, 218: 1, 219: 1, 282: 1,  # io_uring_* bpf perf add_key request_key keyctl userfaultfd
+    36: 1, 37: 1, 33: 1,  # symlinkat linkat mknodat
+}
+# (AUDIT_ARCH value, deny table, refuse syscall numbers >= 0x40000000 (x32 ABI))
+_SECCOMP_ARCH = {
+    "x86_64": (0xC000003E, _SECCOMP_DENY, True), "AMD64": (0xC000003E, _SECCOMP_DENY, True),
+    "aarch64": (0xC00000B7, _SECCOMP_DENY_AARCH64, False), "arm64": (0xC00000B7, _SECCOMP_DENY_AARCH64, False),
+}
+
+
 def _install_seccomp(ctypes) -> bool:
-    """Install the seccomp filter on Linux x86-64; returns whether it is active."""
+    """Install the seccomp filter on Linux x86-64 or aarch64; returns whether it is active."""
     import platform
     import struct
 
-    if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
+    arch = _SECCOMP_ARCH.get(platform.machine())
+    if sys.platform != "linux" or arch is None:
         return False
+    audit_arch, deny, x32 = arch
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     allow, errno_ret = 0x7FFF0000, 0x00050000
-    ins = [(ld, 0, 0, 4), (jeq, 1, 0, 0xC000003E), (ret, 0, 0, errno_ret | 1), (ld, 0, 0, 0),
-           (jge, 0, 1, 0x40000000), (ret, 0, 0, errno_ret | 1)]
-    for nr, err in sorted(_SECCOMP_DENY.items()):
+    # other ABIs of the same kernel (i386, arm32 compat) are refused outright
+    ins = [(ld, 0, 0, 4), (jeq, 1, 0, audit_arch), (ret, 0, 0, errno_ret | 1), (ld, 0, 0, 0)]
+    if x32:
+        ins += [(jge, 0, 1, 0x40000000), (ret, 0, 0, errno_ret | 1)]
+    for nr, err in sorted(deny.items()):
         ins += [(jeq, 0, 1, nr), (ret, 0, 0, errno_ret | err)]
     ins.append((ret, 0, 0, allow))
-    buf = b"".join(struct.pack("<HBBI", *i) for i in ins)
+    buf = b"".join(struct.pack("=HBBI", *i) for i in ins)
 
     class Prog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
