@@ -1,47 +1,48 @@
-"""Child side of the sandbox: started as ``python -I _runner.py RESULT_FD`` by :mod:`._supervisor`.
+"""Child side of the sandbox: started as ``python -I _runner.py RESULT_FD BOX_JSON`` by :mod:`._supervisor`.
 
-This file is self-contained (standard library at import time; NumPy/SciPy only inside the worker),
-because ``-I`` keeps the repository off ``sys.path``.
+This file is self-contained (standard library and the sibling ``_isolate.py``, loaded by path;
+NumPy/SciPy only inside the worker), because ``-I`` keeps the repository off ``sys.path``.
 
 Two processes run here:
 
-* the **runner** (this script's main process) never executes untrusted code. It forks the worker
-  first, then reads ``<token>\\n<job JSON>`` from stdin, forwards the job to the worker, collects the
-  worker's reply and exit status, and writes one frame ``<token>\\n<result JSON>`` to the dedicated
-  result pipe. Because the token only ever exists in this process, nothing the untrusted code prints
-  or writes can be taken for the harness's result.
+* the **runner** (this script's main process) never executes untrusted code. It asks to die with the
+  harness, isolates itself with ``_isolate.enter_box`` (namespaces, tmpfs quota, unprivileged
+  identity or a user namespace, no capabilities, no new privileges; see ``docs/sandbox.md``), forks
+  the worker, then reads ``<token>\\n<job JSON>`` from stdin, forwards the job to the worker, collects
+  the worker's layer record and reply and its exit status, and writes one frame
+  ``<token>\\n<result JSON>`` to the dedicated result pipe. Because the token only ever exists in this
+  process, nothing the untrusted code prints or writes can be taken for the harness's result.
 * the **worker** drops its copy of stdin and of the result pipe, imports NumPy (SciPy for
-  interpreter jobs), applies resource limits, disables process-spawning and signal primitives,
-  installs a seccomp filter (Linux x86-64) and an audit hook, and only then runs the untrusted code.
+  interpreter jobs), applies resource limits, a Landlock domain (``_isolate.restrict_fs``), a seccomp
+  filter (Linux x86-64/aarch64) and an audit hook, reports which layers are active, and only then
+  runs the untrusted code.
 
-What the worker refuses (audit hook unless noted; every refusal raises ``PermissionError``):
+The kernel layers are the boundary. The audit hook is a second layer; what it refuses (every refusal
+raises ``PermissionError``):
 
 * processes: ``os.system``, ``os.exec*``, ``os.spawn*``, ``os.posix_spawn*``, ``os.fork``,
   ``os.forkpty``, ``pty.spawn``, ``subprocess.Popen``; ``_posixsubprocess.fork_exec`` is replaced;
-  seccomp: fork/vfork/clone/clone3/execve/execveat (threads cannot be started either);
 * signals to anything: ``os.kill``, ``os.killpg``, ``signal.pthread_kill``,
-  ``signal.pidfd_send_signal``/``os.pidfd_open`` (replaced); seccomp: kill/tkill/tgkill/sigqueue,
-  pidfd_*; process-group escapes (setsid/setpgid) and ptrace/process_vm_*;
-* network: every ``socket.*`` event and the urllib/http/ftp/smtp/... connect events; seccomp:
-  socket/socketpair/connect/bind/listen/accept;
-* files: opening anything for writing outside the working directory (a fresh temp dir); opening for
-  reading anything outside the working directory and the Python installation (stdlib,
-  lib-dynload, site-packages), so ``/etc/passwd`` or the repository are refused; listing
-  directories outside those places; remove/rename/mkdir/rmdir/chmod/chown/utime/truncate/chdir and
-  ``shutil`` operations outside the working directory; links and symlinks anywhere; file size is
-  capped by RLIMIT_FSIZE;
-* native code and introspection: every ``ctypes.*`` event, fresh imports of ``ctypes``,
-  ``_ctypes``, ``cffi``, ``mmap``, ``_posixsubprocess``, ``multiprocessing``, ``socket``, ``ssl``,
-  ``pty``, ``subprocess`` and a few more; ``mmap.*``; ``gc.get_objects/get_referrers/get_referents``;
-  ``sys._current_frames``, ``sys.settrace``, ``sys.setprofile``, ``sys.addaudithook``;
-  ``resource.setrlimit``/``prlimit`` (limits cannot be raised, even as root).
+  ``signal.pidfd_send_signal``/``os.pidfd_open`` (replaced); setsid/setpgid (replaced);
+* network: every ``socket.*`` event and the urllib/http/ftp/smtp/... connect events;
+* files: opening for writing outside the working directory; opening for reading outside the working
+  directory and the Python installation; listing directories outside those places;
+  remove/rename/mkdir/rmdir/chmod/chown/utime/truncate/chdir and ``shutil`` operations outside the
+  working directory, with relative paths judged against their ``dir_fd`` and descriptor paths
+  resolved (``os.open(..., dir_fd=)`` is resolved to an absolute path before its audit event); links
+  and symlinks anywhere;
+* native code and introspection: every ``ctypes.*`` event, imports of ``cffi``, ``mmap``,
+  ``multiprocessing``, ``ssl``, ``pty``, ``resource``, ``faulthandler`` and a few more; ``mmap.*``;
+  ``gc.get_objects/get_referrers/get_referents``; ``sys._current_frames``, ``sys.settrace``,
+  ``sys.setprofile``, ``sys.addaudithook``; ``resource.setrlimit``/``prlimit``.
 
 ``sys._getframe`` stays allowed: the standard library calls it while lazily importing modules
 (``collections.namedtuple``), and the worker holds no secret a frame could reveal.
 
 Limits: RLIMIT_CPU (soft = limit, hard = limit + 1 s), RLIMIT_AS, RLIMIT_FSIZE, RLIMIT_CORE = 0,
-RLIMIT_NPROC = 0 (effective for non-root users); the worker dies with its runner
-(``PR_SET_PDEATHSIG``). Wall-clock time and output size are enforced by the supervisor.
+RLIMIT_NPROC = 0, RLIMIT_NICE = RLIMIT_RTPRIO = 0; runner and worker die with their parent
+(``PR_SET_PDEATHSIG``). Wall-clock time, output size and (without a tmpfs) the disk budget are
+enforced by the supervisor.
 """
 
 from __future__ import annotations
