@@ -137,9 +137,26 @@ def _drop_caps(ctypes, libc) -> bool:
     return libc.syscall(nr, header, data) == 0
 
 
+def mapped_library_dirs() -> list:
+    """Directories of the shared libraries mapped into this process (read from /proc/self/maps)."""
+    dirs = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and ".so" in parts[5]:
+                    dirs.add(os.path.dirname(os.path.realpath(parts[5].strip())))
+    except OSError:
+        pass
+    return sorted(dirs)
+
+
 def enter_box(workdir: str, *, uid: int = 65534, gid: int = 65534, disk_bytes: int = 64 << 20,
               disk_files: int = 2048, read_roots=()) -> dict:
     """Isolate the calling (single-threaded) process; returns ``{layer: description or False}``.
+
+    With a private mount namespace, ``/proc`` is covered by an empty read-only tmpfs: read what is
+    needed from it (:func:`mapped_library_dirs`) before calling this.
 
     ``workdir`` must be the current directory; it is re-entered after the tmpfs is mounted on it.
     """
@@ -189,6 +206,13 @@ def enter_box(workdir: str, *, uid: int = 65534, gid: int = 65534, disk_bytes: i
                 exposed = _expose(ctypes, libc, read_roots, uid, gid, workdir)
                 if exposed:
                     layers["exposed"] = exposed
+            # other processes' /proc entries (the harness's environ): an empty read-only tmpfs over /proc
+            err = _mount(ctypes, libc, "tmpfs", "/proc", "tmpfs", _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC,
+                         "size=4k,nr_inodes=4,mode=0555")
+            if err is None:
+                layers["proc_hidden"] = True
+            else:
+                notes.append(f"hiding /proc: {err}")
         else:
             notes.append(f"private mounts: {_err(ctypes)}")
     if root:

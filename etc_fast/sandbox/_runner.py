@@ -101,6 +101,9 @@ def _describe_exit(status: int, cpu_used: float, limits: dict) -> str:
     return f"exited with code {code} before returning results"
 
 
+_LIB_DIRS: list = []
+
+
 def _load_isolate():
     """The kernel-isolation helpers, loaded by path (``-I`` keeps this directory off ``sys.path``)."""
     import importlib.util
@@ -136,6 +139,7 @@ def _runner_main() -> None:
     cfg = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
     iso = _load_isolate()
     iso.die_with_parent(int(cfg.get("ppid", os.getppid())))
+    _LIB_DIRS.extend(iso.mapped_library_dirs())
     layers = iso.enter_box(
         os.getcwd(), uid=int(cfg.get("uid", 65534)), gid=int(cfg.get("gid", 65534)),
         disk_bytes=int(cfg.get("disk_bytes", 64 << 20)), disk_files=int(cfg.get("disk_files", 2048)),
@@ -666,14 +670,7 @@ def _landlock_paths(packages) -> tuple:
             add_top(spec.origin)
     _hide_unreadable(sites, read)
     files = {"/etc/ld.so.cache", "/dev/urandom", "/dev/random"}
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                parts = line.split(None, 5)
-                if len(parts) == 6 and ".so" in parts[5]:
-                    read.add(os.path.dirname(os.path.realpath(parts[5].strip())))
-    except OSError:
-        pass
+    read.update(_LIB_DIRS)  # the runner's mapped libraries, read before /proc was hidden
     return tuple(sorted(read)), tuple(sorted(files)), tuple(sorted(sites))
 
 
