@@ -19,7 +19,7 @@ def test_clean_text_clips_and_escapes():
 
 
 def test_require_isolation_refuses_missing_layers(monkeypatch):
-    monkeypatch.delenv(ENV_REQUIRE, raising=False)
+    monkeypatch.setenv(ENV_REQUIRE, "0")  # restored afterwards: require_isolation() sets it for the process
     monkeypatch.setattr(_probe, "_cache", {n: (n != "landlock_fs") for n in LAYERS})
     with pytest.raises(IsolationError, match="landlock_fs"):
         require_isolation()
@@ -38,8 +38,38 @@ def test_config_key_and_preflight(monkeypatch, tmp_path):
         parse_config({**doc, "sandbox": {"require_isolation": "yes"}})
     with pytest.raises(ConfigError, match="sandbox"):
         parse_config({**doc, "sandbox": {"uid": 3}})
-    monkeypatch.delenv(ENV_REQUIRE, raising=False)
+    monkeypatch.setenv(ENV_REQUIRE, "0")
     monkeypatch.setattr(_probe, "_cache", {n: (n != "net_ns") for n in LAYERS})
     with pytest.raises(PreflightError, match="net_ns"):
         run_config(cfg)
     assert not (tmp_path / "run" / "trials.jsonl").exists()
+
+
+def test_versions_json_records_the_layers(tmp_path):
+    import json
+
+    from etc_fast.runner import RunStore, parse_config
+
+    cfg = parse_config({"name": "t", "out": str(tmp_path / "run"), "grids": [
+        {"model": "scripted", "configurations": ["baseline_n"], "tasks": ["m0_gravity"]}]})
+    with RunStore.open(cfg) as store:
+        versions = json.loads((store.root / "versions.json").read_text())
+    assert set(LAYERS) <= set(versions["sandbox_layers"])
+    assert versions["sandbox_layers"]["audit_hook"] is True
+
+
+def test_interpreter_output_carries_no_harness_secret(monkeypatch):
+    from etc_fast.sandbox import run_code
+    from tests.sandbox._util import FAKE_KEY
+
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
+    code = (
+        "os = np.__dict__['__builtins__']['__import__']('os')\nprint(dict(os.environ))\n"
+        "for p in ('/proc/%d/environ' % os.getppid(), '/proc/1/environ'):\n"
+        "    try:\n        print(open(p, 'rb').read())\n    except Exception as e:\n        print(type(e).__name__)\n"
+    )
+    r = run_code(code)
+    assert r.ok, r.error
+    assert "HOME" in r.stdout  # the fixed minimal environment
+    assert FAKE_KEY not in (r.stdout + str(r.error))
+    assert "OPENAI_API_KEY" not in r.stdout
