@@ -85,6 +85,20 @@ def _traversable(path: str, uid: int, gid: int) -> bool:
     return bool(st.st_mode & 0o001)
 
 
+def _reachable(path: str, uid: int, gid: int) -> bool:
+    """Whether ``uid``/``gid`` may traverse every ancestor of ``path`` and list ``path`` itself."""
+    parts = path.strip("/").split("/")
+    for i in range(1, len(parts) + 1):
+        if not _traversable("/" + "/".join(parts[:i]), uid, gid):
+            return False
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    bit = 0o400 if st.st_uid == uid else (0o040 if st.st_gid == gid else 0o004)
+    return bool(st.st_mode & bit)
+
+
 def _minimal(roots) -> list:
     out: list = []
     for r in sorted({os.path.realpath(r) for r in roots if r and os.path.isdir(r)}, key=len):
@@ -216,6 +230,13 @@ def enter_box(workdir: str, *, uid: int = 65534, gid: int = 65534, disk_bytes: i
         else:
             notes.append(f"private mounts: {_err(ctypes)}")
     if root:
+        exposed = set(layers.get("exposed", ()))
+        unreachable = [r for r in _minimal(read_roots) if r not in exposed and not _reachable(r, uid, gid)]
+    if root and unreachable:
+        # dropping to uid would leave the interpreter unable to import: keep root (other layers still apply)
+        notes.append(f"identity kept: uid {uid} cannot read {', '.join(unreachable)} and no mount namespace "
+                     "could expose it")
+    elif root:
         if not layers["disk_quota"]:
             try:
                 os.chown(workdir, uid, gid)
