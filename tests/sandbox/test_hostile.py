@@ -102,7 +102,7 @@ def test_corpus_as_root_or_current_user(scene, monkeypatch):
     assert not problems, "\n".join(problems)
 
 
-def _python_for_nobody() -> str | None:
+def _python_for_nobody(shim: Path) -> str | None:
     """An interpreter user 65534 can run with NumPy/SciPy importable (sys.executable, or the system
     Python of the same version with this environment's site-packages)."""
     def works(py):
@@ -120,7 +120,6 @@ def _python_for_nobody() -> str | None:
     site = next((p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)), None)
     if not system or not site:
         return None
-    shim = Path(tempfile.mkdtemp(prefix="etc-nobody-py-", dir="/tmp"))
     ver = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     (shim / "bin").mkdir()
     (shim / "lib" / ver).mkdir(parents=True)
@@ -139,13 +138,17 @@ def test_corpus_as_unprivileged_user(scene):
         pytest.skip("not root: the suite already runs unprivileged (the test above)")
     if not shutil.which("setpriv"):
         pytest.skip("setpriv is not installed")
-    py = _python_for_nobody()
-    if py is None:
-        pytest.skip("no Python with NumPy/SciPy that user 65534 can run")
-    params, srv = scene
-    env = {"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": FAKE_KEY, "LANG": "C.UTF-8"}
-    proc = subprocess.run([*NOBODY, py, str(Path(__file__).with_name("_corpus_main.py")), json.dumps(params)],
-                          capture_output=True, text=True, timeout=300, cwd="/tmp", env=env)
+    shim = Path(tempfile.mkdtemp(prefix="etc-nobody-py-", dir="/tmp"))
+    try:
+        py = _python_for_nobody(shim)
+        if py is None:
+            pytest.skip("no Python with NumPy/SciPy that user 65534 can run")
+        params, srv = scene
+        env = {"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": FAKE_KEY, "LANG": "C.UTF-8"}
+        proc = subprocess.run([*NOBODY, py, str(Path(__file__).with_name("_corpus_main.py")), json.dumps(params)],
+                              capture_output=True, text=True, timeout=300, cwd="/tmp", env=env)
+    finally:
+        shutil.rmtree(shim, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     results = json.loads(proc.stdout)
     assert FAKE_KEY not in proc.stderr

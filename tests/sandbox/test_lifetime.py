@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import shutil
 import os
 import signal
 import subprocess
@@ -58,4 +59,40 @@ def test_sandbox_dies_with_its_harness(sig, tmp_path):
             proc.wait()
         for d in glob.glob(os.path.join(tmpdir, "etc-sandbox-*")):
             os.rmdir(d)
+        os.rmdir(tmpdir)
+
+
+def _run_processes() -> list[int]:
+    """Pool helpers (forkserver and its workers) started from this checkout."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"multiprocessing" in cmd and f"'{REPO}'".encode() in cmd:
+                found.append(int(entry))
+    return found
+
+
+def test_sigterm_of_a_run_leaves_nothing(tmp_path):
+    tmpdir = tempfile.mkdtemp(prefix="etc-lifetime-")
+    before_sb, before_pool = set(sandbox_processes()), set(_run_processes())
+    proc = _start([sys.executable, "-m", "etc_fast.run", str(REPO / "configs" / "smoke.yaml"), "--out",
+                   str(tmp_path / "run"), "--workers", "2"], tmpdir)
+    try:
+        assert _wait_for(lambda: set(sandbox_processes()) - before_sb, timeout=120), "no sandbox started"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        assert proc.returncode == 130
+        assert _wait_for(lambda: not (set(sandbox_processes()) - before_sb), timeout=10), "sandbox left behind"
+        assert _wait_for(lambda: not (set(_run_processes()) - before_pool), timeout=10), "pool process left behind"
+        assert not glob.glob(os.path.join(tmpdir, "etc-sandbox-*")), "temporary directory left behind"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for d in glob.glob(os.path.join(tmpdir, "*")):
+            shutil.rmtree(d, ignore_errors=True)
         os.rmdir(tmpdir)
