@@ -73,3 +73,28 @@ def test_interpreter_output_carries_no_harness_secret(monkeypatch):
     assert "HOME" in r.stdout  # the fixed minimal environment
     assert FAKE_KEY not in (r.stdout + str(r.error))
     assert "OPENAI_API_KEY" not in r.stdout
+
+
+def test_missing_layers_warned_once(monkeypatch, capsys):
+    from etc_fast.sandbox import _supervisor
+
+    monkeypatch.setattr(_supervisor, "_warned", False)
+    layers = {n: (n != "landlock_fs") for n in LAYERS}
+    layers["notes"] = "landlock: \x1b[31mnot here"
+    _supervisor._warn_layers(layers)
+    _supervisor._warn_layers(layers)
+    err = capsys.readouterr().err
+    assert err.count("warning") == 1 and "landlock_fs" in err and "\x1b" not in err
+    _supervisor._warn_layers({n: True for n in LAYERS})
+    assert capsys.readouterr().err == ""
+
+
+def test_disk_budget_counts_bytes_and_entries(tmp_path):
+    from etc_fast.sandbox._supervisor import _dir_usage
+
+    (tmp_path / "a").write_bytes(b"x" * 100_000)
+    (tmp_path / "d").mkdir()
+    for i in range(5):
+        (tmp_path / "d" / f"f{i}").write_bytes(b"y")
+    used, files = _dir_usage(str(tmp_path), 100)
+    assert files == 7 and used >= 100_000
