@@ -7,7 +7,8 @@ Usage::
 
 Exit status: 0 when the law could be scored or was rejected as invalid (and, for a run directory, when
 the replay reproduces every stored value), 1 when a run replay finds differences, 2 for bad arguments
-(unknown task, missing file).
+(unknown task, missing file) or, with ``--require-isolation``, a sandbox without every isolation
+layer; 130 when interrupted (Ctrl-C or SIGTERM).
 """
 
 from __future__ import annotations
@@ -17,6 +18,19 @@ import json
 import math
 import sys
 from pathlib import Path
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM unwinds like Ctrl-C: sandboxes are killed and temporary directories removed on the way out."""
+    import signal
+
+    def on_term(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, on_term)
+    except ValueError:  # pragma: no cover - not the main thread (embedded use): keep the default
+        pass
+
 
 __all__ = ["main"]
 
@@ -31,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--wall-s", type=float, default=None, help="sandbox wall-clock limit in seconds")
     p.add_argument("--workers", type=int, default=1, help="submissions scored concurrently (run replay)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--require-isolation", action="store_true",
+                   help="refuse to run unless every sandbox isolation layer is available")
     return p
 
 
@@ -56,6 +72,7 @@ def _fmt(v) -> str:
 
 def _score_law(args) -> int:
     from etc_fast.evaluate import evaluate_submission
+    from etc_fast.sandbox._supervisor import clean_text
     from etc_fast.tasks import TaskError, get_task
 
     if not args.task:
@@ -85,7 +102,7 @@ def _score_law(args) -> int:
         width = max(len(k) for k in keys)
         for k in keys:
             v = ev.rmsle if k == "rmsle" else record[k]
-            print(f"{k:<{width}}  {_fmt(v)}")
+            print(f"{k:<{width}}  {clean_text(_fmt(v), 2048, newlines=False)}")
     return 0
 
 
@@ -115,11 +132,21 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.law and args.run_dir:
         return _fail("give either a RUN_DIR or --law, not both")
-    if args.law:
-        return _score_law(args)
-    if args.run_dir:
-        return _replay_run(args)
-    return _fail("nothing to do: give --law FILE --task NAME, or a RUN_DIR")
+    if not (args.law or args.run_dir):
+        return _fail("nothing to do: give --law FILE --task NAME, or a RUN_DIR")
+    _terminate_as_interrupt()
+    try:
+        if args.require_isolation:
+            from etc_fast.sandbox import IsolationError, require_isolation
+
+            try:
+                require_isolation()
+            except IsolationError as exc:
+                return _fail(str(exc))
+        return _score_law(args) if args.law else _replay_run(args)
+    except KeyboardInterrupt:
+        print("etc_fast.replay: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+
 __all__ = ["main", "build_parser"]
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 import kernels
 from etc_fast.sampling import array_sha256, evaluation_grid, rounded_sha256
-from etc_fast.sandbox import SandboxLimits, call_law
+from etc_fast.sandbox import LAYERS, SandboxLimits, call_law
 from etc_fast.tasks._base import Task
 
 __all__ = ["TAUS", "Evaluation", "IntegrityError", "evaluate_submission"]
@@ -48,6 +48,8 @@ class Evaluation:
         predictions_sha256: The predictions' hash, rounded the same way; ``None`` when invalid.
         source_sha256: Hash of the submitted source text.
         wall_s: Seconds spent in the sandbox.
+        sandbox_layers: Names of the sandbox isolation layers that were active for this run
+            (``etc_fast.sandbox.LAYERS``; empty when the sandbox did not report them).
     """
 
     valid: bool
@@ -64,6 +66,7 @@ class Evaluation:
     predictions_sha256: str | None
     source_sha256: str
     wall_s: float = 0.0
+    sandbox_layers: tuple = ()
 
     @property
     def rmsle_finite(self) -> bool:
@@ -75,6 +78,7 @@ class Evaluation:
         r = self.rmsle
         d["rmsle"] = r if math.isfinite(r) else ("nan" if math.isnan(r) else ("inf" if r > 0 else "-inf"))
         d["q"] = dict(self.q)
+        d["sandbox_layers"] = list(self.sandbox_layers)
         return d
 
 
@@ -116,6 +120,7 @@ def evaluate_submission(source: str, task: Task, *, grid=None, limits: SandboxLi
     common = dict(
         n_points=int(X.shape[0]), grid_sha256=grid_hash, truth_sha256=rounded_sha256(y_true),
         source_sha256=hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), wall_s=call.wall_s,
+        sandbox_layers=tuple(n for n in LAYERS if call.layers.get(n)),
     )
     if not call.ok:
         return Evaluation(

@@ -177,6 +177,8 @@ class RunConfig:
         symbolic: Keyword arguments for the symbolic policy.
         trial_timeout_s: Wall-clock limit per trial (``None`` = none); a trial over it is
             recorded as failed and the run goes on.
+        require_isolation: ``sandbox.require_isolation``: refuse to run unless every sandbox isolation
+            layer (``etc_fast.sandbox.LAYERS``) is available.
         ablations: Named protocol variants: ``{name: ProtocolConfig}`` built from a preset ``base``
             plus overridden knobs.
         grids: The trial blocks.
@@ -195,6 +197,7 @@ class RunConfig:
     symbolic: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     trial_timeout_s: float | None = None
     ablations: Mapping[str, ProtocolConfig] = dataclasses.field(default_factory=dict)
+    require_isolation: bool = False
     source: str = dataclasses.field(default="<dict>", compare=False)
 
     def __post_init__(self) -> None:
@@ -270,6 +273,7 @@ class RunConfig:
             "llm": llm,
             "symbolic": _plain(dict(self.symbolic)),
             "trial_timeout_s": self.trial_timeout_s,
+            "sandbox": {"require_isolation": self.require_isolation},
             "ablations": {name: _ablation_dict(cfg) for name, cfg in self.ablations.items()},
             "grids": [
                 {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(g).items()}
@@ -488,7 +492,7 @@ def _is_task_path(name: str) -> bool:
 
 _TOP_KEYS = (
     "name", "out", "workers", "executor", "ray", "judge", "judge_options", "llm", "symbolic",
-    "trial_timeout_s", "ablations", "grids",
+    "trial_timeout_s", "ablations", "grids", "sandbox",
 )
 _GRID_KEYS = tuple(f.name for f in dataclasses.fields(GridConfig))
 _LLM_KEYS = (
@@ -537,6 +541,13 @@ class _Parser:
             kwargs["symbolic"] = _mapping(doc["symbolic"], src, "symbolic")
         if doc.get("trial_timeout_s") is not None:
             kwargs["trial_timeout_s"] = _number(doc["trial_timeout_s"], src, "trial_timeout_s", positive=True)
+        if doc.get("sandbox") is not None:
+            sb = _mapping(doc["sandbox"], src, "sandbox")
+            _check_keys(sb, ("require_isolation",), src, "sandbox")
+            flag = sb.get("require_isolation", False)
+            if not isinstance(flag, bool):
+                raise self.err("sandbox.require_isolation", f"{flag!r} is not true or false")
+            kwargs["require_isolation"] = flag
         ablations = self.ablations(doc.get("ablations"))
         kwargs["ablations"] = ablations
         grids = _list(doc["grids"], src, "grids")

@@ -136,6 +136,13 @@ def run_config(
     stream = stream if stream is not None else sys.stderr
     _llm_stop(False)  # calls stopped by an earlier run in this process may go again
     specs = expand_grid(config)
+    if config.require_isolation:
+        from etc_fast.sandbox import IsolationError, require_isolation
+
+        try:
+            require_isolation()
+        except IsolationError as exc:
+            raise PreflightError(str(exc)) from None
     worker = worker if worker is not None else TrialWorker.from_config(config)
     try:
         worker.preflight(config.models)

@@ -6,7 +6,8 @@ Layout of a run directory ``OUT``::
     OUT/transcripts/<id>.json     the full TrialRecord of each trial (written before its line)
     OUT/trials.parquet            the results table (typed; rebuilt from trials.jsonl)
     OUT/config.resolved.yaml      the resolved run configuration
-    OUT/versions.json             interpreter, package and platform versions
+    OUT/versions.json             interpreter, package and platform versions; the sandbox's
+                                  active isolation layers (sandbox_layers)
     OUT/manifest.sha256           SHA-256 of every file above (and the report), refreshed at the end
     OUT/report/                   tables and figures (:mod:`etc_fast.report`)
 
@@ -361,7 +362,10 @@ class RunStore:
         _atomic_write(self.root / CONFIG, text.encode())
 
     def write_versions(self) -> None:
-        _atomic_write(self.root / VERSIONS, (json.dumps(package_versions(), indent=2) + "\n").encode())
+        from etc_fast.sandbox import probe_layers
+
+        versions = {**package_versions(), "sandbox_layers": probe_layers()}
+        _atomic_write(self.root / VERSIONS, (json.dumps(versions, indent=2) + "\n").encode())
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """Store one finished trial: transcript first (atomic), then its fsynced line.

@@ -7,7 +7,7 @@ import keyword
 from collections.abc import Mapping
 
 from etc_fast.sandbox._limits import SandboxLimits
-from etc_fast.sandbox._supervisor import encode_data, run_job
+from etc_fast.sandbox._supervisor import ERROR_CHARS, clean_text, encode_data, run_job
 
 __all__ = ["CODE_IMPORTS", "PRELOAD", "CodeRun", "run_code"]
 
@@ -34,6 +34,7 @@ class CodeRun:
         stdout: Captured stdout (at most ``output_bytes`` bytes); stderr follows it when the run failed.
         truncated: Output was cut at the cap.
         wall_s: Seconds the sandboxed run took.
+        layers: Isolation layers that were active (see :data:`etc_fast.sandbox.LAYERS`).
     """
 
     ok: bool
@@ -41,6 +42,7 @@ class CodeRun:
     stdout: str
     truncated: bool
     wall_s: float = 0.0
+    layers: dict = dataclasses.field(default_factory=dict)
 
 
 def run_code(code: str, data: Mapping[str, object] | None = None, *, limits: SandboxLimits | None = None) -> CodeRun:
@@ -70,10 +72,11 @@ def run_code(code: str, data: Mapping[str, object] | None = None, *, limits: San
         "data": encode_data(data),
         "allowed_imports": list(CODE_IMPORTS),
         "preload": list(PRELOAD),
+        "read_packages": [*CODE_IMPORTS, "mpmath"],  # sympy imports mpmath
     }
     run = run_job(job, limits)
     if run.ok and run.reply.get("ok"):
-        return CodeRun(True, None, run.stdout, run.truncated, run.wall_s)
+        return CodeRun(True, None, run.stdout, run.truncated, run.wall_s, run.layers)
     error = run.error if not run.ok else str(run.reply.get("error") or "failed without a reason")
     out = run.stdout + (("\n" + run.stderr) if run.stderr else "")
-    return CodeRun(False, error, out, run.truncated, run.wall_s)
+    return CodeRun(False, clean_text(error, ERROR_CHARS), out, run.truncated, run.wall_s, run.layers)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from etc_fast.sandbox._limits import SandboxLimits
-from etc_fast.sandbox._supervisor import encode_data, run_job
+from etc_fast.sandbox._supervisor import ERROR_CHARS, clean_text, encode_data, run_job
 
 __all__ = ["LAW_IMPORTS", "LawCall", "call_law", "check_signature", "prepare_source", "signature_pattern"]
 
@@ -30,6 +30,7 @@ class LawCall:
         values: float64[n] predictions when ``ok``, else ``None``.
         stdout: What the submission printed (capped).
         wall_s: Seconds the sandboxed run took.
+        layers: Isolation layers that were active (see :data:`etc_fast.sandbox.LAYERS`).
     """
 
     ok: bool
@@ -37,6 +38,7 @@ class LawCall:
     values: np.ndarray | None
     stdout: str = ""
     wall_s: float = 0.0
+    layers: dict = dataclasses.field(default_factory=dict)
 
 
 def signature_pattern(arg_names: Sequence[str]) -> re.Pattern:
@@ -109,11 +111,12 @@ def call_law(source: str, X, *, arg_names: Sequence[str], limits: SandboxLimits 
         "arg_names": names,
         "X": encode_data(Xa),
         "allowed_imports": list(LAW_IMPORTS),
+        "read_packages": list(LAW_IMPORTS),
     }
     run = run_job(job, limits)
 
     def failed(error: str) -> LawCall:
-        return LawCall(False, error, None, run.stdout, run.wall_s)
+        return LawCall(False, clean_text(error, ERROR_CHARS), None, run.stdout, run.wall_s, run.layers)
 
     if not run.ok:
         return failed(run.error)
@@ -126,4 +129,4 @@ def call_law(source: str, X, *, arg_names: Sequence[str], limits: SandboxLimits 
         return failed("the sandbox returned malformed values")
     if values.shape != (Xa.shape[0],):
         return failed(f"the sandbox returned {values.size} values for {Xa.shape[0]} points")
-    return LawCall(True, None, values, run.stdout, run.wall_s)
+    return LawCall(True, None, values, run.stdout, run.wall_s, run.layers)

@@ -1,47 +1,48 @@
-"""Child side of the sandbox: started as ``python -I _runner.py RESULT_FD`` by :mod:`._supervisor`.
+"""Child side of the sandbox: started as ``python -I _runner.py RESULT_FD BOX_JSON`` by :mod:`._supervisor`.
 
-This file is self-contained (standard library at import time; NumPy/SciPy only inside the worker),
-because ``-I`` keeps the repository off ``sys.path``.
+This file is self-contained (standard library and the sibling ``_isolate.py``, loaded by path;
+NumPy/SciPy only inside the worker), because ``-I`` keeps the repository off ``sys.path``.
 
 Two processes run here:
 
-* the **runner** (this script's main process) never executes untrusted code. It forks the worker
-  first, then reads ``<token>\\n<job JSON>`` from stdin, forwards the job to the worker, collects the
-  worker's reply and exit status, and writes one frame ``<token>\\n<result JSON>`` to the dedicated
-  result pipe. Because the token only ever exists in this process, nothing the untrusted code prints
-  or writes can be taken for the harness's result.
+* the **runner** (this script's main process) never executes untrusted code. It asks to die with the
+  harness, isolates itself with ``_isolate.enter_box`` (namespaces, tmpfs quota, unprivileged
+  identity or a user namespace, no capabilities, no new privileges; see ``docs/sandbox.md``), forks
+  the worker, then reads ``<token>\\n<job JSON>`` from stdin, forwards the job to the worker, collects
+  the worker's layer record and reply and its exit status, and writes one frame
+  ``<token>\\n<result JSON>`` to the dedicated result pipe. Because the token only ever exists in this
+  process, nothing the untrusted code prints or writes can be taken for the harness's result.
 * the **worker** drops its copy of stdin and of the result pipe, imports NumPy (SciPy for
-  interpreter jobs), applies resource limits, disables process-spawning and signal primitives,
-  installs a seccomp filter (Linux x86-64) and an audit hook, and only then runs the untrusted code.
+  interpreter jobs), applies resource limits, a Landlock domain (``_isolate.restrict_fs``), a seccomp
+  filter (Linux x86-64/aarch64) and an audit hook, reports which layers are active, and only then
+  runs the untrusted code.
 
-What the worker refuses (audit hook unless noted; every refusal raises ``PermissionError``):
+The kernel layers are the boundary. The audit hook is a second layer; what it refuses (every refusal
+raises ``PermissionError``):
 
 * processes: ``os.system``, ``os.exec*``, ``os.spawn*``, ``os.posix_spawn*``, ``os.fork``,
   ``os.forkpty``, ``pty.spawn``, ``subprocess.Popen``; ``_posixsubprocess.fork_exec`` is replaced;
-  seccomp: fork/vfork/clone/clone3/execve/execveat (threads cannot be started either);
 * signals to anything: ``os.kill``, ``os.killpg``, ``signal.pthread_kill``,
-  ``signal.pidfd_send_signal``/``os.pidfd_open`` (replaced); seccomp: kill/tkill/tgkill/sigqueue,
-  pidfd_*; process-group escapes (setsid/setpgid) and ptrace/process_vm_*;
-* network: every ``socket.*`` event and the urllib/http/ftp/smtp/... connect events; seccomp:
-  socket/socketpair/connect/bind/listen/accept;
-* files: opening anything for writing outside the working directory (a fresh temp dir); opening for
-  reading anything outside the working directory and the Python installation (stdlib,
-  lib-dynload, site-packages), so ``/etc/passwd`` or the repository are refused; listing
-  directories outside those places; remove/rename/mkdir/rmdir/chmod/chown/utime/truncate/chdir and
-  ``shutil`` operations outside the working directory; links and symlinks anywhere; file size is
-  capped by RLIMIT_FSIZE;
-* native code and introspection: every ``ctypes.*`` event, fresh imports of ``ctypes``,
-  ``_ctypes``, ``cffi``, ``mmap``, ``_posixsubprocess``, ``multiprocessing``, ``socket``, ``ssl``,
-  ``pty``, ``subprocess`` and a few more; ``mmap.*``; ``gc.get_objects/get_referrers/get_referents``;
-  ``sys._current_frames``, ``sys.settrace``, ``sys.setprofile``, ``sys.addaudithook``;
-  ``resource.setrlimit``/``prlimit`` (limits cannot be raised, even as root).
+  ``signal.pidfd_send_signal``/``os.pidfd_open`` (replaced); setsid/setpgid (replaced);
+* network: every ``socket.*`` event and the urllib/http/ftp/smtp/... connect events;
+* files: opening for writing outside the working directory; opening for reading outside the working
+  directory and the Python installation; listing directories outside those places;
+  remove/rename/mkdir/rmdir/chmod/chown/utime/truncate/chdir and ``shutil`` operations outside the
+  working directory, with relative paths judged against their ``dir_fd`` and descriptor paths
+  resolved (``os.open(..., dir_fd=)`` is resolved to an absolute path before its audit event); links
+  and symlinks anywhere;
+* native code and introspection: every ``ctypes.*`` event, imports of ``cffi``, ``mmap``,
+  ``multiprocessing``, ``ssl``, ``pty``, ``resource``, ``faulthandler`` and a few more; ``mmap.*``;
+  ``gc.get_objects/get_referrers/get_referents``; ``sys._current_frames``, ``sys.settrace``,
+  ``sys.setprofile``, ``sys.addaudithook``; ``resource.setrlimit``/``prlimit``.
 
 ``sys._getframe`` stays allowed: the standard library calls it while lazily importing modules
 (``collections.namedtuple``), and the worker holds no secret a frame could reveal.
 
 Limits: RLIMIT_CPU (soft = limit, hard = limit + 1 s), RLIMIT_AS, RLIMIT_FSIZE, RLIMIT_CORE = 0,
-RLIMIT_NPROC = 0 (effective for non-root users); the worker dies with its runner
-(``PR_SET_PDEATHSIG``). Wall-clock time and output size are enforced by the supervisor.
+RLIMIT_NPROC = 0, RLIMIT_NICE = RLIMIT_RTPRIO = 0; runner and worker die with their parent
+(``PR_SET_PDEATHSIG``). Wall-clock time, output size and (without a tmpfs) the disk budget are
+enforced by the supervisor.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ import signal
 import sys
 
 _MAX_JOB = 256 * 1024 * 1024
-_MAX_REPLY = 128 * 1024 * 1024
+_MAX_REPLY = 4 * 1024 * 1024  # a 5,000-point law reply is ~70 KB; the supervisor reads at most 8 MB
 _ADDRESS_SPACE_FLOOR_MB = 64
 
 
@@ -100,11 +101,57 @@ def _describe_exit(status: int, cpu_used: float, limits: dict) -> str:
     return f"exited with code {code} before returning results"
 
 
+_LIB_DIRS: list = []
+
+
+def _load_isolate():
+    """The kernel-isolation helpers, loaded by path (``-I`` keeps this directory off ``sys.path``)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_isolate.py")
+    spec = importlib.util.spec_from_file_location("_etc_sandbox_isolate", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _install_roots() -> list:
+    """Directories of the Python installation and of the packages on ``sys.path``."""
+    import sysconfig
+
+    roots = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            roots.add(os.path.realpath(p))
+    for p in sys.path:
+        if p and os.path.isdir(p):
+            roots.add(os.path.realpath(p))
+    return sorted(roots)
+
+
+def _missing(layers: dict, names) -> list:
+    return [n for n in names if not layers.get(n)]
+
+
 def _runner_main() -> None:
     result_fd = int(sys.argv[1])
+    cfg = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    iso = _load_isolate()
+    iso.die_with_parent(int(cfg.get("ppid", os.getppid())))
+    _LIB_DIRS.extend(iso.mapped_library_dirs())
+    layers = iso.enter_box(
+        os.getcwd(), uid=int(cfg.get("uid", 65534)), gid=int(cfg.get("gid", 65534)),
+        disk_bytes=int(cfg.get("disk_bytes", 64 << 20)), disk_files=int(cfg.get("disk_files", 2048)),
+        read_roots=_install_roots(),
+    )
+    if os.getppid() != int(cfg.get("ppid", os.getppid())):  # the harness died while the box was built
+        os._exit(71)
+    require = bool(cfg.get("require"))
     job_r, job_w = os.pipe()
     rep_r, rep_w = os.pipe()
-    pid = os.fork()
+    missing = _missing(layers, [n for n in iso.LAYERS if n in layers]) if require else []
+    pid = -1 if missing else os.fork()
     if pid == 0:  # worker
         os.close(job_w)
         os.close(rep_r)
@@ -114,7 +161,7 @@ def _runner_main() -> None:
         os.close(null)
         code = 0
         try:
-            _worker_main(job_r, rep_w)
+            _worker_main(job_r, rep_w, iso, require)
         except BaseException:  # the worker's own failure; the runner reports the exit code
             code = 70
             try:
@@ -130,6 +177,13 @@ def _runner_main() -> None:
     os.close(rep_w)
     data = _read_all(0, _MAX_JOB) or b""
     token, _, job_bytes = data.partition(b"\n")
+    if missing:
+        result = {"ok": False, "error": "isolation required but not available: " + ", ".join(missing)
+                  + (f" ({layers['notes']})" if layers.get("notes") else ""), "reply": None, "cpu_s": 0.0,
+                  "layers": layers}
+        _write_all(result_fd, token + b"\n" + json.dumps(result).encode())
+        os.close(result_fd)
+        return
     try:
         limits = json.loads(job_bytes)["limits"]
     except (ValueError, KeyError, TypeError):  # no readable limits: the exit is described without a CPU limit
@@ -139,13 +193,23 @@ def _runner_main() -> None:
     except OSError:
         pass
     os.close(job_w)
+    # first line: the worker's own layers, written before any untrusted byte ran; then its reply
     reply_bytes = _read_all(rep_r, _MAX_REPLY)
     if reply_bytes is None:
         os.kill(pid, signal.SIGKILL)
     os.close(rep_r)
     _, status, usage = os.wait4(pid, 0)
     cpu_used = usage.ru_utime + usage.ru_stime
-    result: dict = {"ok": False, "error": None, "reply": None, "cpu_s": cpu_used}
+    result: dict = {"ok": False, "error": None, "reply": None, "cpu_s": cpu_used, "layers": layers}
+    head, sep, reply_bytes = (reply_bytes or b"").partition(b"\n") if reply_bytes is not None else (b"", b"", None)
+    try:
+        worker_layers = json.loads(head) if sep else {}
+        if not isinstance(worker_layers, dict):
+            worker_layers = {}
+    except ValueError:
+        worker_layers = {}
+    for name in ("landlock_fs", "landlock_net", "landlock_scope", "seccomp", "audit_hook"):
+        layers[name] = worker_layers.get(name, False)
     if reply_bytes is None:
         result["error"] = "returned more than the allowed result size"
     elif not reply_bytes:
@@ -182,11 +246,13 @@ _DENIED_EVENTS = frozenset(
     }
 )
 _DENIED_PREFIXES = ("socket.", "ctypes.", "_ctypes.", "mmap.", "winreg.", "msvcrt.", "_winapi.")
+# Imports refused even from library code. Modules that NumPy, SciPy or SymPy import while loading
+# (ctypes, subprocess, socket, select, fcntl, ...) stay importable: what they could do is refused
+# by the operation's audit event, by seccomp and by the kernel layers, not at import.
 _DENIED_MODULES = frozenset(
     {
-        "ctypes", "_ctypes", "cffi", "_cffi_backend", "mmap", "_posixsubprocess", "multiprocessing",
-        "_multiprocessing", "socket", "_socket", "ssl", "_ssl", "pty", "subprocess", "asyncio",
-        "selectors", "select", "_posixshmem", "fcntl", "termios", "resource", "faulthandler",
+        "cffi", "_cffi_backend", "mmap", "multiprocessing", "_multiprocessing", "ssl", "_ssl", "pty", "asyncio",
+        "_posixshmem", "termios", "resource", "faulthandler", "_xxsubinterpreters", "_testcapi", "_testinternalcapi",
     }
 )
 # events whose listed argument positions are paths that must lie inside the working directory
@@ -199,7 +265,7 @@ _WRITE_PATH_EVENTS = {
     "shutil.unpack_archive": (1,),
 }
 _DIR_FD_EVENTS = {"os.remove": 1, "os.rename": 2, "os.rmdir": 1, "os.mkdir": 2, "os.chmod": 2, "os.chown": 3,
-                  "os.utime": 4, "os.mkfifo": 2, "os.mknod": 3, "shutil.rmtree": 1}
+                  "os.utime": 3, "os.mkfifo": 2, "os.mknod": 3, "shutil.rmtree": 1}
 _READ_PATH_EVENTS = {"os.listdir": 0, "os.scandir": 0, "os.listxattr": 0, "os.getxattr": 0,
                      "shutil.copyfile": 0, "shutil.copytree": 0, "shutil.unpack_archive": 0}
 
@@ -209,6 +275,7 @@ def _make_hook(workdir: str, read_roots: tuple):
     import posix
 
     _lstat, _readlink, _getcwd, _fspath = posix.lstat, posix.readlink, posix.getcwd, posix.fspath
+    _open, _fchdir, _close, _o_dir = posix.open, posix.fchdir, posix.close, os.O_RDONLY | os.O_DIRECTORY
     _isinstance, _int, _str, _bytes, _len, _tuple = isinstance, int, str, bytes, len, tuple
     _perm = PermissionError
     denied_events, denied_prefixes, denied_modules = _DENIED_EVENTS, _DENIED_PREFIXES, _DENIED_MODULES
@@ -269,20 +336,52 @@ def _make_hook(workdir: str, read_roots: tuple):
     def inside(p, root):
         return p == root or p.startswith(root + "/") or root == "/"
 
-    def check_write(path, event):
+    busy = [False]
+
+    def fd_dir(fd):
+        """Path of the directory open as ``fd`` (``None`` for a non-directory), via fchdir/getcwd."""
+        busy[0] = True
+        try:
+            here = _open(".", _o_dir)
+            try:
+                _fchdir(fd)
+                return _getcwd()
+            finally:
+                _fchdir(here)
+                _close(here)
+        except OSError:
+            return None
+        finally:
+            busy[0] = False
+
+    def target(path, dir_fd, event):
+        """Absolute path named by ``path`` (relative to ``dir_fd`` when one is given), or ``None`` for
+        an open file descriptor that is not a directory (its opening was checked)."""
         if _isinstance(path, _int):
-            return
-        p = resolve(path)
-        if not inside(p, wd):
+            return fd_dir(path)
+        if dir_fd is not None and dir_fd != -1:
+            base = fd_dir(dir_fd)
+            if base is None:
+                raise _perm(f"sandbox: {event} with a dir_fd that is not a directory is not allowed")
+            if _isinstance(path, _bytes):
+                path = path.decode("utf-8", "surrogateescape")
+            path = _fspath(path)
+            if _isinstance(path, _bytes):
+                path = path.decode("utf-8", "surrogateescape")
+            if not path.startswith("/"):
+                path = base + "/" + path
+        return resolve(path)
+
+    def check_write(path, event, dir_fd=None):
+        p = target(path, dir_fd, event)
+        if p is not None and not inside(p, wd):
             raise _perm(f"sandbox: {event} outside the working directory is not allowed: {p}")
 
     def check_read(path, event):
         if path is None:
             path = "."
-        if _isinstance(path, _int):
-            return
-        p = resolve(path)
-        if inside(p, wd):
+        p = target(path, None, event)
+        if p is None or inside(p, wd):
             return
         for r in roots:
             if inside(p, r):
@@ -292,6 +391,8 @@ def _make_hook(workdir: str, read_roots: tuple):
         raise _perm(f"sandbox: {event} of {p} is not allowed (only the working directory and the Python installation)")
 
     def hook(event, args):
+        if busy[0]:  # the hook's own fchdir/getcwd
+            return
         if event in denied_events:
             raise _perm(f"sandbox: {event} is not allowed")
         for pre in denied_prefixes:
@@ -323,12 +424,14 @@ def _make_hook(workdir: str, read_roots: tuple):
             if event not in write_events:
                 return
         if event in write_events:
-            for i in write_events[event]:
-                if _len(args) > i and args[i] is not None:
-                    check_write(args[i], event)
             j = dirfd_events.get(event)
-            if j is not None and _len(args) > j and args[j] is not None:
-                raise _perm(f"sandbox: {event} with dir_fd is not allowed")
+            dir_fd = args[j] if j is not None and _len(args) > j else None
+            for k, i in enumerate(write_events[event]):
+                if _len(args) > i and args[i] is not None:
+                    fd = dir_fd
+                    if event == "os.rename":
+                        fd = args[2 + k] if _len(args) > 2 + k else None
+                    check_write(args[i], event, fd)
 
     return hook
 
@@ -341,16 +444,44 @@ def _refuse(name):
     return refused
 
 
+def _open_dir_fd_absolute() -> None:
+    """``os.open(path, ..., dir_fd=fd)`` resolved to an absolute path first: the ``open`` audit event
+    carries no dir_fd, so the hook would otherwise judge ``path`` against the current directory."""
+    import posix
+
+    real_open, fchdir, getcwd, close = posix.open, posix.fchdir, posix.getcwd, posix.close
+
+    def open(path, flags, mode=0o777, *, dir_fd=None):  # noqa: A001 - replaces os.open
+        if dir_fd is not None and not isinstance(path, int) and not os.fsdecode(path).startswith("/"):
+            here = real_open(".", os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                fchdir(dir_fd)  # audited as os.chdir: refused for a directory outside the box
+                path = getcwd() + "/" + os.fsdecode(path)
+            finally:
+                fchdir(here)
+                close(here)
+        return real_open(path, flags, mode)
+
+    os.open = posix.open = open
+
+
+def _ignore_at_fork(**_handlers) -> None:
+    """``os.register_at_fork`` without effect: the worker cannot fork."""
+
+
 def _disable_primitives() -> None:
     """Replace process/signal primitives that raise no audit event in Python 3.11."""
     import _posixsubprocess
     import posix
 
     _posixsubprocess.fork_exec = _refuse("_posixsubprocess.fork_exec")
+    _open_dir_fd_absolute()
     for mod in (os, posix):
-        for name in ("pidfd_open", "setsid", "setpgid", "setpgrp", "fork", "forkpty", "register_at_fork"):
+        for name in ("pidfd_open", "setsid", "setpgid", "setpgrp", "fork", "forkpty"):
             if hasattr(mod, name):
                 setattr(mod, name, _refuse(f"os.{name}"))
+        if hasattr(mod, "register_at_fork"):  # the standard library registers handlers on import (random)
+            mod.register_at_fork = _ignore_at_fork
     for name in ("pidfd_send_signal", "pthread_kill", "sigqueue"):
         for mod in (signal, sys.modules.get("_signal")):
             if mod is not None and hasattr(mod, name):
@@ -374,21 +505,43 @@ _SECCOMP_DENY = {
 }
 
 
+# aarch64 (generic table: no fork/vfork/symlink/link/mknod, only their *at forms and clone)
+_SECCOMP_DENY_AARCH64 = {
+    220: 1, 221: 1, 281: 1, 435: 38,  # clone execve execveat clone3 -> ENOSYS
+    129: 1, 130: 1, 131: 1, 138: 1, 240: 1,  # kill tkill tgkill rt_sigqueueinfo rt_tgsigqueueinfo
+    424: 1, 434: 1, 438: 1,  # pidfd_send_signal pidfd_open pidfd_getfd
+    117: 1, 270: 1, 271: 1,  # ptrace process_vm_readv/writev
+    198: 1, 199: 1, 203: 1, 200: 1, 201: 1, 202: 1, 242: 1,  # socket socketpair connect bind listen accept accept4
+    157: 1, 154: 1, 97: 1, 268: 1, 40: 1, 39: 1, 51: 1, 41: 1,  # setsid setpgid unshare setns mount umount2 chroot pivot_root
+    425: 1, 426: 1, 427: 1, 280: 1, 241: 1, 217: 1, 218: 1, 219: 1, 282: 1,  # io_uring_* bpf perf add_key request_key keyctl userfaultfd
+    36: 1, 37: 1, 33: 1,  # symlinkat linkat mknodat
+}
+# (AUDIT_ARCH value, deny table, refuse syscall numbers >= 0x40000000 (x32 ABI))
+_SECCOMP_ARCH = {
+    "x86_64": (0xC000003E, _SECCOMP_DENY, True), "AMD64": (0xC000003E, _SECCOMP_DENY, True),
+    "aarch64": (0xC00000B7, _SECCOMP_DENY_AARCH64, False), "arm64": (0xC00000B7, _SECCOMP_DENY_AARCH64, False),
+}
+
+
 def _install_seccomp(ctypes) -> bool:
-    """Install the seccomp filter on Linux x86-64; returns whether it is active."""
+    """Install the seccomp filter on Linux x86-64 or aarch64; returns whether it is active."""
     import platform
     import struct
 
-    if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
+    arch = _SECCOMP_ARCH.get(platform.machine())
+    if sys.platform != "linux" or arch is None:
         return False
+    audit_arch, deny, x32 = arch
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     allow, errno_ret = 0x7FFF0000, 0x00050000
-    ins = [(ld, 0, 0, 4), (jeq, 1, 0, 0xC000003E), (ret, 0, 0, errno_ret | 1), (ld, 0, 0, 0),
-           (jge, 0, 1, 0x40000000), (ret, 0, 0, errno_ret | 1)]
-    for nr, err in sorted(_SECCOMP_DENY.items()):
+    # other ABIs of the same kernel (i386, arm32 compat) are refused outright
+    ins = [(ld, 0, 0, 4), (jeq, 1, 0, audit_arch), (ret, 0, 0, errno_ret | 1), (ld, 0, 0, 0)]
+    if x32:
+        ins += [(jge, 0, 1, 0x40000000), (ret, 0, 0, errno_ret | 1)]
+    for nr, err in sorted(deny.items()):
         ins += [(jeq, 0, 1, nr), (ret, 0, 0, errno_ret | err)]
     ins.append((ret, 0, 0, allow))
-    buf = b"".join(struct.pack("<HBBI", *i) for i in ins)
+    buf = b"".join(struct.pack("=HBBI", *i) for i in ins)
 
     class Prog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
@@ -418,6 +571,7 @@ def _set_limits(limits: dict) -> None:
 
 
 def _read_roots() -> tuple:
+    """Directories the audit hook lets the worker read (the Python installation and site-packages)."""
     import sysconfig
 
     roots = set()
@@ -437,6 +591,89 @@ def _read_roots() -> tuple:
     return tuple(sorted(roots))
 
 
+def _site_dirs() -> set:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return {os.path.realpath(paths[k]) for k in ("purelib", "platlib") if paths.get(k)}
+
+
+def _hide_unreadable(sites, read) -> None:
+    """Make site-packages modules outside the Landlock read set absent (``ModuleNotFoundError``) rather
+    than unreadable (``PermissionError``), so that libraries probing optional dependencies carry on."""
+    hidden = set()
+    for s in sites:
+        try:
+            names = os.listdir(s)
+        except OSError:
+            continue
+        for entry in names:
+            if os.path.join(s, entry) not in read:
+                name = entry.split(".")[0]
+                if name.isidentifier():
+                    hidden.add(name)
+    hidden -= {os.path.basename(p).split(".")[0] for p in read}
+
+    class _Absent:
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if path is None and name in hidden:
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            return None
+
+    sys.meta_path.insert(0, _Absent)
+
+
+def _landlock_paths(packages) -> tuple:
+    """What the Landlock domain of the worker allows: (read dirs, read files, list-only dirs).
+
+    Read: the standard library (and ``lib-dynload``), the package directories of ``packages`` and of
+    every module already loaded from site-packages (with their ``<name>.libs`` siblings), and the
+    directories of the shared libraries mapped into the process. Site-packages itself may be listed
+    (names only) so that imports can find the allowed packages; nothing else is readable.
+    """
+    import importlib.util
+    import sysconfig
+
+    sites = _site_dirs()
+    paths = sysconfig.get_paths()
+    read = set()
+    for key in ("stdlib", "platstdlib"):
+        if paths.get(key):
+            read.add(os.path.realpath(paths[key]))
+    for p in sys.path:
+        rp = os.path.realpath(p) if p else ""
+        if rp and os.path.isdir(rp) and rp not in sites and not any(rp.startswith(s + "/") for s in sites):
+            read.add(rp)  # stdlib zip/dir, lib-dynload
+
+    def add_top(file):
+        rp = os.path.realpath(file)
+        for s in sites:
+            if rp.startswith(s + "/"):
+                top = rp[len(s) + 1:].split("/")[0]
+                read.add(os.path.join(s, top))
+                name = top[:-3] if top.endswith(".py") else top
+                libs = os.path.join(s, name + ".libs")
+                if os.path.isdir(libs):
+                    read.add(libs)
+
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if isinstance(f, str):
+            add_top(f)
+    for name in packages:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.origin and spec.origin not in ("built-in", "frozen"):
+            add_top(spec.origin)
+    _hide_unreadable(sites, read)
+    files = {"/etc/ld.so.cache", "/dev/urandom", "/dev/random"}
+    read.update(_LIB_DIRS)  # the runner's mapped libraries, read before /proc was hidden
+    return tuple(sorted(read)), tuple(sorted(files)), tuple(sorted(sites))
+
+
 def _decode(obj):
     import base64
 
@@ -452,20 +689,35 @@ def _decode(obj):
     return obj
 
 
+_builtin_import = __import__
+
+
+class _GuardedImport:
+    """``__import__`` of a submission: top-level names in ``allowed`` only.
+
+    Holds no reference to the real import (it is looked up as a module global at call time), so
+    nothing is gained by taking the guard apart. The allowlist keeps honest code honest; it is not
+    a security boundary (the kernel layers are).
+    """
+
+    __slots__ = ("_allowed", "_text")
+
+    def __init__(self, allowed: frozenset) -> None:
+        self._allowed = allowed
+        self._text = ", ".join(sorted(allowed))
+
+    def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
+        top = name.split(".")[0]
+        if level != 0 or top not in self._allowed:
+            raise ImportError(f"import of {name!r} is not allowed here (allowed: {self._text})")
+        return _builtin_import(name, globals, locals, fromlist, level)
+
+
 def _guarded_builtins(allowed: frozenset) -> dict:
     import builtins
 
-    real_import = builtins.__import__
-    allowed_text = ", ".join(sorted(allowed))
-
-    def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
-        top = name.split(".")[0]
-        if level != 0 or top not in allowed:
-            raise ImportError(f"import of {name!r} is not allowed here (allowed: {allowed_text})")
-        return real_import(name, globals, locals, fromlist, level)
-
     b = dict(builtins.__dict__)
-    b["__import__"] = guarded_import
+    b["__import__"] = _GuardedImport(allowed)
     return b
 
 
@@ -540,16 +792,16 @@ def _run_code(job: dict, allowed: frozenset) -> dict:
     return {"ok": True, "error": None}
 
 
-def _worker_main(job_r: int, rep_w: int) -> None:
-    raw = _read_all(job_r, _MAX_JOB)
-    os.close(job_r)
-    job = json.loads(raw)
+def _worker_main(job_r: int, rep_w: int, iso, require: bool) -> None:
     import ctypes
 
     libc = ctypes.CDLL(None)
     libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG: die with the runner
     if os.getppid() == 1:  # runner already gone
         os._exit(71)
+    raw = _read_all(job_r, _MAX_JOB)
+    os.close(job_r)
+    job = json.loads(raw)
     import cmath  # noqa: F401
     import math  # noqa: F401
 
@@ -564,19 +816,30 @@ def _worker_main(job_r: int, rep_w: int) -> None:
     allowed = frozenset(job["allowed_imports"])
     roots = _read_roots()
     workdir = os.getcwd()
+    read_dirs, read_files, list_dirs = _landlock_paths(job.get("read_packages", job["allowed_imports"]))
     _set_limits(job["limits"])
-    _disable_primitives()
-    seccomp = _install_seccomp(ctypes) if job.get("seccomp", True) else False
-    sys.addaudithook(_make_hook(workdir, roots))
+    # "second_layer": False (tests of the kernel layers alone) leaves out seccomp and the audit hook
+    second = job.get("second_layer", True)
+    if second:
+        _disable_primitives()
+    layers = iso.restrict_fs(read_dirs, read_files, (workdir,), ("/dev/null",), list_dirs)
+    layers["seccomp"] = _install_seccomp(ctypes) if second else False
+    if second:
+        sys.addaudithook(_make_hook(workdir, roots))
+    layers["audit_hook"] = bool(second)
     del ctypes, libc
-    try:
-        if job["kind"] == "law":
-            reply = _run_law(job, allowed)
-        else:
-            reply = _run_code(job, allowed)
-    except BaseException as exc:
-        reply = {"ok": False, "error": f"harness failure: {_describe_exc(exc, job['limits'])}"}
-    reply["seccomp"] = bool(seccomp)
+    _write_all(rep_w, json.dumps(layers).encode() + b"\n")
+    missing = [n for n in ("landlock_fs", "landlock_net", "landlock_scope", "seccomp") if not layers[n]]
+    if require and missing:
+        reply = {"ok": False, "error": "isolation required but not available: " + ", ".join(missing)}
+    else:
+        try:
+            if job["kind"] == "law":
+                reply = _run_law(job, allowed)
+            else:
+                reply = _run_code(job, allowed)
+        except BaseException as exc:
+            reply = {"ok": False, "error": f"harness failure: {_describe_exc(exc, job['limits'])}"}
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
             stream.flush()

@@ -21,10 +21,76 @@ import numpy as np
 
 from etc_fast.sandbox._limits import SandboxLimits
 
-__all__ = ["RUNNER", "RawRun", "encode_data", "run_job"]
+__all__ = ["RUNNER", "RawRun", "clean_text", "encode_data", "isolation_settings", "run_job"]
 
 RUNNER = str(Path(__file__).with_name("_runner.py"))
-_MAX_RESULT = 256 * 1024 * 1024
+#: Bytes of the result frame read from the runner; a 5,000-point law reply is ~70 KB.
+_MAX_RESULT = 8 * 1024 * 1024
+#: Characters of an error message kept.
+ERROR_CHARS = 2048
+#: Environment variables read by every sandbox call (set by the run/replay front ends, inherited by
+#: their worker processes): refuse to run without every layer; the uid/gid of the sandbox when root.
+ENV_REQUIRE = "ETC_SANDBOX_REQUIRE_ISOLATION"
+ENV_UID = "ETC_SANDBOX_UID"
+ENV_GID = "ETC_SANDBOX_GID"
+_warned = False
+_CONTROL = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)] if c not in (0x09, 0x0A)}
+
+
+def clean_text(text: str, limit: int | None = None, *, newlines: bool = True) -> str:
+    """``text`` clipped to ``limit`` characters with control characters (terminal escapes included)
+    written as ``\\xNN``; tabs, and newlines when ``newlines``, are kept."""
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + f"... [{len(text) - limit} more characters]"
+    table = _CONTROL if newlines else {**_CONTROL, 0x0A: "\\n"}
+    return text.translate(table)
+
+
+def isolation_settings() -> dict:
+    """The sandbox identity and the isolation requirement, from the environment."""
+    def _id(name):
+        v = os.environ.get(name, "65534")
+        try:
+            return int(v)
+        except ValueError:
+            raise ValueError(f"{name} must be a numeric id, got {v!r}") from None
+
+    return {"uid": _id(ENV_UID), "gid": _id(ENV_GID), "require": os.environ.get(ENV_REQUIRE, "") not in ("", "0")}
+
+
+def _warn_layers(layers: dict) -> None:
+    global _warned
+    if _warned or not layers:
+        return
+    from etc_fast.sandbox._isolate import LAYERS
+
+    missing = [n for n in LAYERS if not layers.get(n)]
+    if missing:
+        _warned = True
+        note = f" ({clean_text(str(layers['notes']), 300, newlines=False)})" if layers.get("notes") else ""
+        print(f"etc_fast.sandbox: warning: running without isolation layers: {', '.join(missing)}{note}",
+              file=sys.stderr, flush=True)
+
+
+def _dir_usage(path: str, max_files: int) -> tuple[int, int]:
+    """(bytes, entries) beneath ``path``; stops counting past ``max_files`` entries."""
+    total, count = 0, 0
+    stack = [path]
+    while stack and count <= max_files:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    count += 1
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            stack.append(e.path)
+                        else:
+                            total += e.stat(follow_symlinks=False).st_blocks * 512
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+    return total, count
 
 
 @dataclasses.dataclass
@@ -39,6 +105,8 @@ class RawRun:
         stderr: Captured stderr, same cap.
         truncated: Output was cut at the cap.
         wall_s: Seconds the run took.
+        layers: Isolation layers that were active (``{layer: description or False}``), as reported
+            by the runner before any untrusted code ran; empty when unknown.
     """
 
     ok: bool
@@ -48,6 +116,7 @@ class RawRun:
     stderr: str
     truncated: bool
     wall_s: float
+    layers: dict = dataclasses.field(default_factory=dict)
 
 
 def encode_data(obj, where: str = "data"):
@@ -106,10 +175,12 @@ def run_job(job: dict, limits: SandboxLimits) -> RawRun:
     token = secrets.token_hex(16).encode()
     job = dict(job, limits=limits.to_job())
     payload = token + b"\n" + json.dumps(job, allow_nan=True).encode()
+    settings = isolation_settings()
+    box = dict(settings, ppid=os.getpid(), disk_bytes=limits.disk_bytes, disk_files=limits.disk_files)
     res_r, res_w = os.pipe()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", RUNNER, str(res_w)],
+            [sys.executable, "-I", RUNNER, str(res_w), json.dumps(box)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -154,13 +225,22 @@ def run_job(job: dict, limits: SandboxLimits) -> RawRun:
     res_file = os.fdopen(res_r, "rb", buffering=0)
     sel.register(res_file, selectors.EVENT_READ, "result")
     deadline = start + limits.wall_s
+    next_disk_check = start + 0.2
     try:
         while sel.get_map():
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 error = f"timed out after {limits.wall_s:g} s"
                 break
-            for key, _ in sel.select(timeout=min(remaining, 0.5)):
+            if now >= next_disk_check:  # the quota where no tmpfs holds the directory
+                used, files = _dir_usage(workdir, limits.disk_files)
+                if used > limits.disk_bytes or files > limits.disk_files:
+                    error = (f"disk quota exceeded ({used} bytes in {files} files; "
+                             f"{limits.disk_bytes} bytes, {limits.disk_files} files allowed)")
+                    break
+                next_disk_check = now + 0.2
+            for key, _ in sel.select(timeout=min(remaining, 0.2)):
                 chunk = os.read(key.fd, 1 << 16)
                 if not chunk:
                     sel.unregister(key.fileobj)
@@ -201,6 +281,7 @@ def run_job(job: dict, limits: SandboxLimits) -> RawRun:
 
     reply = None
     ok = False
+    layers: dict = {}
     if error is None:
         head, sep, body = bytes(result).partition(b"\n")
         if not result:
@@ -213,6 +294,8 @@ def run_job(job: dict, limits: SandboxLimits) -> RawRun:
             except ValueError:
                 error = "the result channel was tampered with"
             else:
+                layers = frame.get("layers") if isinstance(frame.get("layers"), dict) else {}
+                _warn_layers(layers)
                 if frame.get("ok"):
                     reply = frame.get("reply")
                     ok = isinstance(reply, dict)
@@ -222,10 +305,11 @@ def run_job(job: dict, limits: SandboxLimits) -> RawRun:
                     error = str(frame.get("error") or "failed without a reason")
     return RawRun(
         ok=ok,
-        error=error,
+        error=None if error is None else clean_text(error, ERROR_CHARS),
         reply=reply,
-        stdout=bytes(bufs["stdout"]).decode("utf-8", "replace"),
-        stderr=bytes(bufs["stderr"]).decode("utf-8", "replace"),
+        stdout=clean_text(bytes(bufs["stdout"]).decode("utf-8", "replace")),
+        stderr=clean_text(bytes(bufs["stderr"]).decode("utf-8", "replace")),
         truncated=truncated,
         wall_s=time.monotonic() - start,
+        layers=layers,
     )

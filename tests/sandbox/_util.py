@@ -1,0 +1,58 @@
+"""Helpers of the sandbox tests: kernel-only runs, the hostile corpus, process scans."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+from etc_fast.sandbox import LAYERS, SandboxLimits
+from etc_fast.sandbox._supervisor import RUNNER, encode_data, run_job
+
+CORPUS = Path(__file__).with_name("hostile")
+FAKE_KEY = "sk-test-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+SHORT = SandboxLimits(wall_s=6.0, cpu_s=3.0, memory_mb=512, output_bytes=4096, disk_bytes=1 << 20, disk_files=64)
+
+
+def kernel_only(code: str, data: dict | None = None, limits: SandboxLimits = SHORT):
+    """Run analysis ``code`` with seccomp and the audit hook left out: only the kernel layers act.
+
+    Returns the raw run; ``run.reply["ok"]``/``["error"]`` say how the code ended.
+    """
+    job = {
+        "kind": "code", "code": code, "data": encode_data(data or {}), "preload": [],
+        "allowed_imports": ["os", "socket", "ctypes", "resource", "signal", "errno", "math", "sys", "time"],
+        "read_packages": [], "second_layer": False,
+    }
+    return run_job(job, limits)
+
+
+def full_isolation(layers: dict) -> bool:
+    return all(layers.get(n) for n in LAYERS if n not in ("seccomp", "audit_hook"))
+
+
+def load_corpus() -> dict:
+    """``{name: module}`` of every attack file (each has ATTEMPT, SAFE and SOURCE)."""
+    out = {}
+    for path in sorted(CORPUS.glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"hostile_{path.stem}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        out[path.stem] = mod
+    return out
+
+
+def sandbox_processes() -> list[int]:
+    """Pids of live sandbox runners/workers started from this checkout."""
+    found = []
+    needle = RUNNER.encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if needle in f.read():
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found

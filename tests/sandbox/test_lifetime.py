@@ -1,0 +1,98 @@
+"""Lifetime: no sandbox process outlives a harness killed with SIGKILL or SIGTERM; temp dirs go too."""
+
+from __future__ import annotations
+
+import glob
+import shutil
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.sandbox._util import sandbox_processes
+
+REPO = Path(__file__).resolve().parents[2]
+SLEEPER = ("def discovered_law(mass1, mass2, distance):\n"
+           "    np.__dict__['__builtins__']['__import__']('time').sleep(60)\n    return mass1\n")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signals are Linux-only")
+
+
+def _wait_for(pred, timeout=30.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _start(args, tmpdir):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": tmpdir}
+    return subprocess.Popen(args, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_sandbox_dies_with_its_harness(sig, tmp_path):
+    law = tmp_path / "law.py"
+    law.write_text(SLEEPER)
+    tmpdir = tempfile.mkdtemp(prefix="etc-lifetime-")
+    before = set(sandbox_processes())
+    proc = _start([sys.executable, "-m", "etc_fast.replay", "--law", str(law), "--task", "m0_gravity",
+                   "--wall-s", "120"], tmpdir)
+    try:
+        assert _wait_for(lambda: len(set(sandbox_processes()) - before) >= 2), "the sandbox did not start"
+        proc.send_signal(sig)
+        proc.wait(timeout=20)
+        assert _wait_for(lambda: not (set(sandbox_processes()) - before), timeout=5), "sandbox outlived the harness"
+        if sig == signal.SIGTERM:
+            assert proc.returncode == 130
+            assert b"Traceback" not in proc.stderr.read()
+            assert not glob.glob(os.path.join(tmpdir, "etc-sandbox-*")), "temporary directory left behind"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for d in glob.glob(os.path.join(tmpdir, "etc-sandbox-*")):
+            os.rmdir(d)
+        os.rmdir(tmpdir)
+
+
+def _run_processes() -> list[int]:
+    """Pool helpers (forkserver and its workers) started from this checkout."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"multiprocessing" in cmd and f"'{REPO}'".encode() in cmd:
+                found.append(int(entry))
+    return found
+
+
+def test_sigterm_of_a_run_leaves_nothing(tmp_path):
+    tmpdir = tempfile.mkdtemp(prefix="etc-lifetime-")
+    before_sb, before_pool = set(sandbox_processes()), set(_run_processes())
+    proc = _start([sys.executable, "-m", "etc_fast.run", str(REPO / "configs" / "smoke.yaml"), "--out",
+                   str(tmp_path / "run"), "--workers", "2"], tmpdir)
+    try:
+        assert _wait_for(lambda: set(sandbox_processes()) - before_sb, timeout=120), "no sandbox started"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+        assert proc.returncode == 130
+        assert _wait_for(lambda: not (set(sandbox_processes()) - before_sb), timeout=10), "sandbox left behind"
+        assert _wait_for(lambda: not (set(_run_processes()) - before_pool), timeout=10), "pool process left behind"
+        assert not glob.glob(os.path.join(tmpdir, "etc-sandbox-*")), "temporary directory left behind"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for d in glob.glob(os.path.join(tmpdir, "*")):
+            shutil.rmtree(d, ignore_errors=True)
+        os.rmdir(tmpdir)
