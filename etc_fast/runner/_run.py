@@ -81,7 +81,7 @@ def run_config(
     except Exception as exc:  # noqa: BLE001 - any construction error is a configuration problem
         raise PreflightError(f"{type(exc).__name__}: {exc}") from exc
 
-    with RunStore.open(config) as store:
+    with RunStore.open(config, grid_ids={s.trial_id for s in specs}) as store:
         finished = store.finished
         pending = [s for s in specs if s.trial_id not in finished]
         skipped = len(specs) - len(pending)

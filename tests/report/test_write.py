@@ -112,3 +112,18 @@ def test_report_reads_jsonl_like_the_store(tmp_path):
     (tmp_path / "trials.jsonl").write_text(lines[0] + "\n{broken\n" + lines[1] + "\n")
     with pytest.raises(RunDirError):
         load_trials(tmp_path)
+
+
+@pytest.mark.parametrize("damage", ["middle_line", "parquet"])
+def test_report_on_damaged_results_exits_2_with_one_line(tmp_path, capsys, damage):
+    rows = [r for r in fixture_rows() if r["family"] == "planner"][:3]
+    lines = [json.dumps({"trial_id": r["trial_id"], "summary": r}) for r in rows]
+    if damage == "middle_line":
+        (tmp_path / "trials.jsonl").write_text(lines[0] + "\n{broken\n" + lines[1] + "\n")
+    else:
+        (tmp_path / "trials.parquet").write_bytes(b"PAR1 not really a parquet file")
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert "trials" in err
+    assert not (tmp_path / "manifest.sha256").exists()
