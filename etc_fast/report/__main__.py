@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
 
 __all__ = ["main"]
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -19,7 +24,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--draws", type=int, default=None, help="module-resampling draws for Table S2 (default 10000)")
     p.add_argument("--seed", type=int, default=None, help="seed of those draws (default 0)")
     args = p.parse_args(argv)
+    with warnings.catch_warnings():  # restores the warning display when done
+        warnings.showwarning = _one_line_warning
+        return _write(args)
 
+
+def _write(args: argparse.Namespace) -> int:
     from etc_fast.report import N_DRAWS, SEED, write_report
     from etc_fast.runner import RunDirError, verify_before_rewrite, write_manifest
 

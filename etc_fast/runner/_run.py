@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 import time
@@ -12,7 +13,7 @@ from etc_fast.runner._config import RunConfig
 from etc_fast.runner._executors import TrialWorker, create_executor
 from etc_fast.runner._grid import expand_grid
 from etc_fast.runner._progress import Progress, format_duration
-from etc_fast.runner._store import RunStore, write_manifest
+from etc_fast.runner._store import RunDirError, RunStore, write_manifest, writing
 
 __all__ = ["PreflightError", "RunResult", "run_config"]
 
@@ -81,7 +82,7 @@ def run_config(
     except Exception as exc:  # noqa: BLE001 - any construction error is a configuration problem
         raise PreflightError(f"{type(exc).__name__}: {exc}") from exc
 
-    with RunStore.open(config, grid_ids={s.trial_id for s in specs}) as store:
+    with RunStore.open(config, grid_ids={s.trial_id for s in specs}) as store, writing(config.out, "store the results"):
         finished = store.finished
         pending = [s for s in specs if s.trial_id not in finished]
         skipped = len(specs) - len(pending)
@@ -95,9 +96,11 @@ def run_config(
         if pending:
             executor = create_executor(config.executor, config.workers, ray_address=config.ray.address)
             try:
-                for _spec, record in executor.run(pending, worker):
-                    entry = store.append(record)
-                    progress.update(entry["summary"])
+                # closing(): a failed append (full disk) stops the executor at once, not at garbage collection
+                with contextlib.closing(executor.run(pending, worker)) as results:
+                    for _spec, record in results:
+                        entry = store.append(record)
+                        progress.update(entry["summary"])
             finally:
                 progress.close()
         store.export_parquet()
@@ -107,10 +110,14 @@ def run_config(
         try:
             from etc_fast.report import write_report
 
-            report_path = write_report(config.out)
+            with writing(config.out, "write the report"):
+                report_path = write_report(config.out)
+        except RunDirError:  # the directory itself (read-only, full): an output-directory problem
+            raise
         except Exception as exc:  # noqa: BLE001 - results are safe on disk; say why the report is missing
             report_error = f"{type(exc).__name__}: {exc}"
-    write_manifest(config.out)
+    with writing(config.out, "write manifest.sha256"):
+        write_manifest(config.out)
     wall = time.perf_counter() - t0
     stream.write(
         f"{len(pending)} trials run ({progress.failed} failed), {skipped} resumed, "

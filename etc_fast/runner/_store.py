@@ -48,6 +48,7 @@ from etc_fast.runner._schema import entries_frame
 __all__ = [
     "RunDirError",
     "RunStore",
+    "writing",
     "read_trials",
     "file_hashes",
     "write_manifest",
@@ -64,6 +65,7 @@ PARQUET = "trials.parquet"
 CONFIG = "config.resolved.yaml"
 VERSIONS = "versions.json"
 MANIFEST = "manifest.sha256"
+REPORT = "report"
 _LOCK = ".lock"
 _NOT_HASHED = {MANIFEST, _LOCK}
 
@@ -71,7 +73,25 @@ _PACKAGES = ("numpy", "numba", "scipy", "polars", "openai", "pyyaml", "matplotli
 
 
 class RunDirError(RuntimeError):
-    """A run directory cannot be used (different config, corrupt results, another run writing)."""
+    """A run directory cannot be used (different config, corrupt results, another run writing,
+    or it cannot be written: read-only, full)."""
+
+
+@contextlib.contextmanager
+def writing(root: str | os.PathLike[str], doing: str, *, started: bool = True) -> Iterator[None]:
+    """Turn an ``OSError`` raised while ``doing`` something in the run directory ``root`` into a
+    :class:`RunDirError` that names the directory, the file and the cause (read-only, full, ...).
+    ``started``: whether trials may already be stored (the advice differs)."""
+    try:
+        yield
+    except OSError as exc:
+        what = exc.strerror or type(exc).__name__
+        where = f" ({exc.filename})" if exc.filename else ""
+        advice = (
+            "Trials stored so far are kept; free space or fix permissions and run the same command again to resume"
+            if started else "Nothing was run; choose a writable --out"
+        )
+        raise RunDirError(f"{root}: cannot {doing}: {what}{where}. {advice}.") from None
 
 
 # ----------------------------------------------------------------------------------------
@@ -203,7 +223,8 @@ def verify_before_rewrite(run_dir: str | os.PathLike[str]) -> None:
     """Check a run directory against its manifest before anything in it is rewritten.
 
     Nothing to check when the directory holds no manifest (a new directory, or a run that was
-    interrupted: the manifest is removed while a run writes).
+    interrupted: the manifest is removed while a run writes). Files under ``report/`` are not
+    checked here: the report is derived from the results and rewritten whole.
 
     Raises:
         RunDirError: The files differ from the manifest (the message lists the differences).
@@ -211,7 +232,9 @@ def verify_before_rewrite(run_dir: str | os.PathLike[str]) -> None:
     root = Path(run_dir)
     if not (root / MANIFEST).is_file():
         return
-    problems = check_manifest(root)
+    # report/ is derived from the verified results and rewritten whole; a removed or edited report
+    # file is no reason to stop, an edited result is
+    problems = [p for p in check_manifest(root) if not p.startswith(f"{REPORT}/")]
     if problems:
         shown = "; ".join(problems[:4]) + (f"; and {len(problems) - 4} more" if len(problems) > 4 else "")
         raise RunDirError(
@@ -369,13 +392,19 @@ class RunStore:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # the store's own read reports them
                 check_grid_entries(root / TRIALS, read_trials(root / TRIALS), grid_ids)
-        store = cls(root)
+        with writing(root, "open the run directory", started=False):
+            store = cls(root)
         # The manifest described the directory as the last invocation left it; from here on it
         # changes, so the manifest goes until the run writes a new one at its end.
-        with contextlib.suppress(FileNotFoundError):
-            (root / MANIFEST).unlink()
-        store.write_config(config)
-        store.write_versions()
+        try:
+            with writing(root, "write to the run directory"):
+                with contextlib.suppress(FileNotFoundError):
+                    (root / MANIFEST).unlink()
+                store.write_config(config)
+                store.write_versions()
+        except BaseException:
+            store.close()
+            raise
         return store
 
     def _lock(self):
