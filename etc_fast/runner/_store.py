@@ -268,16 +268,31 @@ def check_grid_entries(path: Path, entries: Iterable[Mapping[str, Any]], grid_id
         tid = entry["trial_id"]
         where = f"{path}: line {lines.get(tid, '?')}: trial {tid} ({_describe_spec(entry.get('spec'))})"
         spec = entry.get("spec")
-        try:
-            spec_id = TrialSpec.from_dict(spec).trial_id if isinstance(spec, Mapping) else None
-        except (TypeError, ValueError, KeyError):
-            spec_id = None
-        if spec_id != tid:
+        if _raw_spec_id(spec) != tid:
             raise RunDirError(f"{where}: its spec is missing or does not hash to its trial id (the line was edited); "
                               "nothing was changed. Remove the line, or use a new --out")
-        if tid not in grid_ids:
-            raise RunDirError(f"{where}: this trial is not in the run's grid (the line comes from another run) and is "
-                              "never adopted; nothing was changed. Remove the line, or use a new --out")
+        if tid in grid_ids:
+            continue
+        try:
+            spec_id = TrialSpec.from_dict(spec).trial_id
+        except (TypeError, ValueError, KeyError):
+            spec_id = None
+        if spec_id != tid and spec_id in grid_ids:
+            raise RunDirError(f"{where}: written by an earlier version of etc_fast whose trial specs lack fields this "
+                              "version records; its results cannot be mixed with this version's. Use a new --out")
+        raise RunDirError(f"{where}: this trial is not in the run's grid (the line comes from another run) and is "
+                          "never adopted; nothing was changed. Remove the line, or use a new --out")
+
+
+def _raw_spec_id(spec: Any) -> str | None:
+    """The trial id of a stored spec exactly as written (the hash :attr:`TrialSpec.trial_id` takes)."""
+    if not isinstance(spec, Mapping):
+        return None
+    try:
+        blob = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _line_numbers(path: Path) -> dict[str, int]:

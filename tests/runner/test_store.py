@@ -177,3 +177,19 @@ def test_manifest_is_verified_before_any_rewrite(small_config):
     with pytest.raises(RunDirError, match=r"manifest\.sha256: .*trials\.jsonl: SHA-256 differs.*nothing was changed"):
         RunStore.open(small_config)
     assert {p: p.read_bytes() for p in store.root.rglob("*") if p.is_file()} == snapshot
+
+
+def test_a_line_written_by_an_earlier_protocol_version_is_named_as_such(small_config):
+    import hashlib
+
+    recs = _records(small_config, 1)
+    with RunStore.open(small_config) as store:
+        store.append(recs[0])
+    # the same trial as an earlier version stored it: its spec lacked a field this version records
+    entry = json.loads(store.trials_path.read_text())
+    del entry["spec"]["config"]["synthesis_diagnostics"]
+    blob = json.dumps(entry["spec"], sort_keys=True, separators=(",", ":"))
+    entry["trial_id"] = entry["summary"]["trial_id"] = hashlib.sha256(blob.encode()).hexdigest()[:16]
+    store.trials_path.write_text(json.dumps(entry) + "\n")
+    with pytest.raises(RunDirError, match="line 1: .*earlier version of etc_fast.*new --out"):
+        RunStore.open(small_config)
