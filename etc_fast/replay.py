@@ -114,9 +114,11 @@ def _replay_run(args) -> int:
         from etc_fast.runner import replay_run
     except ImportError as exc:
         return _fail(f"run replay is not available: {exc}")
+    from etc_fast.runner import RunDirError
+
     try:
         report = replay_run(path, limits=_limits(args), workers=args.workers)
-    except (FileNotFoundError, ValueError) as exc:
+    except (FileNotFoundError, ValueError, RunDirError) as exc:  # RunDirError: a damaged trials.jsonl
         return _fail(str(exc))
     if args.json:
         from etc_fast.protocol._types import to_jsonable

@@ -16,7 +16,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-
 __all__ = ["main", "build_parser"]
 
 

@@ -55,8 +55,9 @@ def objective_block(task: TaskView) -> str:
     )
 
 
-def noise_sentence(noise: float) -> str:
-    if noise and noise > 0:
+def noise_sentence(noisy: bool) -> str:
+    """Whether measurements are noisy; the level itself is never shown (as in NewtonBench)."""
+    if noisy:
         return "Each measurement carries some random error, so repeating an input gives slightly different values."
     return "The lab is noise-free: repeating an input always gives exactly the same value."
 
@@ -150,7 +151,7 @@ def planner_system_prompt(interpreter: bool) -> str:
     )
 
 
-def task_block(task: TaskView, noise: float) -> str:
+def task_block(task: TaskView, noisy: bool) -> str:
     """Objective, apparatus and inputs (planner and synthesis)."""
     desc = task.description.strip()
     lines = [
@@ -160,7 +161,7 @@ def task_block(task: TaskView, noise: float) -> str:
         f"Measured output `{task.output_name}`: {task.output_description.strip()}",
         "Inputs:",
         variables_block(task, keys=False),
-        noise_sentence(noise),
+        noise_sentence(noisy),
     ]
     return "\n".join(lines)
 
@@ -209,10 +210,10 @@ def turn_status(turns_left: int, measurements_used: int, measurements_left: int 
 
 
 def _opening_parts(
-    task: TaskView, noise: float, heading: str, X: np.ndarray, y: np.ndarray, diagnostics: Diagnostics | None
+    task: TaskView, noisy: bool, heading: str, X: np.ndarray, y: np.ndarray, diagnostics: Diagnostics | None
 ) -> list[str]:
     """The opening sections of a session's first message: task, all observations so far, diagnostics."""
-    parts = [task_block(task, noise), f"{heading} ({y.shape[0]}):\n" + observations_table(task, X, y)]
+    parts = [task_block(task, noisy), f"{heading} ({y.shape[0]}):\n" + observations_table(task, X, y)]
     diag = diagnostics_block(diagnostics)
     if diag:
         parts.append(diag)
@@ -226,12 +227,12 @@ def explore_first_message(
     diagnostics: Diagnostics | None,
     allowed: Sequence[str],
     *,
-    noise: float,
+    noisy: bool,
     batch_cap: int,
     turns_left: int,
     measurements_left: int | None,
 ) -> str:
-    parts = _opening_parts(task, noise, "Observations so far", X, y, diagnostics)
+    parts = _opening_parts(task, noisy, "Observations so far", X, y, diagnostics)
     parts.append(action_menu(task, allowed, batch_cap))
     parts.append(turn_status(turns_left, int(y.shape[0]), measurements_left))
     return "\n\n".join(parts)
@@ -283,11 +284,11 @@ def synthesis_first_message(
     diagnostics: Diagnostics | None,
     draft: str | None,
     *,
-    noise: float,
+    noisy: bool,
     interpreter: bool,
     turns_left: int,
 ) -> str:
-    parts = _opening_parts(task, noise, "All observations", X, y, diagnostics)
+    parts = _opening_parts(task, noisy, "All observations", X, y, diagnostics)
     if draft and draft.strip():
         parts.append(
             "Draft law from the exploration session:\n<draft_law>\n" + draft.strip() + "\n</draft_law>\n"
@@ -358,7 +359,7 @@ def _placeholder_request(task: TaskView) -> str:
     return f"<run_experiment>\n[{obj},\n {obj}]\n</run_experiment>"
 
 
-def baseline_task_message(task: TaskView, *, noise: float, interpreter: bool) -> str:
+def baseline_task_message(task: TaskView, *, noisy: bool, interpreter: bool) -> str:
     """The user message that opens a baseline trial (NewtonBench's four-block skeleton)."""
     desc = task.description.strip()
     apparatus = [
@@ -367,7 +368,7 @@ def baseline_task_message(task: TaskView, *, noise: float, interpreter: bool) ->
         "You control these inputs (the JSON keys of a request):",
         variables_block(task, keys=True),
         "To measure, send a JSON array of one or as many input sets as you like inside <run_experiment> "
-        "tags; each object is one measurement. " + noise_sentence(noise),
+        "tags; each object is one measurement. " + noise_sentence(noisy),
         "Request format:",
         _placeholder_request(task),
         "The lab answers with one value per input set, in order:",

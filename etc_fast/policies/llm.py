@@ -215,7 +215,7 @@ class LLMPolicy:
         if first:
             X_new, y_new, _ = self._new_rows(obs)
             text = P.explore_first_message(
-                obs.task, X_new, y_new, obs.diagnostics, allowed, noise=obs.noise, batch_cap=obs.batch_cap,
+                obs.task, X_new, y_new, obs.diagnostics, allowed, noisy=obs.noisy, batch_cap=obs.batch_cap,
                 turns_left=obs.turns_left, measurements_left=obs.measurements_left,
             )
             feedback = self._feedback_text(obs)
@@ -231,7 +231,7 @@ class LLMPolicy:
         if first:
             self._new_rows(obs)
             text = P.synthesis_first_message(
-                obs.task, np.asarray(obs.X), np.asarray(obs.y), obs.diagnostics, obs.draft, noise=obs.noise,
+                obs.task, np.asarray(obs.X), np.asarray(obs.y), obs.diagnostics, obs.draft, noisy=obs.noisy,
                 interpreter=obs.interpreter and "analysis" in obs.allowed, turns_left=obs.turns_left,
             )
             feedback = self._feedback_text(obs)
@@ -244,7 +244,7 @@ class LLMPolicy:
         interpreter = bool(obs.interpreter)
         parts: list[str] = []
         if first:
-            parts.append(P.baseline_task_message(obs.task, noise=obs.noise, interpreter=interpreter))
+            parts.append(P.baseline_task_message(obs.task, noisy=obs.noisy, interpreter=interpreter))
             self._new_rows(obs)
         else:
             fb = self._baseline_feedback(obs, interpreter)

@@ -2,8 +2,14 @@
 
 ``baseline_rounds`` rounds (NewtonBench: 10), one decision each: an experiment request of any size,
 a Python analysis (interpreter variant only; one per round, and a run uses the round), or the final
-law (ends the trial, status ``completed``). An unusable reply also uses the round. After the last
-round one forced final call is made (status ``max_turns_reached``). Baselines get no diagnostics.
+law (ends the trial, status ``completed``). An unusable reply also uses the round. Analysis code
+that fails validation (it does not parse as Python) does not: as in NewtonBench's code-assisted
+agent, the policy is told why and asked again in the same round (at most
+:data:`MAX_VALIDATION_RETRIES` times per round, so a policy that never sends valid code cannot loop
+forever; the retry after that uses the round). After the last round one forced final call is made
+(status ``max_turns_reached``); when it yields no law, NewtonBench's stand-in
+``return float('nan')`` with the task's signature is submitted (origin ``forced_nan``).
+Baselines get no diagnostics.
 
 Request size: NewtonBench runs every point of a request. Here one request runs at most
 :data:`MAX_EXPERIMENT_POINTS` points (10,000: far above anything a real agent asks for, low enough
@@ -14,6 +20,7 @@ first points are run and the feedback says so. A configuration may set its own c
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
@@ -25,6 +32,27 @@ from etc_fast.protocol._types import Observation, to_jsonable
 
 #: Most points one experiment request runs (the rest are not measured; the feedback says so).
 MAX_EXPERIMENT_POINTS = 10_000
+
+#: Analysis replies failing validation that a round absorbs without being used (NewtonBench sets
+#: no limit; this only bounds a policy that never sends valid code).
+MAX_VALIDATION_RETRIES = 3
+
+
+def nan_law(variable_names: Any) -> str:
+    """NewtonBench's stand-in when no law can be extracted: the signature returning NaN."""
+    return f"def discovered_law({', '.join(variable_names)}):\n    return float('nan')\n"
+
+
+def analysis_validation_error(code: str) -> str | None:
+    """Why analysis code fails validation (it does not parse as Python), or ``None``."""
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        return f"syntax error{where}: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        return f"the code cannot be parsed: {type(exc).__name__}"
+    return None
 
 INVALID_VANILLA = (
     "That reply held no usable action. Request measurements with a <run_experiment> block holding a JSON "
@@ -69,17 +97,19 @@ def run_baseline(state: TrialState) -> Outcome:
     feedback: str | None = None
     fkind: str | None = None
     new_rows = 0
-    for r in range(cfg.baseline_rounds):
+    retries = 0
+    r = 0
+    while r < cfg.baseline_rounds:
         X_obs, y_obs = state.frozen_observations()
         obs = Observation(
             phase="baseline", task=state.view, X=X_obs, y=y_obs, diagnostics=None, turn=r,
             turns_left=cfg.baseline_rounds - r - 1, measurements_used=state.measurements,
             measurements_left=state.budget_left, allowed=allowed, interpreter=cfg.interpreter,
-            feedback=feedback, noise=float(spec.noise), batch_cap=cfg.batch_cap, feedback_kind=fkind,
+            feedback=feedback, noisy=bool(spec.noise > 0), batch_cap=cfg.batch_cap, feedback_kind=fkind,
             new_rows=new_rows,
         )
         action, ev = _decide_event(state, obs, "baseline", r, None, max_points=cap)
-        if r == 0 and begin_error is not None:
+        if r == 0 and retries == 0 and begin_error is not None:
             ev["policy_begin_error"] = begin_error
         new_rows = 0
         kind = action.kind
@@ -87,6 +117,21 @@ def run_baseline(state: TrialState) -> Outcome:
             ev["outcome"] = "final law submitted"
             state.events.append(ev)
             return Outcome(status="completed", final_source=action.source, submission_origin="baseline")
+        problem = analysis_validation_error(action.code) if kind == "analysis" and cfg.interpreter else None
+        if problem is not None and retries < MAX_VALIDATION_RETRIES:
+            retries += 1
+            feedback = (
+                f"The Python code failed validation ({problem}); it was not run and the round is not used. "
+                "Send corrected code, an experiment, or your final law."
+            )
+            fkind = "repair"
+            ev["outcome"] = f"analysis code failed validation; round not used (retry {retries} of {MAX_VALIDATION_RETRIES})"
+            ev["feedback"] = feedback
+            ev["feedback_kind"] = fkind
+            state.events.append(ev)
+            continue
+        retries = 0
+        r += 1
         if kind == "experiment":
             feedback, fkind, new_rows = _experiment(state, action.points, ev, cap)
         elif kind == "analysis" and cfg.interpreter:
@@ -106,7 +151,7 @@ def run_baseline(state: TrialState) -> Outcome:
     obs = Observation(
         phase="final", task=state.view, X=X_obs, y=y_obs, diagnostics=None, turn=0, turns_left=0,
         measurements_used=state.measurements, measurements_left=0, allowed=frozenset({"final"}),
-        interpreter=cfg.interpreter, feedback=feedback, noise=float(spec.noise), batch_cap=cfg.batch_cap,
+        interpreter=cfg.interpreter, feedback=feedback, noisy=bool(spec.noise > 0), batch_cap=cfg.batch_cap,
         feedback_kind=fkind, new_rows=new_rows,
     )
     action, ev = _decide_event(state, obs, "final", 0, None)
@@ -114,9 +159,12 @@ def run_baseline(state: TrialState) -> Outcome:
         ev["outcome"] = "forced final law submitted"
         state.events.append(ev)
         return Outcome(status="max_turns_reached", final_source=action.source, submission_origin="forced")
-    ev["outcome"] = f"no law at the forced final call ({action.error or action.kind})"
+    ev["outcome"] = (
+        f"no law at the forced final call ({action.error or action.kind}); NewtonBench's stand-in "
+        "returning float('nan') is submitted"
+    )
     state.events.append(ev)
-    return Outcome(status="max_turns_reached", final_source="", submission_origin="none")
+    return Outcome(status="max_turns_reached", final_source=nan_law(task.variable_names), submission_origin="forced_nan")
 
 
 def _experiment(state: TrialState, points: Any, ev: dict[str, Any], cap: int) -> tuple[str, str, int]:

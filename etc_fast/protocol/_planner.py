@@ -4,11 +4,13 @@
 2. Up to ``exploration_turns`` turns: show observations (+ diagnostics); the policy answers with a
    draft (stored; exploration ends), an analysis request (interpreter variants; output returned),
    or a committee of hypotheses. Scored planners need at least two parseable hypotheses, else a
-   repair turn; random planners continue with fallback hypotheses. A committee turn selects up to
-   ``batch_cap`` unused pool points, measures them and appends them.
-3. Fresh synthesis: a new context with the task, all observations, diagnostics and any non-trivial
-   draft; no new measurements. A valid synthesis law replaces the draft; else the draft stands;
-   else the submission is invalid (the record says so).
+   repair turn. A random planner always selects: whatever else it gets (a committee with fewer
+   than two parseable hypotheses, an unusable or disallowed reply), it continues with fallback
+   hypotheses. A selecting turn measures up to ``batch_cap`` unused pool points and appends them.
+3. Fresh synthesis: a new context with the task, all observations and any non-trivial draft (the
+   paper's input; the ``synthesis_diagnostics`` knob adds the diagnostics); no new measurements.
+   A valid synthesis law replaces the draft; else the draft stands; else the submission is
+   invalid (the record says so).
 """
 
 from __future__ import annotations
@@ -94,8 +96,13 @@ class _Diag:
         self.index = None
 
     def shown(self, phase: str, turn: int) -> tuple[Diagnostics | None, int | None]:
-        """The diagnostics to put in an observation (None when the knob is off), logging once."""
-        if not self.state.config.diagnostics:
+        """The diagnostics to put in an observation (None when the knob is off), logging once.
+
+        Synthesis sees them only with ``synthesis_diagnostics`` (the paper's synthesis input is the
+        task, the observations and the draft).
+        """
+        cfg = self.state.config
+        if not cfg.diagnostics or (phase == "synthesis" and not cfg.synthesis_diagnostics):
             return None, None
         if self.index is None:
             self.index = self.state.log_diagnostics(self.value, phase, turn)
@@ -150,7 +157,7 @@ def run_planner(state: TrialState) -> Outcome:
             phase="explore", task=state.view, X=X_obs, y=y_obs, diagnostics=shown, turn=turn,
             turns_left=cfg.exploration_turns - turn - 1, measurements_used=state.measurements,
             measurements_left=left, allowed=frozenset(allowed), interpreter=cfg.interpreter,
-            feedback=feedback, noise=float(spec.noise), batch_cap=cfg.batch_cap, feedback_kind=fkind,
+            feedback=feedback, noisy=bool(spec.noise > 0), batch_cap=cfg.batch_cap, feedback_kind=fkind,
             new_rows=new_rows,
         )
         action, ev = _decide_event(state, obs, "explore", turn, diag_index)
@@ -162,7 +169,7 @@ def run_planner(state: TrialState) -> Outcome:
             state.events.append(ev)
             end_reason = "draft"
             break
-        if kind == "analysis":
+        if kind == "analysis" and (cfg.interpreter or cfg.acquisition != "random"):
             if cfg.interpreter:
                 feedback, ev["analysis"] = run_analysis(state, action.code)
                 fkind = "analysis"
@@ -176,6 +183,20 @@ def run_planner(state: TrialState) -> Outcome:
             feedback, fkind, new_rows, parsed_ok = _committee_turn(state, action, turn, pool_X, pool_U, available, diag, ev)
             if parsed_ok:
                 last_committee = parsed_ok
+        elif cfg.acquisition == "random":
+            # Algorithm S1: only scored planners repair; a random planner selects on every turn
+            # that is neither a draft nor an allowed analysis.
+            if kind == "analysis":
+                why = "analysis requests are not available in this configuration (no interpreter)"
+            elif kind in ("experiment", "final"):
+                why = f"{'experiment requests' if kind == 'experiment' else 'final submissions'} are not accepted during exploration"
+            else:
+                why = f"the reply could not be used ({action.error})"
+            ev["unusable_reply"] = why
+            feedback, fkind, new_rows, _ = _committee_turn(
+                state, Action(kind="committee"), turn, pool_X, pool_U, available, diag, ev,
+                lead=f"No committee was received: {why[0].upper() + why[1:]}.",
+            )
         elif kind in ("experiment", "final"):
             what = "Experiment requests" if kind == "experiment" else "Final submissions"
             feedback = (
@@ -253,8 +274,12 @@ def _committee_turn(
     available: np.ndarray,
     diag: _Diag,
     ev: dict[str, Any],
+    lead: str | None = None,
 ) -> tuple[str, str, int, list[str]]:
-    """Handle one committee: repair, or select + measure. Returns (feedback, kind, new rows, parsed texts)."""
+    """Handle one committee: repair, or select + measure. Returns (feedback, kind, new rows, parsed texts).
+
+    ``lead`` is put before the selection message (a random planner selecting after an unusable reply).
+    """
     from etc_fast.acquisition import plan_step
 
     cfg, names = state.config, state.task.variable_names
@@ -325,7 +350,7 @@ def _committee_turn(
         f"The planner ({method}) selected and measured {idx.size} new point(s): observations "
         f"{start + 1}-{start + idx.size} (the last rows of X and y)."
     )
-    return "\n".join([msg, *notes]), "selection", int(idx.size), ok
+    return "\n".join([*([lead] if lead else []), msg, *notes]), "selection", int(idx.size), ok
 
 
 # ----------------------------------------------------------------------------------------
@@ -349,7 +374,7 @@ def _fresh_synthesis(state: TrialState, draft: str | None, diag: _Diag) -> Outco
             phase="synthesis", task=state.view, X=X_obs, y=y_obs, diagnostics=shown, turn=t,
             turns_left=n_turns - t - 1, measurements_used=state.measurements, measurements_left=0,
             allowed=frozenset(allowed), interpreter=cfg.interpreter, draft=carried, feedback=feedback,
-            noise=float(spec.noise), batch_cap=cfg.batch_cap, feedback_kind=fkind,
+            noisy=bool(spec.noise > 0), batch_cap=cfg.batch_cap, feedback_kind=fkind,
         )
         if synthesis_input is None:
             synthesis_input = to_jsonable(obs)

@@ -48,7 +48,8 @@ class TrialRecord:
         draft: Draft law source, if any.
         final_source: The submitted ``discovered_law`` source ("" when none).
         submission_origin: ``synthesis``, ``draft``, ``baseline``, ``forced`` (baseline forced final
-            call), ``committee`` / ``diagnostics`` (``synthesis: none`` without a valid draft: the
+            call), ``forced_nan`` (the forced call gave no law: NewtonBench's ``return
+            float('nan')`` stand-in), ``committee`` / ``diagnostics`` (``synthesis: none`` without a valid draft: the
             best-fitting calibrated committee hypothesis, or the diagnostics' power-law fit) or
             ``none``. The origin says where the text came from, not that it is valid: the
             evaluation decides that.

@@ -43,6 +43,9 @@ class ProtocolConfig:
         interpreter: Whether the policy may request Python analysis (the ``C`` variants).
         diagnostics: Planner diagnostics shown (``True`` in the paper; ablation knob).
         synthesis: ``fresh`` (paper) or ``none`` (the draft / last committee best is submitted).
+        synthesis_diagnostics: Whether fresh synthesis also sees the automatic diagnostics
+            (``False`` in the paper: synthesis gets the task, the observations and the draft;
+            ablation knob).
         batch_cap: Planner measurements per exploration turn (paper: 4).
         measurement_budget: Total simulator evaluations allowed (``None`` = unlimited); a
             cap-matched baseline sets this.
@@ -61,6 +64,7 @@ class ProtocolConfig:
     interpreter: bool = False
     diagnostics: bool = True
     synthesis: Literal["fresh", "none"] = "fresh"
+    synthesis_diagnostics: bool = False
     batch_cap: int = 4
     measurement_budget: int | None = None
     exploration_turns: int = 8
@@ -99,8 +103,9 @@ class ProtocolConfig:
             not isinstance(self.synthesis_turns, int) or isinstance(self.synthesis_turns, bool) or self.synthesis_turns < 1
         ):
             errors.append(f"synthesis_turns must be a positive integer or null, got {self.synthesis_turns!r}")
-        if not isinstance(self.interpreter, bool) or not isinstance(self.diagnostics, bool):
-            errors.append("interpreter and diagnostics must be booleans")
+        for field in ("interpreter", "diagnostics", "synthesis_diagnostics"):
+            if not isinstance(getattr(self, field), bool):
+                errors.append(f"{field} must be a boolean (true or false), got {getattr(self, field)!r}")
         if errors:
             raise ValueError(f"configuration {self.name!r}: " + "; ".join(errors))
 
@@ -260,7 +265,8 @@ class Observation:
         draft: Draft law source carried into synthesis, if any.
         feedback: The protocol's reply to the previous action (analysis output, experiment
             results, a refusal, a repair request), or ``None`` at the start of a phase.
-        noise: Relative noise level the simulator uses (agents are told noise-free or noisy).
+        noisy: Whether the simulator adds noise. Policies learn only this, never the level (as
+            NewtonBench's prompt says only "noise-free" or "noisy").
         batch_cap: Planner batch size (informational).
         feedback_kind: What ``feedback`` answers: ``experiment`` (baseline measurement output,
             already in NewtonBench's ``<experiment_output>`` format), ``selection`` (planner batch
@@ -284,7 +290,7 @@ class Observation:
     interpreter: bool
     draft: str | None = None
     feedback: str | None = None
-    noise: float = 0.0
+    noisy: bool = False
     batch_cap: int = 4
     feedback_kind: str | None = None
     new_rows: int = 0

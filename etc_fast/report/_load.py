@@ -11,7 +11,7 @@ from etc_fast.protocol import CONFIGURATIONS
 from etc_fast.runner._schema import TRIALS_SCHEMA, entries_frame
 from etc_fast.runner._store import read_trials
 
-__all__ = ["load_trials", "CONFIG_ORDER", "FAMILY_GROUPS", "config_label", "task_sort_key"]
+__all__ = ["load_trials", "CONFIG_ORDER", "FAMILY_GROUPS", "config_label", "paper_label", "variant_label", "task_sort_key"]
 
 #: Preset order of the paper's tables (baselines first, then N planners, then C planners): the
 #: order of :data:`etc_fast.protocol.CONFIGURATIONS`.
@@ -31,6 +31,27 @@ def config_label(name: str) -> str:
         cfg = CONFIGURATIONS[name]
         head = "Baseline" if cfg.family == "baseline" else cfg.acquisition.capitalize()
         return f"{head}, {'int.' if cfg.interpreter else 'no int.'}"
+    return name
+
+
+#: The paper's short names of the acquisition rules (Figure S1).
+_ACQ_SHORT = {"variance": "Var", "pairwise": "Pair", "random": "Rand"}
+
+
+def variant_label(name: str) -> str:
+    """The acquisition part of a preset's figure label: ``Var``, ``Pair``, ``Rand`` or ``Baseline``;
+    other names are returned as they are."""
+    if name in CONFIGURATIONS:
+        cfg = CONFIGURATIONS[name]
+        return "Baseline" if cfg.family == "baseline" else _ACQ_SHORT[cfg.acquisition]
+    return name
+
+
+def paper_label(name: str) -> str:
+    """The paper's figure label of a preset: ``variance_c`` -> ``Var C``, ``baseline_n`` -> ``Baseline N``
+    (N = no interpreter, C = interpreter); other names (ablations) are returned as they are."""
+    if name in CONFIGURATIONS:
+        return f"{variant_label(name)} {'C' if CONFIGURATIONS[name].interpreter else 'N'}"
     return name
 
 

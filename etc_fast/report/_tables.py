@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, task_sort_key
+from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, task_sort_key, variant_label
 from etc_fast.report._stats import N_DRAWS, SEED, summarize_effects
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "table_modules",
     "table_modules_wide",
     "coverage_curves",
+    "group_variants",
     "TAUS",
 ]
 
@@ -74,6 +75,35 @@ def _sort(out: pl.DataFrame, src: pl.DataFrame, keys: Sequence[str], extra: Sequ
     return out.with_columns(cols).sort(order, maintain_order=True).drop([c for c in order if c.startswith("_")])
 
 
+def _variants_agg() -> pl.Expr:
+    return pl.col("configuration").unique().alias("variants")
+
+
+def _variants_text(out: pl.DataFrame) -> pl.DataFrame:
+    """Turn the aggregated configuration lists of ``variants`` into the paper's short labels in
+    preset order (``Var+Pair+Rand``, ``Rand``, ``Baseline``)."""
+    if out.height == 0:
+        return out.with_columns(pl.col("variants").cast(pl.List(pl.String)).list.join("+"))
+    order = {c: i for i, c in enumerate(CONFIG_ORDER)}
+
+    def text(names: Sequence[str]) -> str:
+        return "+".join(variant_label(n) for n in sorted(names, key=lambda c: order.get(c, len(order))))
+
+    return out.with_columns(pl.col("variants").map_elements(text, return_dtype=pl.String))
+
+
+def group_variants(df: pl.DataFrame) -> dict[str, list[str]]:
+    """For each family group present, the distinct ``variants`` strings of its rows (one per
+    condition pattern), e.g. ``{"Planner N": ["Rand"], "Planner C": ["Var+Pair+Rand"]}``."""
+    t = table_families(df)
+    out: dict[str, list[str]] = {}
+    for row in t.iter_rows(named=True):
+        vals = out.setdefault(row["group"], [])
+        if row["variants"] not in vals:
+            vals.append(row["variants"])
+    return out
+
+
 def _metrics() -> list[pl.Expr]:
     return [
         pl.len().alias("n"),
@@ -89,12 +119,13 @@ def _metrics() -> list[pl.Expr]:
 def table_families(df: pl.DataFrame) -> pl.DataFrame:
     """Table 1: per model/difficulty and family group (Baseline N, Planner N, Baseline C, Planner C).
 
-    Columns: keys, ``group``, ``n``, ``credited``, ``sa_pct``, ``rmsle_mean_finite`` (mean of finite
-    scores), ``finite``, ``complete``, ``measurements_mean``.
+    Columns: keys, ``group``, ``variants`` (the configurations the row averages, e.g.
+    ``Var+Pair+Rand``; fewer when fewer ran), ``n``, ``credited``, ``sa_pct``, ``rmsle_mean_finite``
+    (mean of finite scores), ``finite``, ``complete``, ``measurements_mean``.
     """
     keys = condition_keys(df)
     d = _with_group(_presets(df))
-    out = d.group_by(keys + ["group"]).agg(_metrics())
+    out = _variants_text(d.group_by(keys + ["group"]).agg([_variants_agg(), *_metrics()]))
     return _sort(out, df, keys, [("group", _GROUP_ORDER)])
 
 
@@ -179,16 +210,25 @@ def _q(tau: float) -> pl.Expr:
 
 
 def table_coverage(df: pl.DataFrame, taus: Sequence[float] = TAUS) -> pl.DataFrame:
-    """Table S3: complete counts and 100·Q(τ) per model/difficulty and family group.
+    """Table S3: complete counts, the audit counts and 100·Q(τ) per model/difficulty and family group.
 
     Q(τ) = fraction of ALL trials that are complete and have finite RMSLE <= τ.
-    Columns: keys, ``group``, ``n``, ``complete``, ``q_<τ>`` (percent) per threshold.
+    Columns: keys, ``group``, ``variants``, ``n``, ``complete``, ``finite_incomplete`` (finite
+    RMSLE although a finite-target point has no finite prediction), ``sign_disagree`` (submissions
+    disagreeing with the target's sign at one or more finite pairs; paper S4.2), ``q_<τ>``
+    (percent) per threshold.
     """
     keys = condition_keys(df)
     d = _with_group(_presets(df))
-    aggs = [pl.len().alias("n"), pl.col("complete").sum().cast(pl.Int64).alias("complete")]
+    aggs = [
+        _variants_agg(),
+        pl.len().alias("n"),
+        pl.col("complete").sum().cast(pl.Int64).alias("complete"),
+        (_FINITE & ~pl.col("complete").fill_null(False)).sum().cast(pl.Int64).alias("finite_incomplete"),
+        (pl.col("sign_disagreements").fill_null(0) > 0).sum().cast(pl.Int64).alias("sign_disagree"),
+    ]
     aggs += [(_q(t).mean() * 100).alias(f"q_{t:g}") for t in taus]
-    out = d.group_by(keys + ["group"]).agg(aggs)
+    out = _variants_text(d.group_by(keys + ["group"]).agg(aggs))
     return _sort(out, df, keys, [("group", _GROUP_ORDER)])
 
 

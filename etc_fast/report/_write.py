@@ -30,25 +30,45 @@ _TITLES = {
     "table_modules_wide": "Per module and configuration (compact)",
 }
 _NOTES = {
-    "table1_families": "Planner rows average the three acquisition variants; RMSLE averages finite scores only "
+    "table1_families": "{variants} RMSLE averages finite scores only "
     "(their count is `finite`); `measurements_mean` counts simulator evaluations per rollout.",
     "table2_configurations": "Includes named ablations. RMSLE means exclude non-finite scores; `complete` = "
     "finite predictions wherever the target is finite.",
     "table_s2_sa_effects": "Module effect = planner-family SA − baseline SA within a module (rollouts and variants "
-    "averaged first). Interval: 95% percentile over {n_draws} module resamples (seed {seed}); leave-one-out "
+    "averaged first). {variants} Interval: 95% percentile over {n_draws} module resamples (seed {seed}); leave-one-out "
     "range removes one module at a time; sign-flip p is exact and two-sided. Sensitivity summaries for a fixed "
     "suite, not population inference.",
     "table_s2_module_effects": "`planner` = planner-family SA (variants and rollouts averaged), `baseline` = "
     "baseline SA, `effect` = their difference; modules lacking either family are left out.",
     "table_s3_coverage": "Q(τ) = share of all trials that are complete and have finite RMSLE ≤ τ (columns "
-    "`q_<τ>`, percent); invalid and incomplete submissions stay in the denominator.",
+    "`q_<τ>`, percent); invalid and incomplete submissions stay in the denominator. `finite_incomplete` = "
+    "submissions with a finite RMSLE that still lack a finite prediction at some finite-target point; "
+    "`sign_disagree` = submissions whose sign differs from the target's at one or more finite pairs (magnitude "
+    "RMSLE cannot see it; paper S4.2). {variants}",
     "table_heatmap": "Each cell averages the rollouts of one module and configuration.",
-    "table_savings": "Positive `savings` = the planner family used fewer simulator evaluations.",
+    "table_savings": "Positive `savings` = the planner family used fewer simulator evaluations. {variants}",
     "table_modules": "Mean measurements, mean finite RMSLE, complete and credited counts per module and configuration.",
     "table_modules_wide": "Each cell: mean measurements · mean finite RMSLE · complete/n · credited/n.",
 }
 _PCT = ("sa_pct",)
 _INT_LIKE = ("n", "credited", "finite", "complete", "n_modules", "n_pos", "n_neg", "n_zero", "rollout")
+
+
+def variants_sentence(df: pl.DataFrame) -> str:
+    """Which configurations each family group of the run averages, in words (the captions' claim
+    is computed from the rows present, never assumed)."""
+    groups = _tables.group_variants(df)
+    planner = {g: v for g, v in groups.items() if g.startswith("Planner")}
+    if not planner:
+        return "No planner configuration of the paper's presets ran."
+    parts = []
+    for g, variants in planner.items():
+        names = " or ".join(f"`{v}`" for v in variants)
+        n = max(len(v.split("+")) for v in variants)
+        what = "the three acquisition variants" if variants == ["Var+Pair+Rand"] else (
+            f"only {names}" if n == 1 else names)
+        parts.append(f"{g} averages {what}")
+    return "Planner rows average the variants in `variants`: " + "; ".join(parts) + "."
 
 
 def _fmt(col: str, v: Any) -> str:
@@ -124,12 +144,17 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
     plot_heatmap(tables["table_heatmap"], keys, out / "credit_heatmap.png")
 
     n_failed = int(df.filter(pl.col("status") == "failed").height) if df.height else 0
+    n_fin_incomplete = int(tables["table_s3_coverage"].get_column("finite_incomplete").sum() or 0)
+    n_sign = int(tables["table_s3_coverage"].get_column("sign_disagree").sum() or 0)
+    variants = variants_sentence(df)
     lines = [
         f"# Report: {root.name}",
         "",
         f"{df.height} trials ({n_failed} failed), models: {', '.join(dict.fromkeys(df.get_column('model').to_list())) or '–'}; "
         f"written {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} from `trials.parquet`.",
         "SA = share of trials credited by the run's judge; RMSLE = NewtonBench magnitude RMSLE on the shared grid.",
+        f"Coverage audit of the preset configurations: {n_fin_incomplete} finite-but-incomplete submission(s), "
+        f"{n_sign} with sign disagreements (Table S3). {variants}",
         "",
         "## Figures",
         "",
@@ -148,7 +173,7 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         lines += [
             f"## {_TITLES[stem]}",
             "",
-            _NOTES[stem].format(n_draws=n_draws, seed=seed),
+            _NOTES[stem].format(n_draws=n_draws, seed=seed, variants=variants),
             "",
             f"Files: [{stem}.csv]({stem}.csv), [{stem}.parquet]({stem}.parquet)",
             "",

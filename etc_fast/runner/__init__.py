@@ -41,6 +41,7 @@ from etc_fast.runner._store import (
     package_versions,
     read_manifest,
     read_trials,
+    verify_before_rewrite,
     write_manifest,
 )
 
@@ -82,5 +83,6 @@ __all__ = [
     "replay_run",
     "run_config",
     "trials_frame",
+    "verify_before_rewrite",
     "write_manifest",
 ]

@@ -42,6 +42,13 @@ EXECUTORS = ("local", "threads", "processes", "ray")
 #: Judge names (``etc_fast.evaluate.JUDGES``, repeated so that reading a config does not load the kernels).
 JUDGES = ("structural", "llm", "none")
 CACHE_MODES = ("use", "refresh", "off", "replay")
+#: Most rollouts per grid cell, and most trials in a whole run (summed over grids before
+#: deduplication). The paper's design has 576 trials; these only stop a typo (``rollouts:
+#: 3000000``) from expanding millions of trial specs before anything runs.
+MAX_ROLLOUTS = 10_000
+MAX_TRIALS = 100_000
+#: Largest configuration file read.
+MAX_CONFIG_BYTES = 4 * 2**20
 #: Models that are not LLMs (every other model name is passed the ``llm`` settings).
 OFFLINE_MODELS = ("symbolic", "scripted")
 
@@ -373,15 +380,29 @@ def load_config(path: str | os.PathLike[str]) -> RunConfig:
     Raises:
         ConfigError: The file is missing, not YAML, or a value is wrong (the message names the key).
     """
+    from etc_fast._yaml import decode_text, nesting_problem
+
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(source, "", f"cannot read the file ({exc.strerror or exc})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(source, "", f"the file is larger than {MAX_CONFIG_BYTES // 2**20} MiB; a run configuration is a few kilobytes")
+    try:
+        text = decode_text(data)
+    except ValueError as exc:
+        raise ConfigError(source, "", str(exc)) from None
+    problem = nesting_problem(text)
+    if problem is not None:
+        raise ConfigError(source, "", problem)
     try:
         raw = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(source, "", f"not valid YAML: {exc}") from None
+    except RecursionError:  # a second guard; the nesting check above refuses such files first
+        raise ConfigError(source, "", "nested too deeply to load") from None
     return parse_config(raw, source=source)
 
 
@@ -502,6 +523,15 @@ _LLM_KEYS = (
 _PROTOCOL_KNOBS = tuple(f.name for f in dataclasses.fields(ProtocolConfig) if f.name not in ("name", "family", "acquisition"))
 
 
+def _grid_size(g: GridConfig) -> int:
+    """Trials of one grid block before deduplication (custom tasks are not multiplied by
+    difficulties and law versions)."""
+    n_custom = sum(1 for t in g.tasks if _is_task_path(t))
+    n_modules = len(g.tasks) - n_custom
+    per_task_cells = n_modules * len(g.difficulties) * len(g.law_versions) + n_custom
+    return per_task_cells * len(g.noise) * len(g.configurations) * g.rollouts
+
+
 class _Parser:
     def __init__(self, source: str) -> None:
         self.src = source
@@ -552,6 +582,14 @@ class _Parser:
         kwargs["ablations"] = ablations
         grids = _list(doc["grids"], src, "grids")
         kwargs["grids"] = tuple(self.grid(g, f"grids[{i}]", ablations) for i, g in enumerate(grids))
+        total = 0
+        for i, g in enumerate(kwargs["grids"]):
+            total += _grid_size(g)
+            if total > MAX_TRIALS:
+                raise self.err(
+                    f"grids[{i}]", f"the run would have more than {MAX_TRIALS:,} trials ({total:,} up to this grid); "
+                    "split it into several runs or reduce rollouts, tasks or configurations"
+                )
         return RunConfig(**kwargs)
 
     def llm(self, raw: Any) -> LLMSettings:
@@ -639,6 +677,8 @@ class _Parser:
         ]
         _unique(noise, src, _join(key, "noise"))
         rollouts = _positive_int(d.get("rollouts", 1), src, _join(key, "rollouts"))
+        if rollouts > MAX_ROLLOUTS:
+            raise self.err(_join(key, "rollouts"), f"{rollouts:,} is more than the limit of {MAX_ROLLOUTS:,} rollouts per cell")
         noise_seed = _positive_int(d.get("noise_seed", 0), src, _join(key, "noise_seed"), minimum=0)
         return GridConfig(
             model=model,

@@ -18,7 +18,7 @@ from etc_fast.runner._config import RunConfig
 from etc_fast.runner._executors import TrialWorker, _llm_stop, create_executor
 from etc_fast.runner._grid import expand_grid
 from etc_fast.runner._progress import Progress, format_duration
-from etc_fast.runner._store import RunStore, write_manifest
+from etc_fast.runner._store import RunDirError, RunStore, write_manifest, writing
 
 __all__ = ["PreflightError", "RunResult", "RunStopped", "interrupt_on_sigterm", "run_config"]
 
@@ -161,10 +161,10 @@ def run_config(
     breaker = max(1, int(config.llm.max_consecutive_failures))
     stopped: str | None = None
     rejudged = 0
-    with RunStore.open(config) as store:
+    grid_ids = {s.trial_id for s in specs}
+    with RunStore.open(config, grid_ids=grid_ids) as store, writing(config.out, "store the results"):
         finished = store.finished
         redo = store.unfinished()
-        grid_ids = {s.trial_id for s in specs}
         # A trial whose judge could not be reached keeps its play; only the judge is asked again.
         rejudge = [tid for tid, e in redo.items() if tid in grid_ids and e["summary"].get("status") != "failed"]
         pending = [s for s in specs if s.trial_id not in finished and s.trial_id not in rejudge]
@@ -228,10 +228,14 @@ def run_config(
         try:
             from etc_fast.report import write_report
 
-            report_path = write_report(config.out)
+            with writing(config.out, "write the report"):
+                report_path = write_report(config.out)
+        except RunDirError:  # the directory itself (read-only, full): an output-directory problem
+            raise
         except Exception as exc:  # noqa: BLE001 - results are safe on disk; say why the report is missing
             report_error = f"{type(exc).__name__}: {exc}"
-    write_manifest(config.out)
+    with writing(config.out, "write manifest.sha256"):
+        write_manifest(config.out)
     wall = time.perf_counter() - t0
     ran = progress.ran
     stream.write(

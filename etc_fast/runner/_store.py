@@ -19,6 +19,14 @@ loses at most the trials in flight, and a line torn by the kill is dropped on th
 A trial stored with status ``failed`` (no reply from the model, a crash, a timeout) or whose judge
 could not be reached (``judge_status: error``) is not finished: the next run does it again and
 appends a new line for it, which supersedes the old one.
+
+Integrity: before anything in a directory is rewritten, its files are checked against
+``manifest.sha256`` (:func:`verify_before_rewrite`); a mismatch stops the invocation and says
+which files differ. While a run writes, the directory has no manifest (it is removed once the
+check has passed and the lock is held, and written again at the end), so a run killed half-way
+leaves no stale manifest behind that would later read as "edited". Every stored line must
+belong to the run's grid and its spec must hash to its trial id; a line from another grid is
+refused, never adopted.
 """
 
 from __future__ import annotations
@@ -45,12 +53,14 @@ from etc_fast.runner._schema import entries_frame
 __all__ = [
     "RunDirError",
     "RunStore",
+    "writing",
     "read_trials",
     "is_finished",
     "file_hashes",
     "write_manifest",
     "read_manifest",
     "check_manifest",
+    "verify_before_rewrite",
     "package_versions",
     "export_parquet",
 ]
@@ -61,6 +71,7 @@ PARQUET = "trials.parquet"
 CONFIG = "config.resolved.yaml"
 VERSIONS = "versions.json"
 MANIFEST = "manifest.sha256"
+REPORT = "report"
 _LOCK = ".lock"
 _NOT_HASHED = {MANIFEST, _LOCK}
 
@@ -68,7 +79,25 @@ _PACKAGES = ("numpy", "numba", "scipy", "polars", "openai", "pyyaml", "matplotli
 
 
 class RunDirError(RuntimeError):
-    """A run directory cannot be used (different config, corrupt results, another run writing)."""
+    """A run directory cannot be used (different config, corrupt results, another run writing,
+    or it cannot be written: read-only, full)."""
+
+
+@contextlib.contextmanager
+def writing(root: str | os.PathLike[str], doing: str, *, started: bool = True) -> Iterator[None]:
+    """Turn an ``OSError`` raised while ``doing`` something in the run directory ``root`` into a
+    :class:`RunDirError` that names the directory, the file and the cause (read-only, full, ...).
+    ``started``: whether trials may already be stored (the advice differs)."""
+    try:
+        yield
+    except OSError as exc:
+        what = exc.strerror or type(exc).__name__
+        where = f" ({exc.filename})" if exc.filename else ""
+        advice = (
+            "Trials stored so far are kept; free space or fix permissions and run the same command again to resume"
+            if started else "Nothing was run; choose a writable --out"
+        )
+        raise RunDirError(f"{root}: cannot {doing}: {what}{where}. {advice}.") from None
 
 
 # ----------------------------------------------------------------------------------------
@@ -203,6 +232,93 @@ def check_manifest(run_dir: str | os.PathLike[str], *, hashes: Mapping[str, str]
     return problems
 
 
+def verify_before_rewrite(run_dir: str | os.PathLike[str]) -> None:
+    """Check a run directory against its manifest before anything in it is rewritten.
+
+    Nothing to check when the directory holds no manifest (a new directory, or a run that was
+    interrupted: the manifest is removed while a run writes). Files under ``report/`` are not
+    checked here: the report is derived from the results and rewritten whole.
+
+    Raises:
+        RunDirError: The files differ from the manifest (the message lists the differences).
+    """
+    root = Path(run_dir)
+    if not (root / MANIFEST).is_file():
+        return
+    # report/ is derived from the verified results and rewritten whole; a removed or edited report
+    # file is no reason to stop, an edited result is
+    problems = [p for p in check_manifest(root) if not p.startswith(f"{REPORT}/")]
+    if problems:
+        shown = "; ".join(problems[:4]) + (f"; and {len(problems) - 4} more" if len(problems) > 4 else "")
+        raise RunDirError(
+            f"{root / MANIFEST}: the run directory no longer matches its manifest ({shown}); nothing was "
+            f"changed. Restore the files (python -m etc_fast.replay {root} shows the details), or use a new --out"
+        )
+
+
+def _describe_spec(spec: Any) -> str:
+    if not isinstance(spec, Mapping):
+        return "no spec"
+    cfg = spec.get("config") if isinstance(spec.get("config"), Mapping) else {}
+    parts = [spec.get("model"), cfg.get("name"), spec.get("task"), spec.get("difficulty"), spec.get("law_version")]
+    text = " ".join(str(p) for p in parts if p is not None)
+    if spec.get("noise"):
+        text += f" noise {spec.get('noise')}"
+    return text + f" rollout {spec.get('rollout')}"
+
+
+def check_grid_entries(path: Path, entries: Iterable[Mapping[str, Any]], grid_ids: set[str]) -> None:
+    """Refuse stored lines that are not trials of this run's grid, or whose spec does not hash to
+    their trial id (an edited or foreign line).
+
+    Raises:
+        RunDirError: Naming the file, the line and the trial.
+    """
+    from etc_fast.protocol import TrialSpec
+
+    lines = _line_numbers(path)
+    for entry in entries:
+        tid = entry["trial_id"]
+        where = f"{path}: line {lines.get(tid, '?')}: trial {tid} ({_describe_spec(entry.get('spec'))})"
+        spec = entry.get("spec")
+        if _raw_spec_id(spec) != tid:
+            raise RunDirError(f"{where}: its spec is missing or does not hash to its trial id (the line was edited); "
+                              "nothing was changed. Remove the line, or use a new --out")
+        if tid in grid_ids:
+            continue
+        try:
+            spec_id = TrialSpec.from_dict(spec).trial_id
+        except (TypeError, ValueError, KeyError):
+            spec_id = None
+        if spec_id != tid and spec_id in grid_ids:
+            raise RunDirError(f"{where}: written by an earlier version of etc_fast whose trial specs lack fields this "
+                              "version records; its results cannot be mixed with this version's. Use a new --out")
+        raise RunDirError(f"{where}: this trial is not in the run's grid (the line comes from another run) and is "
+                          "never adopted; nothing was changed. Remove the line, or use a new --out")
+
+
+def _raw_spec_id(spec: Any) -> str | None:
+    """The trial id of a stored spec exactly as written (the hash :attr:`TrialSpec.trial_id` takes)."""
+    if not isinstance(spec, Mapping):
+        return None
+    try:
+        blob = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _line_numbers(path: Path) -> dict[str, int]:
+    """The first line (1-based) of each trial id in ``trials.jsonl``."""
+    out: dict[str, int] = {}
+    with contextlib.suppress(OSError):
+        for i, raw in enumerate(path.read_bytes().split(b"\n"), 1):
+            entry = _parse_line(raw)
+            if entry is not None:
+                out.setdefault(entry["trial_id"], i)
+    return out
+
+
 @contextlib.contextmanager
 def _replacing(path: Path) -> Iterator[str]:
     """Yield a temporary path beside ``path``; renamed onto ``path`` when the block succeeds, removed if not.
@@ -291,16 +407,21 @@ class RunStore:
 
     # -- opening ------------------------------------------------------------------------------
     @classmethod
-    def open(cls, config: RunConfig, out: str | os.PathLike[str] | None = None) -> RunStore:
+    def open(cls, config: RunConfig, out: str | os.PathLike[str] | None = None, *, grid_ids: set[str] | None = None) -> RunStore:
         """Open (or create) the run directory for ``config``.
 
         Resuming is refused when the directory's stored config differs in a field that changes
-        trial results (:func:`etc_fast.runner.config_identity`).
+        trial results (:func:`etc_fast.runner.config_identity`), when its files no longer match
+        its manifest, or when a stored line is not a trial of the grid (``grid_ids``: the trial
+        ids of ``expand_grid(config)``, computed here when not given). Nothing is written before
+        these checks pass.
 
         Raises:
-            RunDirError: Different stored config, damaged results, or another run holds the lock.
+            RunDirError: Different stored config, edited or foreign results, damaged results, or
+                another run holds the lock.
         """
         root = Path(out if out is not None else config.out)
+        verify_before_rewrite(root)
         stored_path = root / CONFIG
         if stored_path.exists():
             try:
@@ -316,9 +437,27 @@ class RunStore:
                 )
         elif (root / TRIALS).exists() and (root / TRIALS).stat().st_size > 0:
             raise RunDirError(f"{root} holds trials.jsonl but no {CONFIG}; pass a new --out")
-        store = cls(root)
-        store.write_config(config)
-        store.write_versions()
+        if (root / TRIALS).exists():
+            if grid_ids is None:
+                from etc_fast.runner._grid import expand_grid
+
+                grid_ids = {s.trial_id for s in expand_grid(config)}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # the store's own read reports them
+                check_grid_entries(root / TRIALS, read_trials(root / TRIALS), grid_ids)
+        with writing(root, "open the run directory", started=False):
+            store = cls(root)
+        # The manifest described the directory as the last invocation left it; from here on it
+        # changes, so the manifest goes until the run writes a new one at its end.
+        try:
+            with writing(root, "write to the run directory"):
+                with contextlib.suppress(FileNotFoundError):
+                    (root / MANIFEST).unlink()
+                store.write_config(config)
+                store.write_versions()
+        except BaseException:
+            store.close()
+            raise
         return store
 
     def _lock(self):

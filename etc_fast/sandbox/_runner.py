@@ -724,10 +724,21 @@ def _guarded_builtins(allowed: frozenset) -> dict:
 def _describe_exc(exc: BaseException, limits: dict) -> str:
     if isinstance(exc, MemoryError):
         return f"memory limit {int(limits['memory_mb'])} MB exceeded (MemoryError)"
-    text = str(exc)
+    try:
+        name = str(type(exc).__name__)
+    except BaseException:  # a metaclass may make even the class name raise
+        name = "an exception"
+    try:  # the submission's own exception class: its __str__ may raise, or return a non-string
+        text = str(exc)
+    except BaseException as inner:
+        try:
+            inner_name = str(type(inner).__name__)
+        except BaseException:
+            inner_name = "an exception"
+        return f"{name} (its message could not be produced: __str__ raised {inner_name})"
     if len(text) > 500:
         text = text[:500] + "..."
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"{name}: {text}" if text else name
 
 
 def _run_law(job: dict, allowed: frozenset) -> dict:

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from etc_fast.sandbox._limits import SandboxLimits
+from etc_fast.sandbox._runner import _MAX_JOB  # the largest job the runner reads
 
 __all__ = ["RUNNER", "RawRun", "clean_text", "encode_data", "isolation_settings", "run_job"]
 
@@ -171,10 +172,17 @@ def run_job(job: dict, limits: SandboxLimits) -> RawRun:
     Never raises because of what the job does; raises ``OSError`` only when no process can be started.
     """
     start = time.monotonic()
-    workdir = tempfile.mkdtemp(prefix="etc-sandbox-")
     token = secrets.token_hex(16).encode()
     job = dict(job, limits=limits.to_job())
     payload = token + b"\n" + json.dumps(job, allow_nan=True).encode()
+    if len(payload) > _MAX_JOB:  # the runner would read a cut job and its reply could not be trusted
+        what = "submission" if job.get("kind") == "law" else "analysis job (code and data)"
+        return RawRun(
+            ok=False, error=f"the {what} is too large: {len(payload) / 2**20:.0f} MiB to send into the sandbox "
+            f"(limit {_MAX_JOB // 2**20} MiB)", reply=None, stdout="", stderr="", truncated=False,
+            wall_s=time.monotonic() - start,
+        )
+    workdir = tempfile.mkdtemp(prefix="etc-sandbox-")
     settings = isolation_settings()
     box = dict(settings, ppid=os.getpid(), disk_bytes=limits.disk_bytes, disk_files=limits.disk_files)
     res_r, res_w = os.pipe()

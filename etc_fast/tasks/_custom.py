@@ -24,8 +24,10 @@ A custom task file holds one hidden law over named, bounded inputs::
     title: drag force                # optional (default: name)
     noise_floor: 1.0e-9              # optional minimum noise sd (default 1e-9)
 
-Truth is the law compiled by :func:`etc_fast.expr.parse`, NaN where undefined. Every problem in a
-file is reported as one :class:`TaskError` naming the file and the field.
+Truth is the law compiled by :func:`etc_fast.expr.parse`, NaN where undefined. Limits: domain
+bounds within ±1e100 (log-scale lows at least 1e-100); the law must be finite on at least 10% of
+the evaluation grid; the file must be UTF-8, at most 1 MiB and nested at most 32 levels. Every
+problem in a file is reported as one :class:`TaskError` naming the file and the field.
 """
 
 from __future__ import annotations
@@ -46,6 +48,14 @@ __all__ = ["TaskError", "load_custom_task", "CUSTOM"]
 #: Difficulty and law version of every custom task.
 CUSTOM = "custom"
 DEFAULT_NOISE_FLOOR = 1e-9
+#: Largest magnitude of a domain bound, and smallest lower bound of a log-scale domain: any
+#: product or difference of two inputs then stays finite in float64 (squares of 1e100 are 1e200).
+MAX_BOUND = 1e100
+MIN_LOG_LOW = 1e-100
+#: The law must be finite on at least this share of the evaluation grid.
+MIN_FINITE_SHARE = 0.10
+#: Largest task file read.
+MAX_FILE_BYTES = 1 * 2**20
 
 _TOP_REQUIRED = ("name", "description", "output", "variables", "law")
 _TOP_OPTIONAL = ("title", "noise_floor")
@@ -100,13 +110,31 @@ class _Checker:
             raise self.fail(field, f"must be a Python identifier, got {name!r}")
         return name
 
+    def bound(self, value: Any, field: str) -> float:
+        """A domain bound: finite, and at most :data:`MAX_BOUND` in magnitude."""
+        x = self.number(value, field)
+        if abs(x) > MAX_BOUND:
+            raise self.fail(field, f"must be between -{MAX_BOUND:g} and {MAX_BOUND:g}, got {value!r}")
+        return x
+
     def number(self, value: Any, field: str) -> float:
+        if isinstance(value, str) and _looks_numeric(value):
+            raise self.fail(field, f"must be a number, got the text {value!r}: YAML reads an exponent without a "
+                                   f"decimal point or sign as text; write it like 1.0e+3")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(field, f"must be a number, got {_describe(value)}")
         x = float(value)
         if not math.isfinite(x):
             raise self.fail(field, f"must be finite, got {value!r}")
         return x
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip().lower() not in ("nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity")
 
 
 def _describe(value: Any) -> str:
@@ -139,12 +167,14 @@ def _variables(check: _Checker, raw: Any) -> tuple[Variable, ...]:
         scale = item["scale"]
         if scale not in ("log", "linear"):
             raise check.fail(f"{f}.scale", f"must be 'log' or 'linear', got {scale!r}")
-        low = check.number(item["low"], f"{f}.low")
-        high = check.number(item["high"], f"{f}.high")
+        low = check.bound(item["low"], f"{f}.low")
+        high = check.bound(item["high"], f"{f}.high")
         if not low < high:
             raise check.fail(f"{f}.low", f"must be < high (got {item['low']!r} >= {item['high']!r})")
         if scale == "log" and low <= 0:
             raise check.fail(f"{f}.low", f"a log-scale domain needs low > 0 (got {item['low']!r})")
+        if scale == "log" and low < MIN_LOG_LOW:
+            raise check.fail(f"{f}.low", f"must be at least {MIN_LOG_LOW:g} on a log scale (got {item['low']!r})")
         key = check.text(item["key"], f"{f}.key") if "key" in item else name
         if key in seen_keys:
             raise check.fail(f"{f}.key", f"duplicate request key {key!r} (also variables[{seen_keys[key]}])")
@@ -186,12 +216,24 @@ def load_custom_task(path: str | Path) -> Task:
     """
     import yaml
 
+    from etc_fast._yaml import decode_text, nesting_problem
+
     path = Path(path)
     check = _Checker(path.name)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise check.fail(None, f"cannot read the task file ({exc.strerror or exc})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise check.fail(None, f"the file is larger than {MAX_FILE_BYTES // 2**20} MiB; a task file is a few kilobytes")
+    try:
+        text = decode_text(data)
+    except ValueError as exc:
+        raise check.fail(None, str(exc)) from None
+    problem = nesting_problem(text)
+    if problem is not None:
+        raise check.fail(None, problem)
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -199,6 +241,8 @@ def load_custom_task(path: str | Path) -> Task:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise check.fail(None, f"not valid YAML{where}: {problem}") from None
+    except RecursionError:  # a second guard; the nesting check refuses such files first
+        raise check.fail(None, "nested too deeply to load") from None
     if doc is None:
         raise check.fail(None, "the file is empty")
     check.mapping(doc, None, _TOP_REQUIRED, _TOP_OPTIONAL)
@@ -223,7 +267,7 @@ def load_custom_task(path: str | Path) -> Task:
     def truth(X: np.ndarray) -> np.ndarray:
         return program.evaluate(np.asarray(X, dtype=np.float64))
 
-    return Task(
+    task = Task(
         name=name,
         module=name,
         difficulty=CUSTOM,
@@ -240,3 +284,22 @@ def load_custom_task(path: str | Path) -> Task:
         law_expression=program.text,
         source=str(path),
     )
+    _check_finite_share(check, task)
+    return task
+
+
+def _check_finite_share(check: _Checker, task: Task) -> None:
+    """Refuse a law that is finite on under :data:`MIN_FINITE_SHARE` of the evaluation grid: such a
+    task cannot be scored (and a trial on it would spend its whole budget on undefined outputs)."""
+    from etc_fast.sampling import evaluation_grid  # imported on use: sampling imports the task types
+
+    X = evaluation_grid(task)
+    with np.errstate(all="ignore"):
+        y = np.asarray(task.truth(X), dtype=np.float64)
+    share = float(np.isfinite(y).mean()) if y.size else 0.0
+    if share < MIN_FINITE_SHARE:
+        raise check.fail(
+            "law",
+            f"finite at only {share:.1%} of the {y.size} evaluation points (at least {MIN_FINITE_SHARE:.0%} needed); "
+            "check the law and the variables' domains",
+        )

@@ -15,13 +15,13 @@ SNELL = task_view(get_task("m4_snell_law"))
 
 
 def test_baseline_task_message_has_the_four_blocks_and_request_keys():
-    text = P.baseline_task_message(SNELL, noise=0.0, interpreter=False)
+    text = P.baseline_task_message(SNELL, noisy=False, interpreter=False)
     for key in ("refractive_index_1", "refractive_index_2", "incidence_angle"):
         assert f'"{key}": ...' in text
     assert "argument `n1` of discovered_law" in text  # keys differ from signature names
     assert SNELL.signature in text and "<final_law>" in text and "<run_experiment>" in text
     assert "noise-free" in text and "<python>" not in text
-    code = P.baseline_task_message(SNELL, noise=0.01, interpreter=True)
+    code = P.baseline_task_message(SNELL, noisy=True, interpreter=True)
     assert "<python>" in code and "random error" in code and "preloaded" in code
 
 
@@ -49,7 +49,7 @@ def test_explore_menu_lists_only_allowed_actions():
 def test_explore_messages_show_table_and_diagnostics():
     X = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     y = np.array([0.5, np.nan])
-    first = P.explore_first_message(GRAVITY, X, y, None, ["committee", "draft"], noise=0, batch_cap=4, turns_left=7, measurements_left=12)
+    first = P.explore_first_message(GRAVITY, X, y, None, ["committee", "draft"], noisy=False, batch_cap=4, turns_left=7, measurements_left=12)
     assert "Observations so far (2)" in first and "nan" in first and "12 left in the budget" in first
     nxt = P.explore_next_message(GRAVITY, "fb", X[1:], y[1:], 1, None, ["committee"], batch_cap=4, turns_left=3, measurements_used=2, measurements_left=None)
     assert nxt.startswith("fb") and "New observations (1)" in nxt and "\n2 " in nxt
@@ -59,10 +59,10 @@ def test_synthesis_message_with_and_without_draft():
     X = np.ones((3, 3))
     y = np.ones(3)
     draft = "def discovered_law(mass1, mass2, distance):\n    return mass1"
-    with_draft = P.synthesis_first_message(GRAVITY, X, y, None, draft, noise=0, interpreter=True, turns_left=2)
+    with_draft = P.synthesis_first_message(GRAVITY, X, y, None, draft, noisy=False, interpreter=True, turns_left=2)
     assert "<draft_law>" in with_draft and "Keep this draft unless" in with_draft and "<python>" in with_draft
     assert "Replies left after this one: 2" in with_draft and "probe each input" not in with_draft
-    without = P.synthesis_first_message(GRAVITY, X, y, None, None, noise=0, interpreter=False, turns_left=0)
+    without = P.synthesis_first_message(GRAVITY, X, y, None, None, noisy=False, interpreter=False, turns_left=0)
     assert "No draft law" in without and "last reply" in without and "<python>" not in without
 
 
@@ -116,12 +116,12 @@ def _every_prompt_text() -> list[str]:
     X, y = rng.uniform(1, 2, (3, 3)), rng.uniform(1, 2, 3)
     texts = []
     for interp in (False, True):
-        for noise in (0.0, 0.1):
-            texts.append(P.baseline_task_message(GRAVITY, noise=noise, interpreter=interp))
-            texts.append(P.explore_first_message(GRAVITY, X, y, None, ["committee", "draft", "analysis"], noise=noise,
+        for noisy in (False, True):
+            texts.append(P.baseline_task_message(GRAVITY, noisy=noisy, interpreter=interp))
+            texts.append(P.explore_first_message(GRAVITY, X, y, None, ["committee", "draft", "analysis"], noisy=noisy,
                                                  batch_cap=4, turns_left=7, measurements_left=None))
             texts.append(P.synthesis_first_message(GRAVITY, X, y, None, "def discovered_law(m1, m2, r):\n    return m1",
-                                                   noise=noise, interpreter=interp, turns_left=2))
+                                                   noisy=noisy, interpreter=interp, turns_left=2))
         texts += [P.baseline_system_prompt(10, interp), P.planner_system_prompt(interp), P.synthesis_system_prompt(interp),
                   P.forced_final_message(GRAVITY, interp), P.invalid_reply_message(interp, "x"), P.action_reminder(3, 5)]
     return texts

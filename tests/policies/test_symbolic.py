@@ -106,10 +106,10 @@ def test_diagnostic_mode_uses_only_power_law_edits():
 # Policy
 # ----------------------------------------------------------------------------------------
 def _obs(phase, task, X, y, *, turn=0, turns_left=7, allowed=("committee", "draft"), interpreter=True, draft=None,
-         diagnostics=None, left=None):
+         diagnostics=None, left=None, noisy=False):
     return Observation(phase=phase, task=task_view(task), X=X, y=y, diagnostics=diagnostics, turn=turn, turns_left=turns_left,
                        measurements_used=len(y), measurements_left=left, allowed=frozenset(allowed), interpreter=interpreter,
-                       draft=draft)
+                       draft=draft, noisy=noisy)
 
 
 def _planner(task, policy, config="random_c", seed=0):
@@ -148,6 +148,31 @@ def test_policy_planner_recovers_law(name, law, variables):
     source, n, kinds = _planner(task, pol)
     assert kinds[-1] == "draft" and n <= 16, (kinds, n)
     assert StructuralJudge().judge(source, task).credited, source
+
+
+@pytest.mark.parametrize("level", [1e-3, 3e-3])
+def test_policy_told_only_noisy_uses_its_fixed_tolerance(level):
+    """The policy never sees the noise level: one fixed tolerance serves every level it is told is noisy."""
+    from etc_fast.policies.symbolic import ASSUMED_NOISE
+
+    task = make_task("t", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
+    X, y = sobol_points(task, 24)
+    y = y * (1 + level * np.random.default_rng(0).standard_normal(y.size))
+    pol = SymbolicPolicy()
+    pol.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
+    a = pol.act(_obs("explore", task, X, y, noisy=True))
+    assert pol.last_search.tol == pytest.approx(3 * ASSUMED_NOISE)
+    assert a.kind == "draft" and StructuralJudge().judge(a.source, task).credited, a.raw
+    # told "noise-free", the same data are not explained to the noiseless tolerance: no draft yet
+    b = pol.act(_obs("explore", task, X, y, noisy=False))
+    assert pol.last_search.tol < 1e-6 and b.kind == "committee"
+
+
+def test_observation_carries_no_noise_level():
+    import dataclasses
+
+    fields = {f.name for f in dataclasses.fields(Observation)}
+    assert "noisy" in fields and "noise" not in fields
 
 
 def test_policy_deterministic():

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 
 from etc_fast.protocol import Action
-from etc_fast.protocol._baseline import INVALID_VANILLA
+from etc_fast.protocol._baseline import INVALID_VANILLA, MAX_VALIDATION_RETRIES, nan_law
 from tests.protocol._helpers import GRAVITY_LAW, analysis, experiment, final, make_spec
 
 P = {"mass1": 10.0, "mass2": 20.0, "distance": 3.0}
@@ -59,8 +60,36 @@ def test_ten_rounds_then_forced_call_without_a_law(play):
     rec, pol = play(make_spec("baseline_n"), [experiment(P)] * 10)
     assert len(pol.observations) == 11
     assert rec.measurements == 10
-    assert rec.status == "max_turns_reached" and rec.submission_origin == "none"
-    assert rec.evaluation["valid"] is False
+    # NewtonBench substitutes the signature returning float('nan') when no law can be extracted
+    assert rec.status == "max_turns_reached" and rec.submission_origin == "forced_nan"
+    assert rec.final_source == nan_law(("mass1", "mass2", "distance"))
+    assert "float('nan')" in rec.final_source
+    assert math.isnan(float(rec.evaluation["rmsle"])) and rec.evaluation["n_finite_pred"] == 0
+    assert rec.judge["credited"] is False
+
+
+def test_code_failing_validation_does_not_use_the_round(play):
+    script = [analysis("print(("), analysis("def f(:\n  pass"), experiment(P), final()]
+    rec, pol = play(make_spec("baseline_c", baseline_rounds=2), script)
+    # two validation failures, then the experiment still runs in round 0 and the final law in round 1
+    assert [o.turn for o in pol.observations] == [0, 0, 0, 1]
+    assert pol.observations[1].feedback_kind == "repair" and "validation" in pol.observations[1].feedback
+    assert "round is not used" in pol.observations[2].feedback
+    assert rec.measurements == 1 and rec.status == "completed"
+    assert not any("analysis" in e for e in rec.events)  # nothing ran in the sandbox
+
+
+def test_validation_retries_are_bounded(play):
+    bad = analysis("(((")
+    rec, pol = play(make_spec("baseline_c", baseline_rounds=2), [bad] * (2 * (MAX_VALIDATION_RETRIES + 1)) + [final()])
+    turns_seen = [o.turn for o in pol.observations if o.phase == "baseline"]
+    assert turns_seen == [0] * (MAX_VALIDATION_RETRIES + 1) + [1] * (MAX_VALIDATION_RETRIES + 1)
+    assert pol.observations[-1].phase == "final" and rec.submission_origin == "forced"
+
+
+def test_valid_code_that_fails_at_run_time_uses_the_round(play):
+    rec, pol = play(make_spec("baseline_c", baseline_rounds=2), [analysis("1/0"), final()])
+    assert pol.observations[1].turn == 1 and pol.observations[1].feedback_kind == "analysis"
 
 
 def test_bad_request_is_feedback_not_a_crash(play):

@@ -36,11 +36,12 @@ def test_three_variable_draft_at_once_uses_exactly_the_bootstrap(play):
     assert rec.evaluation["valid"] is True and rec.evaluation["rmsle"] < 1e-9
     assert rec.judge["judge"] == "structural" and rec.judge["credited"] is True
     assert [b[0] for b in pol.begins] == ["explore", "synthesis"]
-    # the synthesis context got the non-trivial draft, the observations and the diagnostics
+    # the synthesis context got the paper's input: the task, the observations and the non-trivial draft
     syn = pol.observations[1]
     assert syn.phase == "synthesis" and syn.draft == GRAVITY_LAW
     assert syn.allowed == frozenset({"final"})
-    assert syn.diagnostics is not None and syn.X.shape == (4, 3)
+    assert syn.diagnostics is None and syn.X.shape == (4, 3)
+    assert rec.synthesis_input["diagnostics"] is None
     assert rec.synthesis_input["draft"] == GRAVITY_LAW
     assert rec.synthesis_input["sources"] == ["bootstrap"] * 4
     assert len(rec.synthesis_input["X"]) == 4
@@ -105,6 +106,42 @@ def test_random_planner_continues_with_fallback_hypotheses(play):
     assert any("exp(" in h for h in ev["fallback_hypotheses"])  # the power-law fit
     assert rec.measurements == 8
     assert "fallback" in pol.observations[1].feedback
+
+
+def test_synthesis_diagnostics_knob_adds_the_diagnostics(play):
+    rec, pol = play(make_spec("variance_c", synthesis_diagnostics=True), [draft(), final()])
+    syn = pol.observations[1]
+    assert syn.phase == "synthesis" and syn.diagnostics is not None
+    assert syn.diagnostics.n_observations == 4
+    assert rec.synthesis_input["diagnostics"]["n_observations"] == 4
+    # the default leaves them out, and the two are different configurations (different trial ids)
+    assert make_spec("variance_c", synthesis_diagnostics=True).trial_id != make_spec("variance_c").trial_id
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Action(kind="invalid", error="no JSON found"),
+        Action(kind="committee", hypotheses=("mass1.real", "import os")),
+        experiment({"mass1": 1, "mass2": 1, "distance": 1}),
+        analysis("print(1)"),  # no interpreter in random_n
+        Action(kind="final", source=GRAVITY_LAW),
+    ],
+    ids=["invalid", "unparseable", "experiment", "analysis", "final"],
+)
+def test_random_planner_always_selects(play, reply):
+    """Algorithm S1: only scored planners repair; random selects on every non-draft turn."""
+    rec, pol = play(make_spec("random_n"), [reply, draft(), final()])
+    (ev,) = explore_events(rec)[:1]
+    assert ev["feedback_kind"] == "selection" and len(ev["measured"]["indices"]) == 4
+    assert rec.measurements == 8
+    assert pol.observations[1].feedback_kind == "selection" and pol.observations[1].new_rows == 4
+
+
+@pytest.mark.parametrize("config", ["variance_n", "pairwise_n"])
+def test_scored_planners_still_repair_an_unusable_reply(play, config):
+    rec, pol = play(make_spec(config), [Action(kind="invalid", error="no JSON found"), draft(), final()])
+    assert pol.observations[1].feedback_kind == "repair" and rec.measurements == 4
 
 
 def test_analysis_turn_with_interpreter(play):

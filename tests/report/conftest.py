@@ -10,7 +10,7 @@ _FAMILY = {name: (c.family, c.acquisition, c.interpreter) for name, c in CONFIGU
 
 
 def row(configuration, task, rollout=0, *, model="m", difficulty="medium", credited=False, rmsle=0.5,
-        complete=True, measurements=10, status="completed"):
+        complete=True, measurements=10, status="completed", sign_disagreements=0):
     family, acq, interp = _FAMILY.get(configuration, ("planner", "variance", True))
     finite = rmsle is not None and math.isfinite(rmsle)
     return {
@@ -19,7 +19,7 @@ def row(configuration, task, rollout=0, *, model="m", difficulty="medium", credi
         "task": task, "difficulty": difficulty, "law_version": "v0", "noise": 0.0, "rollout": rollout,
         "measurements": measurements, "valid": rmsle is not None, "error": None, "rmsle": rmsle,
         "complete": complete, "n_finite_target": 100, "n_finite_pred": 100 if complete else 50,
-        "sign_disagreements": 0,
+        "sign_disagreements": sign_disagreements,
         "q_0_01": complete and finite and rmsle <= 0.01, "q_0_1": complete and finite and rmsle <= 0.1,
         "q_1": complete and finite and rmsle <= 1, "credited": credited, "judge": "structural",
         "judge_reason": "", "status": status, "prompt_tokens": 0, "completion_tokens": 0, "llm_calls": 0,

@@ -106,7 +106,12 @@ def test_paper_sign_flip_values():
 
 def test_s3_coverage_by_hand(frame):
     t = table_coverage(frame)
-    assert t.columns[-5:] == ["n", "complete", "q_0.01", "q_0.1", "q_1"]
+    assert t.columns[-8:] == ["variants", "n", "complete", "finite_incomplete", "sign_disagree", "q_0.01", "q_0.1", "q_1"]
+    assert t["variants"].to_list() == ["Baseline", "Var+Pair+Rand", "Baseline", "Var+Pair+Rand"]
+    # baseline N's incomplete module 0 scores inf (not finite); planner N's variance_n on module 3 is
+    # incomplete with a finite 0.05: two finite-but-incomplete submissions
+    assert t["finite_incomplete"].to_list() == [0, 2, 0, 0]
+    assert t["sign_disagree"].to_list() == [0, 0, 0, 0]
     bn = t.row(0, named=True)
     # baseline N: complete except module 0 (2 trials); rmsle 1.0 (finite on 21); module 1 r1 NaN
     assert bn["complete"] == 22
@@ -114,6 +119,25 @@ def test_s3_coverage_by_hand(frame):
     pn = t.row(1, named=True)
     # planner N: 0.005 on module 2 (6 trials), 0.05 elsewhere; module 3 variance_n incomplete (2)
     assert (pn["q_0.01"], pn["q_0.1"], pn["q_1"]) == pytest.approx((100 * 6 / 72, 100 * 70 / 72, 100 * 70 / 72))
+
+
+def test_sign_disagreements_counted_per_group(make_frame):
+    rows = fixture_rows()
+    signs = {("random_c", "m5_t", 1): 3, ("baseline_n", "m2_t", 0): 1, ("variance_c", "m9_t", 0): 1}
+    rows = [{**r, "sign_disagreements": signs.get((r["configuration"], r["task"], r["rollout"]), 0)} for r in rows]
+    t = table_coverage(make_frame(rows))
+    # a submission counts once, however many points disagree
+    assert dict(zip(t["group"].to_list(), t["sign_disagree"].to_list())) == {
+        "Baseline N": 1, "Planner N": 0, "Baseline C": 0, "Planner C": 2}
+
+
+def test_variants_column_names_only_the_configurations_present(make_frame):
+    rows = [r for r in fixture_rows() if r["configuration"] in ("baseline_n", "random_n", "variance_c", "random_c")]
+    f = make_frame(rows)
+    t1 = table_families(f)
+    assert dict(zip(t1["group"].to_list(), t1["variants"].to_list())) == {
+        "Baseline N": "Baseline", "Planner N": "Rand", "Planner C": "Var+Rand"}
+    assert t1.filter(pl.col("group") == "Planner N")["n"].item() == 24
 
 
 def test_heatmap_and_savings_shapes(frame):

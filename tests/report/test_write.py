@@ -27,16 +27,54 @@ def test_report_files_and_shapes(tmp_path, capsys):
     for fig in FIGURES:
         assert (out / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({fig})" in md
-    assert pl.read_parquet(out / "table1_families.parquet").shape == (4, 3 + 7)
+    assert pl.read_parquet(out / "table1_families.parquet").shape == (4, 3 + 8)
     assert pl.read_parquet(out / "table2_configurations.parquet").shape == (8, 4 + 7)
     assert pl.read_parquet(out / "table_s2_sa_effects.parquet").shape == (2, 3 + 10)
     assert pl.read_parquet(out / "table_s2_module_effects.parquet").shape == (24, 3 + 4)
-    assert pl.read_parquet(out / "table_s3_coverage.parquet").shape == (4, 3 + 5)
+    assert pl.read_parquet(out / "table_s3_coverage.parquet").shape == (4, 3 + 8)
     assert pl.read_parquet(out / "table_heatmap.parquet").shape == (12, 3 + 8)
     assert pl.read_parquet(out / "table_modules.parquet").shape == (96, 4 + 5)
     assert pl.read_parquet(out / "table_modules_wide.parquet").shape == (12, 3 + 8)
     assert "over 200 module resamples" in md
+    assert "Planner N averages the three acquisition variants" in md
+    assert "2 finite-but-incomplete submission(s), 0 with sign disagreements" in md
     assert check_manifest(tmp_path) == []
+
+
+def test_captions_state_the_variants_present(tmp_path):
+    """A run with only random_n among the N planners must not claim three variants (the smoke design)."""
+    keep = ("baseline_n", "random_n", "baseline_c", "variance_c", "pairwise_c", "random_c")
+    rows = [r for r in fixture_rows() if r["configuration"] in keep]
+    trials_frame(rows).write_parquet(tmp_path / "trials.parquet")
+    md = write_report(tmp_path, n_draws=20).read_text()
+    assert "Planner N averages only `Rand`" in md
+    assert "Planner C averages the three acquisition variants" in md
+    assert "| Planner N | Rand |" in md
+    table1 = md.split("## Table 1")[1].split("## ")[0]
+    assert "Planner N averages the three" not in table1
+
+
+def test_figures_use_paper_labels_and_keep_equal_curves_apart():
+    from etc_fast.report import coverage_curves, table_heatmap, condition_keys
+    from etc_fast.report._figures import coverage_figure, heatmap_figure
+
+    rows = fixture_rows()
+    # make every group's coverage curve identical: all trials complete with RMSLE 0.05
+    same = [{**r, "rmsle": 0.05, "complete": True} for r in rows]
+    frame = trials_frame(same)
+    keys = condition_keys(frame)
+    import numpy as np
+
+    fig = coverage_figure(coverage_curves(frame, np.logspace(-4, 1, 41)), keys)
+    lines = fig.axes[0].get_lines()
+    assert len(lines) == 4
+    ys = [tuple(l.get_ydata()) for l in lines]
+    assert len(set(ys)) == 1  # the curves coincide ...
+    styles = {(str(l.get_linestyle()), str(l.get_dashes() if hasattr(l, "get_dashes") else ""), l.get_marker()) for l in lines}
+    assert len({l.get_marker() for l in lines}) == 4 and len(styles) == 4  # ... yet each has its own marker and style
+    heat = heatmap_figure(table_heatmap(frame), keys)
+    labels = [t.get_text() for t in heat.axes[0].get_xticklabels()]
+    assert labels == ["Baseline N", "Baseline C", "Var N", "Pair N", "Rand N", "Var C", "Pair C", "Rand C"]
 
 
 def test_report_from_jsonl_only_and_planners_only(tmp_path):
@@ -74,3 +112,18 @@ def test_report_reads_jsonl_like_the_store(tmp_path):
     (tmp_path / "trials.jsonl").write_text(lines[0] + "\n{broken\n" + lines[1] + "\n")
     with pytest.raises(RunDirError):
         load_trials(tmp_path)
+
+
+@pytest.mark.parametrize("damage", ["middle_line", "parquet"])
+def test_report_on_damaged_results_exits_2_with_one_line(tmp_path, capsys, damage):
+    rows = [r for r in fixture_rows() if r["family"] == "planner"][:3]
+    lines = [json.dumps({"trial_id": r["trial_id"], "summary": r}) for r in rows]
+    if damage == "middle_line":
+        (tmp_path / "trials.jsonl").write_text(lines[0] + "\n{broken\n" + lines[1] + "\n")
+    else:
+        (tmp_path / "trials.parquet").write_bytes(b"PAR1 not really a parquet file")
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert "trials" in err
+    assert not (tmp_path / "manifest.sha256").exists()

@@ -131,3 +131,23 @@ def test_replay_with_recomputed_metrics(small_config, monkeypatch):
         (entry["trial_id"], "trials.jsonl", "n_finite_pred", old + 1, old)
     ]
     assert rep.manifest_problems == ("trials.jsonl: SHA-256 differs from the manifest",)
+
+
+def test_edited_results_stop_the_next_run_and_the_report(small_config, capsys, monkeypatch):
+    from etc_fast.report.__main__ import main as report_main
+
+    run_config(small_config, worker=FakeWorker(), limit=3, tty=False)
+    out = Path(small_config.out)
+    assert check_manifest(out) == []
+    text = (out / "trials.jsonl").read_text()
+    (out / "trials.jsonl").write_text(text.replace('"credited": false', '"credited": true', 1).replace('"credited":false', '"credited":true', 1))
+    capsys.readouterr()
+    monkeypatch.setattr("etc_fast.runner.TrialWorker.from_config", classmethod(lambda cls, cfg: FakeWorker()))
+    cfg_file = out.parent / "small.yaml"
+    cfg_file.write_text(yaml.safe_dump(small_config.to_dict()))
+    assert main([str(cfg_file)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no longer matches its manifest" in err and "trials.jsonl" in err
+    assert report_main([str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no longer matches its manifest" in err and "Traceback" not in err

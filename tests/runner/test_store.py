@@ -123,3 +123,73 @@ def test_manifest_detects_changes(small_config):
     t = store.transcript_path(recs[0]["trial_id"])
     t.write_text(t.read_text().replace('"fake"', '"faked"'))
     assert check_manifest(store.root) == [f"transcripts/{recs[0]['trial_id']}.json: SHA-256 differs from the manifest"]
+
+
+def _other_grid_record(small_config):
+    """A finished trial of another grid (another task), as another run would store it."""
+    other = dataclasses.replace(small_config, grids=(dataclasses.replace(small_config.grids[0], tasks=("m1_coulomb_force",)),))
+    return FakeWorker().run_trial(expand_grid(other)[0]).to_dict()
+
+
+def test_a_line_from_another_grid_is_refused_not_adopted(small_config):
+    recs = _records(small_config, 2)
+    with RunStore.open(small_config) as store:
+        for r in recs:
+            store.append(r)
+    foreign = _other_grid_record(small_config)
+    # a line of another run copied in (its transcript too): well-formed, but not a trial of this grid
+    with RunStore(store.root.parent / "elsewhere") as other_store:
+        line = json.dumps(other_store.append(foreign), sort_keys=True)
+    with open(store.trials_path, "a") as fh:
+        fh.write(line + "\n")
+    before = store.trials_path.read_bytes()
+    with pytest.raises(RunDirError, match=r"trials\.jsonl: line 3: trial .*m1_coulomb_force.*not in the run's grid.*never adopted"):
+        RunStore.open(small_config)
+    assert store.trials_path.read_bytes() == before  # nothing was changed
+
+
+def test_a_line_whose_spec_was_edited_is_refused(small_config):
+    recs = _records(small_config, 2)
+    with RunStore.open(small_config) as store:
+        for r in recs:
+            store.append(r)
+    lines = store.trials_path.read_text().splitlines()
+    entry = json.loads(lines[1])
+    entry["spec"]["rollout"] = 7
+    store.trials_path.write_text(lines[0] + "\n" + json.dumps(entry) + "\n")
+    with pytest.raises(RunDirError, match="line 2: .*does not hash to its trial id"):
+        RunStore.open(small_config)
+
+
+def test_manifest_is_verified_before_any_rewrite(small_config):
+    recs = _records(small_config, 2)
+    with RunStore.open(small_config) as store:
+        store.append(recs[0])
+    write_manifest(store.root)
+    with RunStore.open(small_config) as store:  # a clean directory reopens; the manifest goes while it writes
+        assert not (store.root / "manifest.sha256").exists()
+        store.append(recs[1])
+    write_manifest(store.root)
+    # edit a stored result by hand: the next invocation stops before writing anything
+    text = store.trials_path.read_text()
+    store.trials_path.write_text(text.replace('"measurements": ', '"measurements": 1', 1))
+    snapshot = {p: p.read_bytes() for p in store.root.rglob("*") if p.is_file()}
+    with pytest.raises(RunDirError, match=r"manifest\.sha256: .*trials\.jsonl: SHA-256 differs.*nothing was changed"):
+        RunStore.open(small_config)
+    assert {p: p.read_bytes() for p in store.root.rglob("*") if p.is_file()} == snapshot
+
+
+def test_a_line_written_by_an_earlier_protocol_version_is_named_as_such(small_config):
+    import hashlib
+
+    recs = _records(small_config, 1)
+    with RunStore.open(small_config) as store:
+        store.append(recs[0])
+    # the same trial as an earlier version stored it: its spec lacked a field this version records
+    entry = json.loads(store.trials_path.read_text())
+    del entry["spec"]["config"]["synthesis_diagnostics"]
+    blob = json.dumps(entry["spec"], sort_keys=True, separators=(",", ":"))
+    entry["trial_id"] = entry["summary"]["trial_id"] = hashlib.sha256(blob.encode()).hexdigest()[:16]
+    store.trials_path.write_text(json.dumps(entry) + "\n")
+    with pytest.raises(RunDirError, match="line 1: .*earlier version of etc_fast.*new --out"):
+        RunStore.open(small_config)

@@ -94,6 +94,19 @@ BAD_FILES = [
     ("not a mapping", "- a\n- b\n", r"task.yaml: must be a mapping"),
     ("empty file", "", r"task.yaml: the file is empty"),
     ("invalid yaml", "name: [unclosed\n", r"task.yaml: not valid YAML at line"),
+    ("huge linear range", _bad("    low: 0.01\n    high: 0.5", "    low: -1.0e+308\n    high: 1.0e+308"),
+     r"task.yaml: variables\[1\].low: must be between -1e\+100 and 1e\+100"),
+    ("huge bound written as YAML text", _bad("high: 0.5", "high: 1e308"),
+     r"task.yaml: variables\[1\].high: must be a number, got the text '1e308'.*1.0e\+3"),
+    ("tiny log low", _bad("    low: 0.1\n    high: 100", "    low: 1.0e-300\n    high: 100"),
+     r"task.yaml: variables\[0\].low: must be at least 1e-100"),
+    ("deeply nested", "name: " + "[" * 3000 + "]" * 3000 + "\n", r"task.yaml: nested more than 32 levels deep \(line 1\)"),
+    ("deeply nested block", "".join("  " * i + f"k{i}:\n" for i in range(60)) + "  " * 60 + "v: 1\n",
+     r"task.yaml: nested more than 32 levels deep"),
+    ("truth undefined everywhere", _bad("law: 0.47 * r**2 * v**2", "law: sqrt(-v) * r"),
+     r"task.yaml: law: finite at only 0.0% of the 5000 evaluation points \(at least 10% needed\)"),
+    ("truth finite on under 10%", _bad("law: 0.47 * r**2 * v**2", "law: sqrt(0.05 - r) * v"),
+     r"task.yaml: law: finite at only [0-9.]+% of the 5000"),
 ]
 
 
@@ -112,3 +125,20 @@ def test_edited_file_is_reloaded(tmp_path):
     path.write_text(GOOD.replace("0.47 *", "0.5 *").replace("name: drag_force", "name: drag_force_2"))
     second = get_task(path)
     assert second is not first and second.name == "drag_force_2"
+
+
+def test_finite_on_a_tenth_of_the_grid_is_enough(tmp_path):
+    pytest.importorskip("etc_fast.expr")
+    # r in [0.01, 0.5] (linear): sqrt(0.07 - r) is finite on ~12% of the grid
+    task = get_task(str(_write(tmp_path, _bad("law: 0.47 * r**2 * v**2", "law: sqrt(0.07 - r) * v"))))
+    from etc_fast.sampling import evaluation_grid
+
+    share = np.isfinite(task.truth(evaluation_grid(task))).mean()
+    assert 0.10 <= share < 0.2
+
+
+def test_non_utf8_file_names_the_file(tmp_path):
+    path = tmp_path / "latin1_task.yaml"
+    path.write_bytes(GOOD.replace("wind tunnel", "soufflerie \u00e0 vent").encode("latin-1"))
+    with pytest.raises(TaskError, match=r"latin1_task.yaml: not UTF-8 text \(byte 0xe0 at offset \d+, line 2\)"):
+        get_task(str(path))

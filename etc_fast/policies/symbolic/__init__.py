@@ -27,7 +27,7 @@ sum family's linear algebra and the SciPy refinements.
 """
 
 from etc_fast.policies.symbolic._grammar import VariableDomain
-from etc_fast.policies.symbolic._policy import SymbolicPolicy, is_confident
+from etc_fast.policies.symbolic._policy import ASSUMED_NOISE, SymbolicPolicy, is_confident
 from etc_fast.policies.symbolic._search import (
     DEFAULT_SAFETY_LIMIT_S,
     Candidate,
@@ -38,6 +38,7 @@ from etc_fast.policies.symbolic._search import (
 )
 
 __all__ = [
+    "ASSUMED_NOISE",
     "Candidate",
     "DEFAULT_SAFETY_LIMIT_S",
     "SearchLimits",

@@ -16,6 +16,9 @@ Which search runs depends on the configuration:
   diagnostics' exponents (or the policy's own log-linear fit when diagnostics are off), roundings of
   those exponents, an added term and an offset (``mode="diagnostic"``).
 
+Noise: the observation says only whether measurements are noisy; the policy then assumes a
+relative noise level of :data:`ASSUMED_NOISE` (an agent is never told the true level).
+
 Synthesis (phase ``synthesis``): the search is refitted on all observations; the draft is kept
 unless the observations disagree with it (after refitting its constants) and the search finds a
 candidate that fits better.
@@ -48,7 +51,13 @@ from etc_fast.policies.symbolic._search import (
 )
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
-__all__ = ["SymbolicPolicy", "is_confident"]
+__all__ = ["SymbolicPolicy", "is_confident", "ASSUMED_NOISE"]
+
+#: Relative noise level the policy assumes when it is told only that measurements are noisy (it
+#: never learns the true level, like an LLM agent). It sets the search's error floor and the
+#: tolerance below which a candidate explains the data; noise-free data use the search's own
+#: floor (1e-9).
+ASSUMED_NOISE = 0.01
 
 
 def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, complexity_gap: float = 3.0) -> bool:
@@ -152,7 +161,7 @@ class SymbolicPolicy:
         if not full and obs.diagnostics is not None and obs.diagnostics.exponents:
             ex = obs.diagnostics.exponents
             hint = [float(ex.get(d.name) or 0.0) for d in self._domains]
-        res = search(obs.X, obs.y, self._domains, noise=float(obs.noise), time_budget_s=self.time_budget_s,
+        res = search(obs.X, obs.y, self._domains, noise=ASSUMED_NOISE if obs.noisy else 0.0, time_budget_s=self.time_budget_s,
                      mode="full" if full else "diagnostic", exponent_hint=hint, limits=self.limits)
         self.last_search = res
         if res.timed_out:
