@@ -132,6 +132,22 @@ def _python_for_nobody(shim: Path) -> str | None:
     return py if works(py) else None
 
 
+def _readable_copy(dest: Path) -> Path:
+    """Copy the packages and the corpus where user 65534 can read them: the checkout itself may lie
+    in a directory only root can enter (a clone under /root, as CI may make)."""
+    root = Path(__file__).resolve().parents[2]
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
+    for rel in ("etc_fast", "kernels", "tests/sandbox"):
+        shutil.copytree(root / rel, dest / rel, ignore=skip)
+    (dest / "tests" / "__init__.py").touch()
+    for dirpath, dirnames, filenames in os.walk(dest):
+        os.chmod(dirpath, 0o755)
+        for f in filenames:
+            os.chmod(os.path.join(dirpath, f), 0o644)
+    os.chmod(dest.parent, 0o755)
+    return dest
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="setpriv and the kernel layers are Linux-only")
 def test_corpus_as_unprivileged_user(scene):
     if os.geteuid() != 0:
@@ -144,8 +160,9 @@ def test_corpus_as_unprivileged_user(scene):
         if py is None:
             pytest.skip("no Python with NumPy/SciPy that user 65534 can run")
         params, srv = scene
+        main = _readable_copy(shim / "src") / "tests" / "sandbox" / "_corpus_main.py"
         env = {"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": FAKE_KEY, "LANG": "C.UTF-8"}
-        proc = subprocess.run([*NOBODY, py, str(Path(__file__).with_name("_corpus_main.py")), json.dumps(params)],
+        proc = subprocess.run([*NOBODY, py, str(main), json.dumps(params)],
                               capture_output=True, text=True, timeout=300, cwd="/tmp", env=env)
     finally:
         shutil.rmtree(shim, ignore_errors=True)
