@@ -430,7 +430,7 @@ class StructuralJudge:
             out += _term_exponents(T, S)
         # term counts
         if not out:
-            ns, nt = len(sp.Add.make_args(sp.expand(S))), len(sp.Add.make_args(sp.expand(T.expr)))
+            ns, nt = len(sp.Add.make_args(_expand_small(S))), len(sp.Add.make_args(_expand_small(T.expr)))
             if ns != nt:
                 out.append(f"{ns} additive terms vs {nt}")
         return out
@@ -515,7 +515,7 @@ def _term_exponents(T: _Truth, S: sp.Expr) -> list[str]:
     """Exponents of each variable over the additive terms that only one side has."""
     def exps(e, x):
         found = set()
-        for term in sp.Add.make_args(sp.expand(_canonical(e))):
+        for term in sp.Add.make_args(_expand_small(_canonical(e))):
             p = term.as_powers_dict().get(x, 0)
             if p != 0 and p.is_number:
                 found.add(float(p))
@@ -532,3 +532,11 @@ def _term_exponents(T: _Truth, S: sp.Expr) -> list[str]:
         elif only_t:
             out.append(f"missing the term with {name}**{only_t[0]:.6g}")
     return out
+
+
+def _expand_small(e: sp.Expr) -> sp.Expr:
+    """``expand`` unless a power of a sum would blow up (then the expression as it is)."""
+    for n in sp.preorder_traversal(e):
+        if n.is_Pow and n.base.is_Add and n.exp.is_Integer and abs(int(n.exp)) > 12:
+            return e
+    return sp.expand(e)
