@@ -130,6 +130,22 @@ def _numbers(expr: sp.Expr) -> dict:
             if v != 0 and math.isfinite(v):
                 out[node] = v
                 out[-node] = -v
+        if isinstance(node, sp.Pow) and node.exp.is_number:  # exponents of nested powers multiply
+            for f in sp.Mul.make_args(node.base):
+                inner = f.args[0] if isinstance(f, sp.Abs) else f
+                if isinstance(inner, sp.Pow) and inner.exp.is_number:
+                    c = inner.exp * node.exp
+                    try:
+                        out[c] = float(c)
+                        out[-c] = -float(c)
+                    except (TypeError, ValueError):
+                        pass
+                elif not f.is_number:
+                    try:
+                        out[node.exp] = float(node.exp)
+                        out[-node.exp] = -float(node.exp)
+                    except (TypeError, ValueError):
+                        pass
         if isinstance(node, (sp.Mul, sp.Add)):  # the numeric part of a product or sum also counts
             nums = [a for a in node.args if a.is_number]
             if nums and len(nums) < len(node.args):
