@@ -2,7 +2,8 @@
 
 Usage::
 
-    python -m etc_fast.replay --law FILE --task NAME [--difficulty D] [--law-version V] [--json]
+    python -m etc_fast.replay --law FILE --task NAME [--difficulty D] [--law-version V]
+                              [--judge structural|llm|none] [--json]
     python -m etc_fast.replay RUN_DIR [--workers N] [--json]
 
 Exit status: 0 when the law could be scored or was rejected as invalid (and, for a run directory, when
@@ -44,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--law-version", default="v0", help="v0 | v1 | v2 (default v0)")
     p.add_argument("--wall-s", type=float, default=None, help="sandbox wall-clock limit in seconds")
     p.add_argument("--workers", type=int, default=1, help="submissions scored concurrently (run replay)")
+    p.add_argument("--judge", default="none", help="judge of a --law: structural | llm | none (default none)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--require-isolation", action="store_true",
                    help="refuse to run unless every sandbox isolation layer is available")
@@ -92,13 +94,24 @@ def _score_law(args) -> int:
         limits = _limits(args)
     except ValueError as exc:
         return _fail(str(exc))
+    from etc_fast.evaluate import JUDGES, create_judge
+
+    if args.judge not in JUDGES:
+        return _fail(f"unknown judge {args.judge!r}; expected one of {', '.join(JUDGES)}")
+    try:
+        judge = create_judge(args.judge)
+    except (ValueError, RuntimeError, ImportError) as exc:
+        return _fail(f"cannot build judge {args.judge!r}: {exc}")
     ev = evaluate_submission(source, task, limits=limits)
-    record = {"task": task.key, "law": str(path), **ev.to_dict()}
+    verdict = judge.judge(source, task)
+    record = {"task": task.key, "law": str(path), **ev.to_dict(), "judge": verdict.judge,
+              "judge_version": getattr(judge, "version", None), "credited": verdict.credited,
+              "judge_reason": verdict.reason}
     if args.json:
         print(json.dumps(record, indent=2))
     else:
         keys = ("task", "valid", "error", "rmsle", "n_points", "n_finite_target", "n_finite_pred", "complete",
-                "sign_disagreements", "q", "predictions_sha256")
+                "sign_disagreements", "q", "predictions_sha256", "judge", "credited", "judge_reason")
         width = max(len(k) for k in keys)
         for k in keys:
             v = ev.rmsle if k == "rmsle" else record[k]

@@ -24,7 +24,7 @@ def create_judge(name: str, **kwargs) -> Judge:
     """Build a judge by name.
 
     Args:
-        name: ``"structural"`` (deterministic refit judge), ``"llm"`` (NewtonBench judge prompt) or
+        name: ``"structural"`` (offline: the hidden law up to its hidden constants, :mod:`etc_fast.evaluate._structural`), ``"llm"`` (NewtonBench judge prompt) or
             ``"none"`` (never credits).
         **kwargs: Passed to the judge's constructor.
 

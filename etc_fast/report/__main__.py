@@ -23,6 +23,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("run_dir", help="a run directory (holds trials.parquet or trials.jsonl)")
     p.add_argument("--draws", type=int, default=None, help="module-resampling draws for Table S2 (default 10000)")
     p.add_argument("--seed", type=int, default=None, help="seed of those draws (default 0)")
+    p.add_argument("--rejudge", default=None, metavar="JUDGE",
+                   help="judge every stored submission again (structural | llm | none) before writing the report")
     args = p.parse_args(argv)
     with warnings.catch_warnings():  # restores the warning display when done
         warnings.showwarning = _one_line_warning
@@ -33,6 +35,21 @@ def _write(args: argparse.Namespace) -> int:
     from etc_fast.report import N_DRAWS, SEED, write_report
     from etc_fast.runner import RunDirError, verify_before_rewrite, write_manifest
 
+    if args.rejudge is not None:
+        from etc_fast.evaluate import JUDGES
+        from etc_fast.report._rejudge import rejudge_run
+
+        if args.rejudge not in JUDGES:
+            print(f"error: unknown judge {args.rejudge!r}; expected one of {', '.join(JUDGES)}", file=sys.stderr)
+            return 2
+        try:
+            info = rejudge_run(args.run_dir, args.rejudge)
+        except (FileNotFoundError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"re-judged {info['n_judged']} submissions with {info['judge']} v{info['version']}: "
+              f"{info['n_changed']} verdicts changed, credited {info['credited_before']} -> {info['credited_after']}",
+              file=sys.stderr)
     try:
         if not Path(args.run_dir).is_dir():
             raise FileNotFoundError(f"{args.run_dir}: not a directory (no trials.parquet or trials.jsonl)")

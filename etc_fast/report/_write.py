@@ -147,12 +147,17 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
     n_fin_incomplete = int(tables["table_s3_coverage"].get_column("finite_incomplete").sum() or 0)
     n_sign = int(tables["table_s3_coverage"].get_column("sign_disagree").sum() or 0)
     variants = variants_sentence(df)
+    from etc_fast.report._rejudge import judge_label
+
+    judges = list(dict.fromkeys(j for j in df.get_column("judge").to_list() if j)) if df.height else []
+    label = judge_label(root, judges)
     lines = [
         f"# Report: {root.name}",
         "",
         f"{df.height} trials ({n_failed} failed), models: {', '.join(dict.fromkeys(df.get_column('model').to_list())) or '–'}; "
         f"written {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} from `trials.parquet`.",
-        "SA = share of trials credited by the run's judge; RMSLE = NewtonBench magnitude RMSLE on the shared grid.",
+        f"Judge: **{label}**. SA = share of trials credited by that judge; RMSLE = NewtonBench magnitude RMSLE "
+        "on the shared grid.",
         f"Coverage audit of the preset configurations: {n_fin_incomplete} finite-but-incomplete submission(s), "
         f"{n_sign} with sign disagreements (Table S3). {variants}",
         "",
@@ -173,7 +178,7 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         lines += [
             f"## {_TITLES[stem]}",
             "",
-            _NOTES[stem].format(n_draws=n_draws, seed=seed, variants=variants),
+            _NOTES[stem].format(n_draws=n_draws, seed=seed, variants=variants) + f" Credit and SA: judge {label}.",
             "",
             f"Files: [{stem}.csv]({stem}.csv), [{stem}.parquet]({stem}.parquet)",
             "",

@@ -355,6 +355,9 @@ def package_versions() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             out[pkg] = "not installed"
     out["etc_fast"] = etc_fast.__version__
+    from etc_fast.evaluate._structural import JUDGE_VERSION
+
+    out["structural_judge"] = JUDGE_VERSION
     out["platform"] = platform.platform()
     out["machine"] = platform.machine()
     out.update(_cpu_paths())

@@ -114,6 +114,10 @@ class Task:
         request_transform: How the module's experiment runner rewrites requested inputs before the
             law sees them (e.g. NewtonBench m2 takes ``abs`` of every input, m4 wraps the angle into
             [0, 90]); ``None`` = unchanged. Pool and grid points are already in-domain.
+        constants: The law's hidden constants by the names ``ground_truth_text`` uses
+            (NewtonBench's ``HIDDEN_CONSTANT``, ``k``, ...; a custom task's ``constants:``). The
+            structural judge lets each take another value of the same sign; every other number of
+            the law is a literal. Never shown to agents.
     """
 
     name: str
@@ -132,6 +136,7 @@ class Task:
     law_expression: str | None = None
     source: str = "newtonbench"
     request_transform: Callable[[np.ndarray], np.ndarray] | None = dataclasses.field(default=None, repr=False)
+    constants: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
     # -- derived views -------------------------------------------------------------------
     @property

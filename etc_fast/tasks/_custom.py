@@ -20,14 +20,17 @@ A custom task file holds one hidden law over named, bounded inputs::
         scale: linear
         low: 0.01
         high: 0.5
-    law: 0.47 * r**2 * v**2          # hypothesis language (etc_fast.expr), variables only
+    law: Cd * r**2 * v**2            # hypothesis language (etc_fast.expr): variables and constants
+    constants: {Cd: 0.47}            # optional hidden constants by name (default: none)
     title: drag force                # optional (default: name)
     noise_floor: 1.0e-9              # optional minimum noise sd (default 1e-9)
 
-Truth is the law compiled by :func:`etc_fast.expr.parse`, NaN where undefined. Limits: domain
-bounds within ±1e100 (log-scale lows at least 1e-100); the law must be finite on at least 10% of
-the evaluation grid; the file must be UTF-8, at most 1 MiB and nested at most 32 levels. Every
-problem in a file is reported as one :class:`TaskError` naming the file and the field.
+Truth is the law compiled by :func:`etc_fast.expr.parse` with the constants' values inlined, NaN
+where undefined. The structural judge lets each named constant take another value of the same sign
+in the same role; every number written in the law is a literal that a submission must match.
+Limits: domain bounds within ±1e100 (log-scale lows at least 1e-100); the law must be finite on at
+least 10% of the evaluation grid; the file must be UTF-8, at most 1 MiB and nested at most 32
+levels. Every problem in a file is reported as one :class:`TaskError` naming the file and the field.
 """
 
 from __future__ import annotations
@@ -58,7 +61,7 @@ MIN_FINITE_SHARE = 0.10
 MAX_FILE_BYTES = 1 * 2**20
 
 _TOP_REQUIRED = ("name", "description", "output", "variables", "law")
-_TOP_OPTIONAL = ("title", "noise_floor")
+_TOP_OPTIONAL = ("title", "noise_floor", "constants")
 _OUTPUT_FIELDS = ("name", "description")
 _VAR_REQUIRED = ("name", "description", "scale", "low", "high")
 _VAR_OPTIONAL = ("key", "default")
@@ -186,10 +189,51 @@ def _variables(check: _Checker, raw: Any) -> tuple[Variable, ...]:
     return tuple(out)
 
 
-def _compile_law(check: _Checker, raw: Any, names: tuple[str, ...]):
+def _constants(check: _Checker, raw: Any, names: tuple[str, ...]) -> dict[str, float]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise check.fail("constants", f"must be a mapping of name: value, got {_describe(raw)}")
+    out: dict[str, float] = {}
+    for k, v in raw.items():
+        name = check.identifier(k, "constants")
+        if name in _RESERVED or name in names:
+            raise check.fail(f"constants.{name}", "clashes with a variable or a reserved name")
+        x = check.number(v, f"constants.{name}")
+        if x == 0:
+            raise check.fail(f"constants.{name}", "must be non-zero (its sign is part of the law)")
+        out[name] = x
+    return out
+
+
+def _inline(check: _Checker, text: str, constants: dict[str, float]) -> str:
+    """The law text with each constant's name replaced by its value."""
+    import ast
+
+    if not constants:
+        return text
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise check.fail("law", f"not a Python expression: {exc.msg}") from None
+
+    class _Sub(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in constants:
+                return ast.copy_location(ast.Constant(constants[node.id]), node)
+            return node
+
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    unused = sorted(set(constants) - used)
+    if unused:
+        raise check.fail("constants", f"not used in the law: {', '.join(unused)}")
+    return ast.unparse(ast.fix_missing_locations(_Sub().visit(tree)))
+
+
+def _compile_law(check: _Checker, raw: Any, names: tuple[str, ...], constants: dict[str, float] | None = None):
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
         raw = str(raw)  # a constant law, written without quotes
-    text = check.text(raw, "law")
+    text = _inline(check, check.text(raw, "law"), constants or {})
     from etc_fast.expr import ExprError, parse  # the hypothesis language (imported on use)
 
     try:
@@ -262,7 +306,13 @@ def load_custom_task(path: str | Path) -> Task:
             raise check.fail("noise_floor", f"must be >= 0 (got {doc['noise_floor']!r})")
     variables = _variables(check, doc["variables"])
     names = tuple(v.name for v in variables)
-    program = _compile_law(check, doc["law"], names)
+    constants = _constants(check, doc.get("constants"), names)
+    program = _compile_law(check, doc["law"], names, constants)
+    judge_text = program.text
+    if constants:
+        import ast
+
+        judge_text = ast.unparse(ast.parse(check.text(doc["law"], "law"), mode="eval"))
 
     def truth(X: np.ndarray) -> np.ndarray:
         return program.evaluate(np.asarray(X, dtype=np.float64))
@@ -278,11 +328,12 @@ def load_custom_task(path: str | Path) -> Task:
         output_description=output_description,
         variables=variables,
         noise_floor=noise_floor,
-        ground_truth_text=program.text,
+        ground_truth_text=judge_text,
         param_description=_param_description(variables),
         truth_fn=truth,
         law_expression=program.text,
         source=str(path),
+        constants=constants,
     )
     _check_finite_share(check, task)
     return task

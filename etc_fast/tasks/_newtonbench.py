@@ -398,4 +398,5 @@ def build_task(module_name: str, difficulty: str, law_version: str) -> Task:
         law_expression=law_expression(source, CONSTANTS[module_name]),
         source="newtonbench",
         request_transform=module.request_transform,
+        constants=dict(CONSTANTS[module_name]),
     )

@@ -63,3 +63,22 @@ def test_bad_arguments_exit_two(tmp_path):
     assert r.returncode == 2 and "nothing to do" in r.stderr
     r = replay(tmp_path / "no_run_dir")
     assert r.returncode == 2 and "not found" in r.stderr
+
+
+@pytest.mark.parametrize("body,credited,fragment", [
+    ("1e-4 * mass1 * mass2 / distance ** 1.5", True, "HIDDEN_CONSTANT 0.0001 vs 6.674e-05: allowed"),
+    ("6.674e-5 * mass1 * mass2 / distance ** 1.5 + 1", False, "extra additive term 1"),
+])
+def test_json_with_structural_judge(gravity, tmp_path, body, credited, fragment):
+    p = _law_for(gravity, tmp_path, body)
+    r = replay("--law", p, "--task", "m0_gravity", "--judge", "structural", "--json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["credited"] is credited and fragment in d["judge_reason"]
+    assert d["judge"] == "structural" and d["judge_version"]
+
+
+def test_unknown_judge_exits_two(gravity, tmp_path):
+    p = _law_for(gravity, tmp_path, "mass1")
+    r = replay("--law", p, "--task", "m0_gravity", "--judge", "oracle")
+    assert r.returncode == 2 and "unknown judge" in r.stderr

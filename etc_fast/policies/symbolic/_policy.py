@@ -206,7 +206,7 @@ class SymbolicPolicy:
 
     def _draft_error(self, draft: str, obs: Observation) -> float:
         """Relative RMS error of the draft on the observations after refitting its constants."""
-        from etc_fast.evaluate._structural import refit_program
+        from etc_fast.policies.symbolic._refit import refit_program
 
         from etc_fast.expr import ExprError, parse
 

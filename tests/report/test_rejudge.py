@@ -1,0 +1,59 @@
+"""``python -m etc_fast.report RUN_DIR --rejudge JUDGE``: stored submissions judged again, tables rewritten."""
+
+import json
+
+import polars as pl
+import pytest
+
+from etc_fast.report.__main__ import main
+from etc_fast.runner import check_manifest
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    from etc_fast.runner import load_config, run_config
+
+    out = tmp_path_factory.mktemp("run") / "smoke"
+    import dataclasses
+
+    cfg = dataclasses.replace(load_config("configs/smoke.yaml"), out=str(out), workers=1)
+    run_config(cfg)
+    return out
+
+
+def _summaries(root):
+    return [json.loads(line)["summary"] for line in (root / "trials.jsonl").read_text().splitlines()]
+
+
+def test_rejudge_rewrites_verdicts_and_names_the_judge(run_dir, capsys):
+    before = _summaries(run_dir)
+    assert any(s["credited"] for s in before)
+    # damage the stored verdicts: re-judging restores them from the stored sources
+    lines = []
+    for line in (run_dir / "trials.jsonl").read_text().splitlines():
+        e = json.loads(line)
+        e["summary"]["credited"] = not e["summary"]["credited"]
+        lines.append(json.dumps(e, sort_keys=True))
+    (run_dir / "trials.jsonl").write_text("\n".join(lines) + "\n")
+    assert main([str(run_dir), "--rejudge", "structural", "--draws", "50"]) == 0
+    err = capsys.readouterr().err
+    assert f"{len(before)} verdicts changed" in err
+    after = _summaries(run_dir)
+    assert [s["credited"] for s in after] == [s["credited"] for s in before]
+    assert all(s["judge"] == "structural" and s["judge_reason"] for s in after)
+    info = json.loads((run_dir / "judge.json").read_text())
+    from etc_fast.evaluate._structural import JUDGE_VERSION
+
+    assert info["judge"] == "structural" and info["version"] == JUDGE_VERSION and info["n_changed"] == len(before)
+    pq = pl.read_parquet(run_dir / "trials.parquet")
+    assert pq.get_column("credited").to_list() == [s["credited"] for s in before]
+    md = (run_dir / "report" / "report.md").read_text()
+    label = f"structural v{JUDGE_VERSION}"
+    assert f"Judge: **{label}**" in md
+    assert md.count(f"Credit and SA: judge {label}.") == 9
+    assert check_manifest(run_dir) == []
+
+
+def test_rejudge_unknown_judge(run_dir, capsys):
+    assert main([str(run_dir), "--rejudge", "oracle"]) == 2
+    assert "unknown judge" in capsys.readouterr().err
