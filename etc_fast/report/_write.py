@@ -149,7 +149,8 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
     variants = variants_sentence(df)
     from etc_fast.report._rejudge import judge_label
 
-    judges = list(dict.fromkeys(j for j in df.get_column("judge").to_list() if j)) if df.height else []
+    judged = df.filter(pl.col("status") != "failed") if "status" in df.columns else df  # failed trials were never judged
+    judges = list(dict.fromkeys(j for j in judged.get_column("judge").to_list() if j)) if judged.height else []
     label = judge_label(root, judges)
     lines = [
         f"# Report: {root.name}",
