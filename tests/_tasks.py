@@ -5,11 +5,13 @@ from __future__ import annotations
 from etc_fast.tasks._base import Task, Variable
 
 
-def make_task(name: str, law: str, variables: list[tuple[str, str, float, float]]) -> Task:
-    """A task whose truth is ``law`` (hypothesis language) over ``(name, scale, low, high)`` inputs."""
+def make_task(name: str, law: str, variables: list[tuple[str, str, float, float]],
+              descriptions: dict[str, str] | None = None) -> Task:
+    """A task whose truth is ``law`` (hypothesis language) over ``(name, scale, low, high)`` inputs
+    (``descriptions``: variable name -> description, default ``input <name>``)."""
     from etc_fast.expr import parse
 
-    vs = tuple(Variable(n, n, None, f"input {n}", sc, lo, hi) for n, sc, lo, hi in variables)
+    vs = tuple(Variable(n, n, None, (descriptions or {}).get(n, f"input {n}"), sc, lo, hi) for n, sc, lo, hi in variables)
     prog = parse(law, [v.name for v in vs])
     return Task(
         name=name, module=name, difficulty="custom", law_version="custom", title=name, description=name,

@@ -25,18 +25,30 @@ LAWS = [
     ("trig", "4*sin(a)**2*b", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)]),
     ("root", "sqrt(a**2 + 3*b)", [("a", "log", 0.5, 5), ("b", "log", 0.5, 5)]),
     ("angle", "degrees(asin(0.8*sin(radians(a))/b))", [("a", "linear", 0, 90), ("b", "linear", 1, 1.5)]),
+    ("saturation", "3*a/(0.7 + a)*b", [("a", "log", 0.01, 30), ("b", "log", 1, 10)]),
+    ("offset", "a*340/(340 - b)", [("a", "log", 10, 100), ("b", "linear", 0, 100)]),
+    ("lorentz", "1/sqrt(1 - (a/3)**2)", [("a", "linear", 0.1, 2.9)]),
 ]
+# What the variables' descriptions say (the search reads angle units from them, not from domains).
+ANGLES = {("trig", "a"): "angle in radians", ("angle", "a"): "angle of incidence in degrees"}
+OUTPUT_UNIT = {"angle": "deg"}
+
+
+def described_task(name, law, variables):
+    """``make_task`` with the variable descriptions of :data:`ANGLES` (what an agent reads)."""
+    return make_task(name, law, variables, {v: d for (n, v), d in ANGLES.items() if n == name})
 
 
 def domains(task):
-    return [VariableDomain(v.name, v.scale, v.low, v.high) for v in task.variables]
+    return [VariableDomain(v.name, v.scale, v.low, v.high, ANGLES.get((task.name, v.name), v.description))
+            for v in task.variables]
 
 
 @pytest.mark.parametrize("name,law,variables", LAWS, ids=[x[0] for x in LAWS])
 def test_search_recovers_law(name, law, variables):
     task = make_task(name, law, variables)
     X, y = sobol_points(task, 16)
-    res = search(X, y, domains(task), time_budget_s=5.0)
+    res = search(X, y, domains(task), time_budget_s=5.0, output_unit=OUTPUT_UNIT.get(name))
     best = res.best
     assert best.error <= res.tol, (best.expression, best.error)
     assert is_confident(res)
@@ -142,7 +154,7 @@ def _planner(task, policy, config="random_c", seed=0):
 
 @pytest.mark.parametrize("name,law,variables", LAWS[:4], ids=[x[0] for x in LAWS[:4]])
 def test_policy_planner_recovers_law(name, law, variables):
-    task = make_task(name, law, variables)
+    task = described_task(name, law, variables)
     pol = SymbolicPolicy()
     assert isinstance(pol, Policy)
     source, n, kinds = _planner(task, pol)

@@ -37,7 +37,8 @@ import warnings
 import numpy as np
 from scipy.stats import qmc
 
-from etc_fast.policies.symbolic._grammar import VariableDomain
+from etc_fast.policies.symbolic._fit import refit_constants
+from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
 from etc_fast.policies.symbolic._search import (
     DEFAULT_SAFETY_LIMIT_S,
     Candidate,
@@ -114,6 +115,7 @@ class SymbolicPolicy:
         self._task: TaskView | None = None
         self._config: ProtocolConfig | None = None
         self._domains: list[VariableDomain] = []
+        self._output_unit: str | None = None
         self._sobol: qmc.Sobol | None = None
         self.last_search: SearchResult | None = None
 
@@ -123,6 +125,7 @@ class SymbolicPolicy:
         self._task = task
         self._config = config
         self._domains = [VariableDomain.from_mapping(v) for v in task.variables]
+        self._output_unit = angle_unit_of(str(getattr(task, "output_description", "") or ""), 0.0, 0.0)
         sobol_seed = int(np.random.SeedSequence([self.seed, int(seed)]).generate_state(1, dtype=np.uint32)[0])
         self._sobol = qmc.Sobol(d=len(self._domains), scramble=True, seed=sobol_seed)
         self.last_search = None
@@ -153,7 +156,8 @@ class SymbolicPolicy:
             ex = obs.diagnostics.exponents
             hint = [float(ex.get(d.name) or 0.0) for d in self._domains]
         res = search(obs.X, obs.y, self._domains, noise=float(obs.noise), time_budget_s=self.time_budget_s,
-                     mode="full" if full else "diagnostic", exponent_hint=hint, limits=self.limits)
+                     mode="full" if full else "diagnostic", exponent_hint=hint, limits=self.limits,
+                     output_unit=self._output_unit)
         self.last_search = res
         if res.timed_out:
             self.safety_trips += 1
@@ -197,8 +201,6 @@ class SymbolicPolicy:
 
     def _draft_error(self, draft: str, obs: Observation) -> float:
         """Relative RMS error of the draft on the observations after refitting its constants."""
-        from etc_fast.evaluate._structural import refit_program
-
         from etc_fast.expr import ExprError, parse
 
         names = [d.name for d in self._domains]
@@ -209,7 +211,7 @@ class SymbolicPolicy:
         fin = np.isfinite(obs.y)
         if not fin.any():
             return math.inf
-        pred = refit_program(prog, obs.X[fin], obs.y[fin])
+        pred = refit_constants(prog, obs.X[fin], obs.y[fin])
         r = relative_errors(pred, obs.y[fin])
         return float(np.sqrt(np.mean(r * r)))
 
