@@ -49,7 +49,28 @@ from etc_fast.policies.symbolic._search import (
 )
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
-__all__ = ["SymbolicPolicy", "is_confident"]
+__all__ = ["SymbolicPolicy", "is_confident", "ANALYSIS_CODE"]
+
+#: The code of the agent's analysis action (runs in the sandbox with ``X`` and ``y`` preloaded): the
+#: observation summaries its grammar search starts from. The search itself runs in the agent's
+#: process on the next decision (the sandbox cannot import the project's compiled kernels).
+ANALYSIS_CODE = """\
+fin = np.isfinite(y)
+Xf, yf = X[fin], y[fin]
+print("observations with a finite output:", int(fin.sum()))
+print("output range:", float(yf.min()), float(yf.max()), "| changes sign:", bool((yf > 0).any() and (yf < 0).any()))
+ok = np.all(Xf > 0, axis=1) & (yf != 0)
+if ok.sum() > Xf.shape[1] + 1 and (np.all(yf[ok] > 0) or np.all(yf[ok] < 0)):
+    A = np.column_stack([np.ones(int(ok.sum())), np.log(Xf[ok])])
+    t = np.log(np.abs(yf[ok]))
+    b, *_ = np.linalg.lstsq(A, t, rcond=None)
+    r = t - A @ b
+    print("log-log exponents:", [round(float(v), 4) for v in b[1:]], "| rms:", round(float(np.sqrt(np.mean(r * r))), 6))
+for k in range(Xf.shape[1]):
+    rx, ry = np.argsort(np.argsort(Xf[:, k])), np.argsort(np.argsort(yf))
+    c = np.corrcoef(rx, ry)[0, 1] if len(yf) > 2 else float("nan")
+    print(f"input {k}: rank correlation with the output {c:+.3f}")
+"""
 
 
 def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, complexity_gap: float = 3.0) -> bool:
@@ -116,6 +137,8 @@ class SymbolicPolicy:
         self._config: ProtocolConfig | None = None
         self._domains: list[VariableDomain] = []
         self._output_unit: str | None = None
+        self._full: tuple[int, SearchResult] | None = None  # (observations, full search) of the last analysis
+        self._pending: int | None = None  # observations an analysis action was sent for
         self._sobol: qmc.Sobol | None = None
         self.last_search: SearchResult | None = None
 
@@ -125,6 +148,8 @@ class SymbolicPolicy:
         self._task = task
         self._config = config
         self._domains = [VariableDomain.from_mapping(v) for v in task.variables]
+        self._full = None
+        self._pending = None
         self._output_unit = angle_unit_of(str(getattr(task, "output_description", "") or ""), 0.0, 0.0)
         sobol_seed = int(np.random.SeedSequence([self.seed, int(seed)]).generate_state(1, dtype=np.uint32)[0])
         self._sobol = qmc.Sobol(d=len(self._domains), scramble=True, seed=sobol_seed)
@@ -190,9 +215,52 @@ class SymbolicPolicy:
                 hyps.append(f)
         return tuple(hyps)
 
+    # -- the analysis turn (interpreter variants) ---------------------------------------------
+    def _analysed(self, obs: Observation) -> SearchResult | None:
+        """The full grammar search of the current observations, if an analysis turn paid for it.
+
+        The full search is the agent's analysis: it becomes available only on the decision right
+        after an ``analysis`` action sent for exactly these observations (the sandbox's reply is
+        the feedback), and it stays available while no new observation arrives.
+        """
+        n = int(obs.y.size)
+        if self._full is not None and self._full[0] == n:
+            return self._full[1]
+        if obs.interpreter and obs.feedback_kind == "analysis" and self._pending == n:
+            self._pending = None
+            res = self._search(obs, True)
+            self._full = (n, res)
+            return res
+        return None
+
+    def _analysis_action(self, obs: Observation) -> Action:
+        self._pending = int(obs.y.size)
+        return Action(kind="analysis", code=ANALYSIS_CODE,
+                      raw=f"analysis of {obs.y.size} observations (the grammar search runs on them next turn)")
+
+    def _decision_search(self, obs: Observation, can_analyse: bool) -> tuple[SearchResult | None, Action | None]:
+        """The search to decide on now, or an analysis action to send first.
+
+        Without an interpreter: the diagnostic search. With one: the analysed full search when
+        this turn follows an analysis of the same observations; otherwise the diagnostic search
+        when it is already confident, else an analysis action when ``can_analyse``, else the
+        diagnostic search (the agent decides without its analysis).
+        """
+        if not obs.interpreter:
+            return self._search(obs, False), None
+        res = self._analysed(obs)
+        if res is not None:
+            self.last_search = res
+            return res, None
+        cheap = self._search(obs, False)
+        if is_confident(cheap, self.margin) or not can_analyse:
+            return cheap, None
+        return None, self._analysis_action(obs)
+
     def _explore(self, obs: Observation) -> Action:
-        full = bool(obs.interpreter)
-        res = self._search(obs, full)
+        res, ask = self._decision_search(obs, "analysis" in obs.allowed and obs.turns_left > 0)
+        if ask is not None:
+            return ask
         best = res.best
         if "draft" in obs.allowed and best is not None and (is_confident(res, self.margin) or obs.turns_left == 0):
             return Action(kind="draft", source=best.source, raw=f"draft: {best.expression} (error {best.error:.2e})")
@@ -216,8 +284,9 @@ class SymbolicPolicy:
         return float(np.sqrt(np.mean(r * r)))
 
     def _synthesis(self, obs: Observation) -> Action:
-        full = bool(obs.interpreter)
-        res = self._search(obs, full)
+        res, ask = self._decision_search(obs, "analysis" in obs.allowed and obs.turns_left > 0)
+        if ask is not None:
+            return ask
         best = res.best
         if obs.draft:
             derr = self._draft_error(obs.draft, obs)
@@ -250,10 +319,14 @@ class SymbolicPolicy:
         return tuple(pts)
 
     def _baseline(self, obs: Observation) -> Action:
-        res = self._search(obs, bool(obs.interpreter)) if obs.y.size else None
-        best = res.best if res is not None else None
         left = obs.measurements_left
         can_measure = "experiment" in obs.allowed and (left is None or left > 0)
+        res = None
+        if obs.y.size:
+            res, ask = self._decision_search(obs, "analysis" in obs.allowed)
+            if ask is not None:
+                return ask
+        best = res.best if res is not None else None
         if best is not None and (not can_measure or is_confident(res, self.margin) or "final" in obs.allowed and obs.turns_left == 0 and obs.phase == "final"):
             return Action(kind="final", source=best.source, raw=f"final: {best.expression} (error {best.error:.2e})")
         if can_measure:
