@@ -30,27 +30,37 @@ def test_config_names_the_sr_extra_when_pyoperon_is_missing(tmp_path, monkeypatc
         load_config(cfg)
 
 
-def test_final_law_is_operons_fit_on_the_observations():
-    pytest.importorskip("pyoperon")
+def _commit(seed=0):
     from etc_fast.policies import create_policy
     from etc_fast.protocol import CONFIGURATIONS
     from etc_fast.protocol._types import Observation
-    from etc_fast.expr import parse
 
     task = _view()
-    pol = create_policy("sr", seed=0, generations=20, population_size=200)
+    pol = create_policy("sr", seed=seed, generations=20, population_size=200)
     pol.begin("synthesis", task, CONFIGURATIONS["variance_c"], 3)
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 5, size=(20, 2))
     y = 3.0 * X[:, 0] * X[:, 1]
     obs = Observation(phase="synthesis", task=task, X=X, y=y, diagnostics=None, turn=0, turns_left=0,
                       measurements_used=20, measurements_left=0, allowed=frozenset({"final"}), interpreter=True)
-    act = pol.act(obs)
+    return pol, pol.act(obs), X, y
+
+
+def test_final_law_is_operons_fit_on_the_observations():
+    pytest.importorskip("pyoperon")
+    from etc_fast.expr import parse
+
+    pol, act, X, y = _commit()
     assert act.kind == "final" and act.raw.startswith("sr final:")
     expr, r2 = pol.last_sr
     assert r2 > 0.99
     pred = parse(expr, ["a", "b"]).evaluate(X)
     assert np.sqrt(np.mean(((pred - y) / y) ** 2)) < 0.05
+
+
+def test_same_seed_same_law():
+    pytest.importorskip("pyoperon")
+    assert _commit(seed=5)[1].source == _commit(seed=5)[1].source
 
 
 def _view():
