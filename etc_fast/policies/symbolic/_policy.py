@@ -10,11 +10,14 @@ drafted.
 
 Which search runs depends on the configuration:
 
-* with an interpreter (``C`` variants) the full grammar search (:func:`search` with ``mode="full"``);
-  it is the policy's analysis, done internally, so no analysis action is ever sent;
-* without one (``N`` variants) only candidates derived from the diagnostics: the power law with the
-  diagnostics' exponents (or the policy's own log-linear fit when diagnostics are off), roundings of
-  those exponents, an added term and an offset (``mode="diagnostic"``).
+* without an interpreter (``N`` variants) only candidates derived from the diagnostics: the power
+  law with the diagnostics' exponents (or the policy's own log-linear fit when diagnostics are off),
+  roundings of those exponents, an added term and an offset (``mode="diagnostic"``);
+* with one (``C`` variants) also the full grammar search (:func:`search` with ``mode="full"``), but
+  only as the agent's analysis: it sends an ``analysis`` action (:data:`ANALYSIS_CODE`, NumPy
+  summaries run in the sandbox), which uses the turn, and runs the full search on the same
+  observations at the next decision. New observations need a new analysis. When the diagnostic
+  search is already confident, or no analysis can be sent any more, it decides without one.
 
 Synthesis (phase ``synthesis``): the search is refitted on all observations; the draft is kept
 unless the observations disagree with it (after refitting its constants) and the search finds a
@@ -24,8 +27,9 @@ Baseline role (phases ``baseline`` and ``final``): free-form experiment design w
 batches of scrambled Sobol points (seeded) over the input domains, ``8`` points per round for one or
 two inputs and ``4 d`` beyond; after each batch the search runs, and a ``final`` action is sent as soon
 as the same confidence rule as for drafts holds (or when forced). The interpreter decides which search
-runs, exactly as for the planner: the full grammar search with one, and without one only the power
-law from the policy's own log-linear fit (baselines get no diagnostics) and its small edits. So a
+runs, exactly as for the planner: the full grammar search after an analysis round with one, and
+without one only the power law from the policy's own log-linear fit (baselines get no diagnostics)
+and its small edits. So a
 ``baseline_n``/``planner_n`` comparison holds the agent's own analysis fixed and varies the protocol.
 """
 

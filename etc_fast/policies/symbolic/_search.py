@@ -1,4 +1,4 @@
-"""Generic symbolic-regression search over a small grammar of laws with fitted constants.
+"""Symbolic-regression search over a stated grammar of laws with fitted constants (docs/symbolic.md).
 
 Given observations ``X`` (n, d), ``y`` (n) and the input domains, :func:`search` returns ranked
 candidate laws written in the hypothesis language (:mod:`etc_fast.expr`). Grammar (see
@@ -8,19 +8,23 @@ candidate laws written in the hypothesis language (:mod:`etc_fast.expr`). Gramma
     inner := C * M                         (monomial)
            | C * M * exp(g * N)            (monomial times the exponential of a monomial)
            | C1 * M1 + C2 * M2 [+ C3 * M3] (sum of monomials; a constant term is M = 1)
-    M, N  := prod_j atom_j ** p_j          (atoms: x, sin(x), cos(x), with degrees converted)
+           | (sum of 1-3 monomials) / (1 + sum of 1-3 monomials)   (ratio of sums)
+    M, N  := prod_j atom_j ** p_j          (atoms: x; sin(x), cos(x) for inputs described as angles)
 
 How each family is fitted (``z = outer.inverse(y)``):
 
 * monomial: least squares of ``log|z|`` on ``log(atoms)``; each exponent is snapped to nearby simple
-  values (integers, halves, thirds, quarters, fifths/tenths, e and e + 1 forms), the raw fit kept as
-  the last resort; ``C`` by relative least squares.
+  values (integers, halves, thirds, quarters, fifths/tenths), the raw fit kept as the last resort;
+  ``C`` by relative least squares.
 * exponential: the same regression with one more column ``N(x)`` chosen from a library of
   monomials with half-integer exponents (projection scores rank all library columns at once).
 * sums: relative least squares of ``z`` on library monomials around the power-law exponents;
   pairs by best-first completion of the top single columns, triples by extending the best pairs;
   exponents off the half-integer grid are found by a bounded continuous refinement
   (``scipy.optimize.least_squares``) and snapped again.
+* ratios: linearised as ``z = sum c_i M_i - sum d_j z N_j`` and solved by relative least squares;
+  every numerator/denominator pair of library monomials is scored from one Gram matrix, the best
+  pairs are extended greedily to three and four terms.
 
 Every candidate is then evaluated on the original ``y`` scale: relative RMS error over the points
 where ``y`` is finite (a non-finite prediction there counts as error 10), a description complexity,
