@@ -2,6 +2,8 @@
 
 * ``scripted``: :class:`~etc_fast.policies.scripted.ScriptedPolicy` (replays actions).
 * ``symbolic``: ``etc_fast.policies.symbolic.SymbolicPolicy`` (offline search, no network).
+* ``sr``: ``etc_fast.policies.sr.SRPolicy`` (the symbolic agent's exploration, then pyoperon's
+  symbolic regression as the committed law; needs the ``[sr]`` extra).
 * any other name: ``etc_fast.policies.llm.LLMPolicy(model=name, ...)`` (an OpenAI-compatible model).
 
 Implementations are imported only when asked for, so the LLM client is never loaded by an offline run.
@@ -31,7 +33,13 @@ def _symbolic(**options: Any) -> Policy:
     return SymbolicPolicy(**options)
 
 
-_REGISTRY: dict[str, PolicyFactory] = {"scripted": _scripted, "symbolic": _symbolic}
+def _sr(**options: Any) -> Policy:
+    from etc_fast.policies.sr import SRPolicy
+
+    return SRPolicy(**options)
+
+
+_REGISTRY: dict[str, PolicyFactory] = {"scripted": _scripted, "symbolic": _symbolic, "sr": _sr}
 
 
 def register_policy(name: str, factory: PolicyFactory) -> None:

@@ -13,6 +13,7 @@ The field-by-field reference lives in the comment block at the top of ``configs/
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -50,7 +51,7 @@ MAX_TRIALS = 100_000
 #: Largest configuration file read.
 MAX_CONFIG_BYTES = 4 * 2**20
 #: Models that are not LLMs (every other model name is passed the ``llm`` settings).
-OFFLINE_MODELS = ("symbolic", "scripted")
+OFFLINE_MODELS = ("symbolic", "scripted", "sr")
 
 
 class ConfigError(ValueError):
@@ -220,7 +221,7 @@ class RunConfig:
 
     def policy_options(self, model: str) -> dict[str, Any]:
         """Keyword arguments for ``create_policy(model, ...)``."""
-        if model == "symbolic":
+        if model in ("symbolic", "sr"):  # sr explores as the symbolic agent does
             return dict(self.symbolic)
         if model in OFFLINE_MODELS:
             return {}
@@ -658,6 +659,8 @@ class _Parser:
             if required not in d:
                 raise self.err(_join(key, required), "missing (required)")
         model = _string(d["model"], src, _join(key, "model"))
+        if model == "sr" and importlib.util.find_spec("pyoperon") is None:
+            raise self.err(_join(key, "model"), "the sr policy needs pyoperon: pip install 'etc-fast[sr]'")
 
         raw_cfgs = d["configurations"]
         if raw_cfgs == "all":

@@ -25,18 +25,30 @@ LAWS = [
     ("trig", "4*sin(a)**2*b", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)]),
     ("root", "sqrt(a**2 + 3*b)", [("a", "log", 0.5, 5), ("b", "log", 0.5, 5)]),
     ("angle", "degrees(asin(0.8*sin(radians(a))/b))", [("a", "linear", 0, 90), ("b", "linear", 1, 1.5)]),
+    ("saturation", "3*a/(0.7 + a)*b", [("a", "log", 0.01, 30), ("b", "log", 1, 10)]),
+    ("offset", "a*340/(340 - b)", [("a", "log", 10, 100), ("b", "linear", 0, 100)]),
+    ("lorentz", "1/sqrt(1 - (a/3)**2)", [("a", "linear", 0.1, 2.9)]),
 ]
+# What the variables' descriptions say (the search reads angle units from them, not from domains).
+ANGLES = {("trig", "a"): "angle in radians", ("angle", "a"): "angle of incidence in degrees"}
+OUTPUT_UNIT = {"angle": "deg"}
+
+
+def described_task(name, law, variables):
+    """``make_task`` with the variable descriptions of :data:`ANGLES` (what an agent reads)."""
+    return make_task(name, law, variables, {v: d for (n, v), d in ANGLES.items() if n == name})
 
 
 def domains(task):
-    return [VariableDomain(v.name, v.scale, v.low, v.high) for v in task.variables]
+    return [VariableDomain(v.name, v.scale, v.low, v.high, ANGLES.get((task.name, v.name), v.description))
+            for v in task.variables]
 
 
 @pytest.mark.parametrize("name,law,variables", LAWS, ids=[x[0] for x in LAWS])
 def test_search_recovers_law(name, law, variables):
     task = make_task(name, law, variables)
     X, y = sobol_points(task, 16)
-    res = search(X, y, domains(task), time_budget_s=5.0)
+    res = search(X, y, domains(task), time_budget_s=5.0, output_unit=OUTPUT_UNIT.get(name))
     best = res.best
     assert best.error <= res.tol, (best.expression, best.error)
     assert is_confident(res)
@@ -107,10 +119,12 @@ def test_diagnostic_mode_uses_only_power_law_edits():
 # Policy
 # ----------------------------------------------------------------------------------------
 def _obs(phase, task, X, y, *, turn=0, turns_left=7, allowed=("committee", "draft"), interpreter=True, draft=None,
-         diagnostics=None, left=None, noisy=False):
+         diagnostics=None, left=None, noisy=False, feedback_kind=None):
+    if interpreter and phase != "final":
+        allowed = tuple(allowed) + ("analysis",)
     return Observation(phase=phase, task=task_view(task), X=X, y=y, diagnostics=diagnostics, turn=turn, turns_left=turns_left,
                        measurements_used=len(y), measurements_left=left, allowed=frozenset(allowed), interpreter=interpreter,
-                       draft=draft, noisy=noisy)
+                       draft=draft, noisy=noisy, feedback_kind=feedback_kind)
 
 
 def _planner(task, policy, config="random_c", seed=0):
@@ -124,26 +138,34 @@ def _planner(task, policy, config="random_c", seed=0):
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(pool))
     policy.begin("explore", task_view(task), cfg, seed)
-    draft, kinds = None, []
+    draft, kinds, fkind = None, [], None
     for turn in range(cfg.exploration_turns):
         a = policy.act(_obs("explore", task, X, y, turn=turn, turns_left=cfg.exploration_turns - turn - 1,
-                            interpreter=cfg.interpreter))
+                            interpreter=cfg.interpreter, feedback_kind=fkind))
         kinds.append(a.kind)
         if a.kind == "draft":
             draft = a.source
             break
+        if a.kind == "analysis":  # the analysis uses the turn; no new measurements
+            assert cfg.interpreter and a.code
+            fkind = "analysis"
+            continue
+        fkind = "selection"
         assert a.kind == "committee" and 2 <= len(a.hypotheses) <= 5
         new = pool[order[4 * turn:4 * turn + 4]]
         X, y = np.vstack([X, new]), np.concatenate([y, task.truth(new)])
     policy.begin("synthesis", task_view(task), cfg, seed)
-    a = policy.act(_obs("synthesis", task, X, y, allowed=("final",), interpreter=cfg.interpreter, draft=draft))
+    a = policy.act(_obs("synthesis", task, X, y, allowed=("final",), interpreter=cfg.interpreter, draft=draft, turns_left=2))
+    if a.kind == "analysis":
+        a = policy.act(_obs("synthesis", task, X, y, allowed=("final",), interpreter=cfg.interpreter, draft=draft,
+                            turn=1, turns_left=1, feedback_kind="analysis"))
     assert a.kind == "final"
     return a.source, len(y), kinds
 
 
 @pytest.mark.parametrize("name,law,variables", LAWS[:4], ids=[x[0] for x in LAWS[:4]])
 def test_policy_planner_recovers_law(name, law, variables):
-    task = make_task(name, law, variables)
+    task = described_task(name, law, variables)
     pol = SymbolicPolicy()
     assert isinstance(pol, Policy)
     source, n, kinds = _planner(task, pol)
@@ -193,6 +215,27 @@ def test_synthesis_keeps_agreeing_draft_and_replaces_a_wrong_one():
     assert src != wrong and StructuralJudge().judge(src, task).credited
 
 
+def test_interpreter_search_costs_an_analysis_turn():
+    """With an interpreter the full search needs an analysis action first (a turn); without, never."""
+    task = described_task("trig", "4*sin(a)**2*b", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)])
+    X, y = sobol_points(task, 8)
+    pol = SymbolicPolicy()
+    pol.begin("explore", task_view(task), CONFIGURATIONS["random_c"], 0)
+    first = pol.act(_obs("explore", task, X, y))
+    assert first.kind == "analysis" and "np." in first.code
+    from etc_fast.sandbox import run_code
+
+    run = run_code(first.code, {"X": X, "y": y})
+    assert run.ok and "log-log exponents" in run.stdout
+    second = pol.act(_obs("explore", task, X, y, turn=1, feedback_kind="analysis"))
+    assert second.kind in ("draft", "committee") and any(f.startswith(("mono:", "sum:")) for f in pol.last_search.families_tried)
+    assert "sin(a)" in (second.source or " ".join(second.hypotheses))
+    # without an interpreter: no analysis action, only the diagnostic search
+    pol.begin("explore", task_view(task), CONFIGURATIONS["random_n"], 0)
+    a = pol.act(_obs("explore", task, X, y, interpreter=False))
+    assert a.kind in ("draft", "committee") and all(f.endswith(":id") for f in pol.last_search.families_tried)
+
+
 def test_no_interpreter_uses_diagnostics():
     task = make_task("t", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
     X, y = sobol_points(task, 8)
@@ -210,18 +253,24 @@ def test_baseline_designs_experiments_then_submits():
     pol = SymbolicPolicy(seed=1)
     pol.begin("baseline", task_view(task), CONFIGURATIONS["baseline_c"], 0)
     X, y = np.empty((0, 2)), np.empty(0)
-    allowed = ("experiment", "final", "analysis")
+    allowed = ("experiment", "final")
+    fkind, analyses = None, 0
     for r in range(10):
-        a = pol.act(_obs("baseline", task, X, y, turn=r, turns_left=9 - r, allowed=allowed))
+        a = pol.act(_obs("baseline", task, X, y, turn=r, turns_left=9 - r, allowed=allowed, feedback_kind=fkind))
         if a.kind == "final":
             break
+        if a.kind == "analysis":  # an analysis uses the round
+            analyses += 1
+            fkind = "analysis"
+            continue
+        fkind = "experiment"
         assert a.kind == "experiment" and 1 <= len(a.points) <= 20
         for p in a.points:
             assert set(p) == {"a", "b"} and 0.1 <= p["a"] <= 3 and 0.1 <= p["b"] <= 3
         new = task.inputs_from_request(a.points)
         X, y = np.vstack([X, new]), np.concatenate([y, task.truth(new)])
     assert a.kind == "final" and StructuralJudge().judge(a.source, task).credited
-    assert len(y) <= 24
+    assert len(y) <= 24 and analyses >= 1
     pol.begin("final", task_view(task), CONFIGURATIONS["baseline_c"], 0)
     forced = pol.act(_obs("final", task, X, y, allowed=("final",), turns_left=0))
     assert forced.kind == "final"
@@ -257,12 +306,15 @@ def test_tiny_safety_limit_still_gives_a_result():
     assert np.all(np.isfinite(parse(cut.best.expression, ["a", "b"]).evaluate(X)))
     pol = SymbolicPolicy(time_budget_s=1e-9)
     pol.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
-    a = pol.act(_obs("explore", task, X, y))
+    assert pol.act(_obs("explore", task, X, y)).kind == "analysis"
+    a = pol.act(_obs("explore", task, X, y, turn=1, feedback_kind="analysis"))
     assert a.kind in ("committee", "draft") and "safety limit" in a.raw
-    assert pol.safety_trips == 1 and pol.last_search.timed_out
+    assert pol.safety_trips >= 1 and pol.last_search.timed_out
     relaxed = SymbolicPolicy()
     relaxed.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
-    assert "safety limit" not in relaxed.act(_obs("explore", task, X, y)).raw and relaxed.safety_trips == 0
+    assert relaxed.act(_obs("explore", task, X, y)).kind == "analysis"
+    b = relaxed.act(_obs("explore", task, X, y, turn=1, feedback_kind="analysis"))
+    assert "safety limit" not in b.raw and relaxed.safety_trips == 0
 
 
 def test_policy_identical_at_any_safety_limit():

@@ -1,4 +1,4 @@
-"""Offline symbolic policy: a generic symbolic-regression search behind the Policy protocol.
+"""Offline symbolic policy: a symbolic-regression search over a stated grammar behind the Policy protocol.
 
 * :func:`search` — ranked candidate laws (hypothesis-language expressions with fitted constants).
 * :class:`SearchLimits` — the count caps that bound one search (its result never depends on timing).

@@ -29,6 +29,7 @@ __all__ = ["Form", "mono_values", "predict", "form_code", "pack_codes", "compile
 
 _VAR, _CONST = OPCODES["var"], OPCODES["const"]
 _MUL, _ADD, _POW, _EXP = OPCODES["mul"], OPCODES["add"], OPCODES["pow"], OPCODES["exp"]
+_DIV = OPCODES["div"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,10 +39,12 @@ class Form:
     Attributes:
         atoms: The atoms monomials are built from (a *view*).
         outer: The outer transform.
-        kind: ``"mono"``, ``"expmono"`` or ``"sum"``.
-        exps: One exponent vector per term (aligned with ``atoms``).
-        params: ``mono``/``sum``: one coefficient per term; ``expmono``: ``(C, g)``.
+        kind: ``"mono"``, ``"expmono"``, ``"sum"`` or ``"ratio"``.
+        exps: One exponent vector per term (aligned with ``atoms``); for ``ratio`` the numerator's
+            terms, then the denominator's.
+        params: ``mono``/``sum``/``ratio``: one coefficient per term; ``expmono``: ``(C, g)``.
         exp_exps: ``expmono`` only: exponents of the monomial inside the exponential.
+        n_num: ``ratio`` only: numerator terms; the law is ``sum(num) / (1 + sum(den))``.
     """
 
     atoms: tuple[Atom, ...]
@@ -50,6 +53,7 @@ class Form:
     exps: tuple[tuple[float, ...], ...]
     params: tuple[float, ...]
     exp_exps: tuple[float, ...] | None = None
+    n_num: int = 0
 
 
 # ----------------------------------------------------------------------------------------
@@ -67,6 +71,11 @@ def mono_values(A: np.ndarray, p: Sequence[float]) -> np.ndarray:
 def _inner(form: Form, A: np.ndarray, prm: Sequence[float]) -> np.ndarray:
     if form.kind == "expmono":
         return prm[0] * mono_values(A, form.exps[0]) * np.exp(prm[1] * mono_values(A, form.exp_exps))
+    if form.kind == "ratio":
+        k = form.n_num
+        num = sum((c * mono_values(A, p) for c, p in zip(prm[:k], form.exps[:k])), np.zeros(A.shape[0]))
+        den = sum((c * mono_values(A, p) for c, p in zip(prm[k:], form.exps[k:])), np.ones(A.shape[0]))
+        return num / den
     s = np.zeros(A.shape[0])
     for c, p in zip(prm, form.exps):
         s = s + c * mono_values(A, p)
@@ -140,6 +149,22 @@ def form_code(form: Form, column: Callable[[Atom], int]) -> tuple[list[int], lis
         factors(form.exp_exps)
         ops.extend((_EXP, _MUL))
         args.extend((0, 0))
+    elif form.kind == "ratio":
+        k = form.n_num
+        for i, (c, p) in enumerate(zip(form.params[:k], form.exps[:k])):
+            const(c, True)
+            factors(p)
+            if i:
+                ops.append(_ADD)
+                args.append(0)
+        const(1.0)
+        for c, p in zip(form.params[k:], form.exps[k:]):
+            const(c, True)
+            factors(p)
+            ops.append(_ADD)
+            args.append(0)
+        ops.append(_DIV)
+        args.append(0)
     else:
         for i, (c, p) in enumerate(zip(form.params, form.exps)):
             const(c, True)

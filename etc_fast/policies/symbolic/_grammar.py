@@ -1,11 +1,13 @@
 """Building blocks of the symbolic search: variable domains, atoms, exponents, outer transforms.
 
 An *atom* is a positive function of one input that monomials are built from: the input itself,
-or ``sin``/``cos`` of it when the input's domain looks like an angle (radians when it lies inside
-[-2 pi, 2 pi], degrees when it is a linear domain inside [0, 360] reaching at least 45). A *law
-form* is ``outer(inner)`` where ``inner`` is a monomial, a monomial times ``exp(g * monomial)``, or a
-sum of monomials, and ``outer`` is one of a few invertible unary transforms (identity, square root,
-square, ``1/(exp(s) +- 1)``, inverse trigonometric functions in degrees or radians, ``log``).
+or ``sin``/``cos`` of it when the input's description says it is an angle (converted with
+``radians`` when the description says degrees). A *law form* is ``outer(inner)`` where ``inner`` is
+a monomial, a monomial times ``exp(g * monomial)``, a sum of monomials or a ratio of sums, and
+``outer`` is one of a few invertible unary transforms: identity, the powers 1/2, 2, -1 and -1/2,
+``log``, the inverse trigonometric functions (their degree versions only when the output's
+description says degrees) and the two statistical-physics families ``1/(exp(s) + 1)`` (logistic,
+Fermi-Dirac) and ``1/(exp(s) - 1)`` (Bose-Einstein, Planck).
 """
 
 from __future__ import annotations
@@ -18,9 +20,21 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["VariableDomain", "Atom", "Outer", "OUTERS", "make_atoms", "exponent_options", "exponent_cost", "format_exponent"]
+__all__ = ["VariableDomain", "angle_unit_of", "Atom", "Outer", "OUTERS", "make_atoms", "exponent_options", "exponent_cost", "format_exponent"]
 
 _TWO_PI = 2.0 * math.pi
+
+
+def angle_unit_of(description: str, low: float = -_TWO_PI, high: float = _TWO_PI) -> str | None:
+    """``"deg"``, ``"rad"`` or ``None``: the angle unit a quantity's description states."""
+    text = description.lower()
+    if "degree" in text and "celsius" not in text:
+        return "deg"
+    if "radian" in text:
+        return "rad"
+    if "angle" in text and -_TWO_PI - 1e-9 <= low and high <= _TWO_PI + 1e-9:
+        return "rad"
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,25 +52,25 @@ class VariableDomain:
     scale: str = "log"
     low: float = 1.0
     high: float = 10.0
+    description: str = ""
 
     @classmethod
     def from_mapping(cls, d: Mapping) -> VariableDomain:
-        """Build from a task-view variable dict (``name``, ``scale``, ``low``, ``high``)."""
+        """Build from a task-view variable dict (``name``, ``scale``, ``low``, ``high``, ``description``)."""
         try:
-            return cls(str(d["name"]), str(d.get("scale", "log")), float(d["low"]), float(d["high"]))
+            return cls(str(d["name"]), str(d.get("scale", "log")), float(d["low"]), float(d["high"]),
+                       str(d.get("description") or ""))
         except KeyError as exc:
             raise ValueError(f"variable description {dict(d)!r} lacks {exc.args[0]!r}") from None
 
     @property
     def angle_unit(self) -> str | None:
-        """``"rad"``/``"deg"`` when the domain looks like an angle, else ``None`` (by domain only)."""
-        if self.scale != "linear" or not (self.high > self.low):
-            return None
-        if -_TWO_PI - 1e-9 <= self.low and self.high <= _TWO_PI + 1e-9 and self.high - self.low >= 0.5:
-            return "rad"
-        if 0.0 <= self.low and 45.0 <= self.high <= 360.0:
-            return "deg"
-        return None
+        """``"deg"``/``"rad"`` when the variable's description says it is an angle, else ``None``.
+
+        Degrees only where the description says degrees; radians where it says radians, or names
+        an angle without a unit and the domain lies within [-2 pi, 2 pi].
+        """
+        return angle_unit_of(self.description, self.low, self.high)
 
     def sample(self, n: int = 257) -> np.ndarray:
         """Evenly spread values over the domain (log-spaced for log scales)."""
@@ -114,10 +128,6 @@ def make_atoms(domains: Sequence[VariableDomain]) -> list[list[Atom]]:
 # ----------------------------------------------------------------------------------------
 # Exponents
 # ----------------------------------------------------------------------------------------
-_E = math.e
-_SPECIAL = {_E: "e", _E + 1: "(e + 1)", 1 / _E: "(1/e)", _E / 2: "(e/2)"}
-
-
 def _build_simple_exponents() -> list[tuple[float, float]]:
     vals: dict[float, float] = {}
     for q, cost in ((1, 0.5), (2, 1.0), (3, 1.5), (4, 1.5), (5, 2.0), (10, 2.0)):
@@ -126,9 +136,6 @@ def _build_simple_exponents() -> list[tuple[float, float]]:
             key = round(v, 12)
             if key not in vals:
                 vals[key] = 0.0 if k == 0 else (0.0 if v == 1 else cost)
-    for v in _SPECIAL:
-        for s in (1, -1):
-            vals[round(s * v, 12)] = 2.0
     return sorted(vals.items())
 
 
@@ -139,7 +146,8 @@ _SIMPLE_C = np.array([c for _, c in _SIMPLE])
 
 @functools.lru_cache(maxsize=4096)
 def exponent_cost(p: float) -> float:
-    """Description cost of exponent ``p`` (1 -> 0, integers 0.5, halves 1, ..., other reals 4)."""
+    """Description cost of exponent ``p`` (1 -> 0, integers 0.5, halves 1, thirds and quarters 1.5,
+    fifths and tenths 2, any other real 4)."""
     i = int(np.argmin(np.abs(_SIMPLE_V - p)))
     return float(_SIMPLE_C[i]) if abs(_SIMPLE_V[i] - p) < 1e-9 else 4.0
 
@@ -168,12 +176,7 @@ def exponent_options(p_hat: float, window: float, max_options: int = 3) -> list[
 
 @functools.lru_cache(maxsize=4096)
 def format_exponent(p: float, e_name: str = "e") -> str:
-    """Render an exponent: integers bare, simple decimals as decimals, thirds as fractions, e-forms by name."""
-    for v, s in _SPECIAL.items():
-        if abs(p - v) < 1e-9:
-            return s.replace("e", e_name) if e_name != "e" else s
-        if abs(p + v) < 1e-9:
-            return "(-" + (s.replace("e", e_name) if e_name != "e" else s).strip("()") + ")"
+    """Render an exponent: integers bare, simple decimals as decimals, thirds as fractions, others in full."""
     if abs(p - round(p)) < 1e-9:
         return str(int(round(p)))
     fr = Fraction(p).limit_denominator(12)
@@ -201,6 +204,7 @@ class Outer:
     code: tuple[tuple[tuple, ...], tuple[tuple, ...]] = ((), ())
     """Postfix instructions around the inner value, ``(before, after)``: each is ``(opname,)`` or
     ``("const", value)`` with ``opname`` a key of :data:`kernels.programs.OPCODES`."""
+    degrees_output: bool = False  # used only when the output's description says degrees
 
     def render(self, s: str, fn: Callable[[str], str]) -> str:
         names = {k: fn(k) for k in ("sqrt", "exp", "log", "acos", "asin", "atan", "degrees")}
@@ -222,12 +226,16 @@ OUTERS: tuple[Outer, ...] = (
           "1/({exp}({s}) + 1)", True, (_ONE, (("exp",), ("const", 1.0), ("add",), ("div",)))),
     Outer("inv_exp_m1", 3.0, lambda s: 1.0 / (np.exp(s) - 1.0), lambda y: np.log(1.0 / y + 1.0), _rng(1e-300, np.inf),
           "1/({exp}({s}) - 1)", True, (_ONE, (("exp",), ("const", 1.0), ("sub",), ("div",)))),
-    Outer("acos_deg", 3.0, lambda s: np.degrees(np.arccos(s)), lambda y: np.cos(y * _DEG), _rng(0.0, 180.0), "{degrees}({acos}({s}))",
-          True, ((), (("acos",), ("degrees",)))),
-    Outer("asin_deg", 3.0, lambda s: np.degrees(np.arcsin(s)), lambda y: np.sin(y * _DEG), _rng(-90.0, 90.0), "{degrees}({asin}({s}))",
-          True, ((), (("asin",), ("degrees",)))),
-    Outer("atan_deg", 3.0, lambda s: np.degrees(np.arctan(s)), lambda y: np.tan(y * _DEG), _rng(-89.999999, 89.999999),
-          "{degrees}({atan}({s}))", True, ((), (("atan",), ("degrees",)))),
+    Outer("recip", 1.5, lambda s: 1.0 / s, lambda y: 1.0 / y, lambda y: bool(y.size) and bool(np.all(y != 0)), "1/({s})",
+          False, (_ONE, (("div",),))),
+    Outer("rsqrt", 2.0, lambda s: 1.0 / np.sqrt(s), lambda y: 1.0 / (y * y), _rng(1e-300, np.inf), "1/{sqrt}({s})",
+          False, (_ONE, (("sqrt",), ("div",)))),
+    Outer("acos_deg", 2.5, lambda s: np.degrees(np.arccos(s)), lambda y: np.cos(y * _DEG), _rng(0.0, 180.0), "{degrees}({acos}({s}))",
+          True, ((), (("acos",), ("degrees",))), True),
+    Outer("asin_deg", 2.5, lambda s: np.degrees(np.arcsin(s)), lambda y: np.sin(y * _DEG), _rng(-90.0, 90.0), "{degrees}({asin}({s}))",
+          True, ((), (("asin",), ("degrees",))), True),
+    Outer("atan_deg", 2.5, lambda s: np.degrees(np.arctan(s)), lambda y: np.tan(y * _DEG), _rng(-89.999999, 89.999999),
+          "{degrees}({atan}({s}))", True, ((), (("atan",), ("degrees",))), True),
     Outer("acos", 2.5, np.arccos, np.cos, _rng(0.0, math.pi), "{acos}({s})", True, ((), (("acos",),))),
     Outer("asin", 2.5, np.arcsin, np.sin, _rng(-math.pi / 2, math.pi / 2), "{asin}({s})", True, ((), (("asin",),))),
     Outer("atan", 2.5, np.arctan, np.tan, _rng(-math.pi / 2 + 1e-9, math.pi / 2 - 1e-9), "{atan}({s})", True, ((), (("atan",),))),

@@ -10,11 +10,14 @@ drafted.
 
 Which search runs depends on the configuration:
 
-* with an interpreter (``C`` variants) the full grammar search (:func:`search` with ``mode="full"``);
-  it is the policy's analysis, done internally, so no analysis action is ever sent;
-* without one (``N`` variants) only candidates derived from the diagnostics: the power law with the
-  diagnostics' exponents (or the policy's own log-linear fit when diagnostics are off), roundings of
-  those exponents, an added term and an offset (``mode="diagnostic"``).
+* without an interpreter (``N`` variants) only candidates derived from the diagnostics: the power
+  law with the diagnostics' exponents (or the policy's own log-linear fit when diagnostics are off),
+  roundings of those exponents, an added term and an offset (``mode="diagnostic"``);
+* with one (``C`` variants) also the full grammar search (:func:`search` with ``mode="full"``), but
+  only as the agent's analysis: it sends an ``analysis`` action (:data:`ANALYSIS_CODE`, NumPy
+  summaries run in the sandbox), which uses the turn, and runs the full search on the same
+  observations at the next decision. New observations need a new analysis. When the diagnostic
+  search is already confident, or no analysis can be sent any more, it decides without one.
 
 Noise: the observation says only whether measurements are noisy; the policy then assumes a
 relative noise level of :data:`ASSUMED_NOISE` (an agent is never told the true level).
@@ -27,8 +30,9 @@ Baseline role (phases ``baseline`` and ``final``): free-form experiment design w
 batches of scrambled Sobol points (seeded) over the input domains, ``8`` points per round for one or
 two inputs and ``4 d`` beyond; after each batch the search runs, and a ``final`` action is sent as soon
 as the same confidence rule as for drafts holds (or when forced). The interpreter decides which search
-runs, exactly as for the planner: the full grammar search with one, and without one only the power
-law from the policy's own log-linear fit (baselines get no diagnostics) and its small edits. So a
+runs, exactly as for the planner: the full grammar search after an analysis round with one, and
+without one only the power law from the policy's own log-linear fit (baselines get no diagnostics)
+and its small edits. So a
 ``baseline_n``/``planner_n`` comparison holds the agent's own analysis fixed and varies the protocol.
 """
 
@@ -40,7 +44,8 @@ import warnings
 import numpy as np
 from scipy.stats import qmc
 
-from etc_fast.policies.symbolic._grammar import VariableDomain
+from etc_fast.policies.symbolic._fit import refit_constants
+from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
 from etc_fast.policies.symbolic._search import (
     DEFAULT_SAFETY_LIMIT_S,
     Candidate,
@@ -51,13 +56,34 @@ from etc_fast.policies.symbolic._search import (
 )
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
-__all__ = ["SymbolicPolicy", "is_confident", "ASSUMED_NOISE"]
+__all__ = ["SymbolicPolicy", "is_confident", "ASSUMED_NOISE", "ANALYSIS_CODE"]
 
 #: Relative noise level the policy assumes when it is told only that measurements are noisy (it
 #: never learns the true level, like an LLM agent). It sets the search's error floor and the
 #: tolerance below which a candidate explains the data; noise-free data use the search's own
 #: floor (1e-9).
 ASSUMED_NOISE = 0.01
+
+#: The code of the agent's analysis action (runs in the sandbox with ``X`` and ``y`` preloaded): the
+#: observation summaries its grammar search starts from. The search itself runs in the agent's
+#: process on the next decision (the sandbox cannot import the project's compiled kernels).
+ANALYSIS_CODE = """\
+fin = np.isfinite(y)
+Xf, yf = X[fin], y[fin]
+print("observations with a finite output:", int(fin.sum()))
+print("output range:", float(yf.min()), float(yf.max()), "| changes sign:", bool((yf > 0).any() and (yf < 0).any()))
+ok = np.all(Xf > 0, axis=1) & (yf != 0)
+if ok.sum() > Xf.shape[1] + 1 and (np.all(yf[ok] > 0) or np.all(yf[ok] < 0)):
+    A = np.column_stack([np.ones(int(ok.sum())), np.log(Xf[ok])])
+    t = np.log(np.abs(yf[ok]))
+    b, *_ = np.linalg.lstsq(A, t, rcond=None)
+    r = t - A @ b
+    print("log-log exponents:", [round(float(v), 4) for v in b[1:]], "| rms:", round(float(np.sqrt(np.mean(r * r))), 6))
+for k in range(Xf.shape[1]):
+    rx, ry = np.argsort(np.argsort(Xf[:, k])), np.argsort(np.argsort(yf))
+    c = np.corrcoef(rx, ry)[0, 1] if len(yf) > 2 else float("nan")
+    print(f"input {k}: rank correlation with the output {c:+.3f}")
+"""
 
 
 def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, complexity_gap: float = 3.0) -> bool:
@@ -123,6 +149,9 @@ class SymbolicPolicy:
         self._task: TaskView | None = None
         self._config: ProtocolConfig | None = None
         self._domains: list[VariableDomain] = []
+        self._output_unit: str | None = None
+        self._full: tuple[int, SearchResult] | None = None  # (observations, full search) of the last analysis
+        self._pending: int | None = None  # observations an analysis action was sent for
         self._sobol: qmc.Sobol | None = None
         self.last_search: SearchResult | None = None
 
@@ -132,6 +161,9 @@ class SymbolicPolicy:
         self._task = task
         self._config = config
         self._domains = [VariableDomain.from_mapping(v) for v in task.variables]
+        self._full = None
+        self._pending = None
+        self._output_unit = angle_unit_of(str(getattr(task, "output_description", "") or ""), 0.0, 0.0)
         sobol_seed = int(np.random.SeedSequence([self.seed, int(seed)]).generate_state(1, dtype=np.uint32)[0])
         self._sobol = qmc.Sobol(d=len(self._domains), scramble=True, seed=sobol_seed)
         self.last_search = None
@@ -162,7 +194,8 @@ class SymbolicPolicy:
             ex = obs.diagnostics.exponents
             hint = [float(ex.get(d.name) or 0.0) for d in self._domains]
         res = search(obs.X, obs.y, self._domains, noise=ASSUMED_NOISE if obs.noisy else 0.0, time_budget_s=self.time_budget_s,
-                     mode="full" if full else "diagnostic", exponent_hint=hint, limits=self.limits)
+                     mode="full" if full else "diagnostic", exponent_hint=hint, limits=self.limits,
+                     output_unit=self._output_unit)
         self.last_search = res
         if res.timed_out:
             self.safety_trips += 1
@@ -195,9 +228,52 @@ class SymbolicPolicy:
                 hyps.append(f)
         return tuple(hyps)
 
+    # -- the analysis turn (interpreter variants) ---------------------------------------------
+    def _analysed(self, obs: Observation) -> SearchResult | None:
+        """The full grammar search of the current observations, if an analysis turn paid for it.
+
+        The full search is the agent's analysis: it becomes available only on the decision right
+        after an ``analysis`` action sent for exactly these observations (the sandbox's reply is
+        the feedback), and it stays available while no new observation arrives.
+        """
+        n = int(obs.y.size)
+        if self._full is not None and self._full[0] == n:
+            return self._full[1]
+        if obs.interpreter and obs.feedback_kind == "analysis" and self._pending == n:
+            self._pending = None
+            res = self._search(obs, True)
+            self._full = (n, res)
+            return res
+        return None
+
+    def _analysis_action(self, obs: Observation) -> Action:
+        self._pending = int(obs.y.size)
+        return Action(kind="analysis", code=ANALYSIS_CODE,
+                      raw=f"analysis of {obs.y.size} observations (the grammar search runs on them next turn)")
+
+    def _decision_search(self, obs: Observation, can_analyse: bool) -> tuple[SearchResult | None, Action | None]:
+        """The search to decide on now, or an analysis action to send first.
+
+        Without an interpreter: the diagnostic search. With one: the analysed full search when
+        this turn follows an analysis of the same observations; otherwise the diagnostic search
+        when it is already confident, else an analysis action when ``can_analyse``, else the
+        diagnostic search (the agent decides without its analysis).
+        """
+        if not obs.interpreter:
+            return self._search(obs, False), None
+        res = self._analysed(obs)
+        if res is not None:
+            self.last_search = res
+            return res, None
+        cheap = self._search(obs, False)
+        if is_confident(cheap, self.margin) or not can_analyse:
+            return cheap, None
+        return None, self._analysis_action(obs)
+
     def _explore(self, obs: Observation) -> Action:
-        full = bool(obs.interpreter)
-        res = self._search(obs, full)
+        res, ask = self._decision_search(obs, "analysis" in obs.allowed and obs.turns_left > 0)
+        if ask is not None:
+            return ask
         best = res.best
         if "draft" in obs.allowed and best is not None and (is_confident(res, self.margin) or obs.turns_left == 0):
             return Action(kind="draft", source=best.source, raw=f"draft: {best.expression} (error {best.error:.2e})")
@@ -206,8 +282,6 @@ class SymbolicPolicy:
 
     def _draft_error(self, draft: str, obs: Observation) -> float:
         """Relative RMS error of the draft on the observations after refitting its constants."""
-        from etc_fast.policies.symbolic._refit import refit_program
-
         from etc_fast.expr import ExprError, parse
 
         names = [d.name for d in self._domains]
@@ -218,13 +292,14 @@ class SymbolicPolicy:
         fin = np.isfinite(obs.y)
         if not fin.any():
             return math.inf
-        pred = refit_program(prog, obs.X[fin], obs.y[fin])
+        pred = refit_constants(prog, obs.X[fin], obs.y[fin])
         r = relative_errors(pred, obs.y[fin])
         return float(np.sqrt(np.mean(r * r)))
 
     def _synthesis(self, obs: Observation) -> Action:
-        full = bool(obs.interpreter)
-        res = self._search(obs, full)
+        res, ask = self._decision_search(obs, "analysis" in obs.allowed and obs.turns_left > 0)
+        if ask is not None:
+            return ask
         best = res.best
         if obs.draft:
             derr = self._draft_error(obs.draft, obs)
@@ -257,10 +332,14 @@ class SymbolicPolicy:
         return tuple(pts)
 
     def _baseline(self, obs: Observation) -> Action:
-        res = self._search(obs, bool(obs.interpreter)) if obs.y.size else None
-        best = res.best if res is not None else None
         left = obs.measurements_left
         can_measure = "experiment" in obs.allowed and (left is None or left > 0)
+        res = None
+        if obs.y.size:
+            res, ask = self._decision_search(obs, "analysis" in obs.allowed)
+            if ask is not None:
+                return ask
+        best = res.best if res is not None else None
         if best is not None and (not can_measure or is_confident(res, self.margin) or "final" in obs.allowed and obs.turns_left == 0 and obs.phase == "final"):
             return Action(kind="final", source=best.source, raw=f"final: {best.expression} (error {best.error:.2e})")
         if can_measure:

@@ -1,4 +1,4 @@
-"""Generic symbolic-regression search over a small grammar of laws with fitted constants.
+"""Symbolic-regression search over a stated grammar of laws with fitted constants (docs/symbolic.md).
 
 Given observations ``X`` (n, d), ``y`` (n) and the input domains, :func:`search` returns ranked
 candidate laws written in the hypothesis language (:mod:`etc_fast.expr`). Grammar (see
@@ -8,19 +8,23 @@ candidate laws written in the hypothesis language (:mod:`etc_fast.expr`). Gramma
     inner := C * M                         (monomial)
            | C * M * exp(g * N)            (monomial times the exponential of a monomial)
            | C1 * M1 + C2 * M2 [+ C3 * M3] (sum of monomials; a constant term is M = 1)
-    M, N  := prod_j atom_j ** p_j          (atoms: x, sin(x), cos(x), with degrees converted)
+           | (sum of 1-3 monomials) / (1 + sum of 1-3 monomials)   (ratio of sums)
+    M, N  := prod_j atom_j ** p_j          (atoms: x; sin(x), cos(x) for inputs described as angles)
 
 How each family is fitted (``z = outer.inverse(y)``):
 
 * monomial: least squares of ``log|z|`` on ``log(atoms)``; each exponent is snapped to nearby simple
-  values (integers, halves, thirds, quarters, fifths/tenths, e and e + 1 forms), the raw fit kept as
-  the last resort; ``C`` by relative least squares.
+  values (integers, halves, thirds, quarters, fifths/tenths), the raw fit kept as the last resort;
+  ``C`` by relative least squares.
 * exponential: the same regression with one more column ``N(x)`` chosen from a library of
   monomials with half-integer exponents (projection scores rank all library columns at once).
 * sums: relative least squares of ``z`` on library monomials around the power-law exponents;
   pairs by best-first completion of the top single columns, triples by extending the best pairs;
   exponents off the half-integer grid are found by a bounded continuous refinement
   (``scipy.optimize.least_squares``) and snapped again.
+* ratios: linearised as ``z = sum c_i M_i - sum d_j z N_j`` and solved by relative least squares;
+  every numerator/denominator pair of library monomials is scored from one Gram matrix, the best
+  pairs are extended greedily to three and four terms.
 
 Every candidate is then evaluated on the original ``y`` scale: relative RMS error over the points
 where ``y`` is finite (a non-finite prediction there counts as error 10), a description complexity,
@@ -74,6 +78,7 @@ _HALVES = np.arange(-8, 9) / 2.0
 # ----------------------------------------------------------------------------------------
 _Form = Form
 _predict = predict
+_IDENT = OUTERS[0]
 
 
 def _fmt_const(c: float) -> str:
@@ -111,6 +116,16 @@ def _render(form: _Form, fn: Callable[[str], str] = lambda f: f, e_name: str = "
         arg = f"{fmt(g)}*{n}" if n else fmt(g)
         arg = f"{arg}/{d}" if d else arg
         inner = f"{head}*{fn('exp')}({arg})"
+    elif form.kind == "ratio":
+        k = form.n_num
+        num = dataclasses.replace(form, kind="sum", exps=form.exps[:k], params=form.params[:k], n_num=0,
+                                  outer=_IDENT)
+        den = dataclasses.replace(form, kind="sum", exps=((0.0,) * len(form.atoms),) + form.exps[k:],
+                                  params=(1.0,) + form.params[k:], n_num=0, outer=_IDENT)
+        dtext = _render(den, fn, e_name, const)
+        if const is not None:  # the leading 1 of the denominator is not a fitted constant
+            dtext = "1" + dtext[1:] if dtext.startswith("C") else dtext
+        inner = f"({_render(num, fn, e_name, const)})/({dtext})"
     else:
         parts = []
         order = sorted(range(len(form.exps)), key=lambda i: form.exps[i], reverse=True)
@@ -132,6 +147,8 @@ def _complexity(form: _Form) -> float:
         return sum(1.0 + exponent_cost(pj) + a.cost for a, pj in zip(form.atoms, p) if pj != 0.0)
 
     c = form.outer.cost + sum(1.0 + mono_cost(p) for p in form.exps) + 0.5 * (len(form.exps) - 1)
+    if form.kind == "ratio":
+        c += 1.0
     if form.kind == "expmono":
         c += 2.0 + mono_cost(form.exp_exps)
     return c
@@ -174,6 +191,9 @@ class SearchLimits:
         refine_snap_combos: Exponent combinations tried after that refinement.
         const_refine_top: Best inexact candidates whose constants are refitted on the ``y`` scale.
         const_refine_nfev: Residual evaluations of that refit.
+        ratio_library: Library monomials for ratios of sums.
+        ratio_pairs: Best numerator-denominator pairs fitted.
+        ratio_extend: Best subsets extended by one more term (to three, then four terms).
         max_forms: Candidate forms scored in all; families not reached are skipped (``capped``).
     """
 
@@ -190,6 +210,9 @@ class SearchLimits:
     sum_triples: int = 4
     refine_nfev_per_param: int = 15
     refine_snap_combos: int = 8
+    ratio_library: int = 1200
+    ratio_pairs: int = 8
+    ratio_extend: int = 4
     const_refine_top: int = 4
     const_refine_nfev: int = 40
     max_forms: int = 20000
@@ -342,7 +365,7 @@ class _Collector:
         statics = []
         codes = []
         for f in forms:
-            skey = (id(f.outer), f.kind, id(f.atoms), f.exps, f.exp_exps)
+            skey = (id(f.outer), f.kind, id(f.atoms), f.exps, f.exp_exps, f.n_num)
             st = self._static.get(skey)
             if st is None:
                 for a in f.atoms:  # register every atom before the table is built
@@ -392,7 +415,8 @@ class _Collector:
         items = sorted(self.entries.items(), key=lambda kv: (kv[1][0], kv[1][1], self._order[kv[0]]))[:limit]
         out = []
         for _key, (score, cx, err, mx, n, form) in items:
-            kind = form.kind if form.kind != "sum" else f"sum{len(form.exps)}"
+            kind = {"sum": f"sum{len(form.exps)}", "ratio": f"ratio{form.n_num}/{len(form.exps) - form.n_num}"}.get(
+                form.kind, form.kind)
             cand = Candidate(_render(form), _render(form, const=lambda c: "C"), f"{form.outer.name}/{kind}", cx, err, mx,
                              _n_params(form), n, score,
                              _source(_render(form, fn=lambda f: f"np.{f}", e_name="np.e"), self.names))
@@ -404,7 +428,11 @@ def _structure_key(form: _Form) -> tuple:
     def mono(p):
         return tuple(sorted((a.var, a.kind, a.degrees, float(pj)) for a, pj in zip(form.atoms, p) if pj != 0.0))
 
-    terms = tuple(sorted(mono(p) for p in form.exps))
+    if form.kind == "ratio":
+        k = form.n_num
+        terms = (tuple(sorted(mono(p) for p in form.exps[:k])), tuple(sorted(mono(p) for p in form.exps[k:])))
+    else:
+        terms = tuple(sorted(mono(p) for p in form.exps))
     return (form.outer.name, form.kind, terms, mono(form.exp_exps) if form.exp_exps is not None else None)
 
 
@@ -627,6 +655,88 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLim
             _refine_sum(col, form, Ao, zo, wscale, lim)
 
 
+def _fit_ratio(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
+    """Ratios of sums ``(sum c_i M_i) / (1 + sum d_j N_j)`` (saturations, offsets, rational laws).
+
+    Linearised as ``z = sum c_i M_i - sum d_j (z N_j)`` and solved by relative least squares over a
+    half-integer monomial library: every numerator-denominator pair is scored at once from the
+    Gram matrix of the normalised columns, the best pairs are extended greedily to three and four
+    terms, and each subset's constants come from one least-squares solve. Constants are refined on
+    the ``y`` scale afterwards with the other inexact candidates.
+    """
+    ok = np.isfinite(z) & (z != 0) & _positive_rows(A)
+    zo, Ao = z[ok], A[ok]
+    n = zo.size
+    if n < 5:
+        return
+    w = 1.0 / np.maximum(np.abs(zo), 1e-12 * max(float(np.max(np.abs(zo))), 1e-300))
+    E = _library(A.shape[1], None, 2.0, lim.ratio_library)
+    V = _lib_values(Ao, E)
+    good = np.all(np.isfinite(V), axis=0) & (np.max(np.abs(V), axis=0) < 1e150)
+    E, V = E[good], V[:, good]
+    nz = np.any(E != 0, axis=1)
+    if not len(E) or not nz.any():
+        return
+    cols = np.column_stack([V * w[:, None], -(V[:, nz] * zo[:, None]) * w[:, None]])
+    exps = np.vstack([E, E[nz]])
+    is_den = np.concatenate([np.zeros(len(E), dtype=bool), np.ones(int(nz.sum()), dtype=bool)])
+    t = zo * w
+    nrm = np.linalg.norm(cols, axis=0)
+    keep = np.isfinite(nrm) & (nrm > 0)
+    cols, exps, is_den, nrm = cols[:, keep], exps[keep], is_den[keep], nrm[keep]
+    U = cols / nrm
+    b = U.T @ t
+    num_i, den_i = np.flatnonzero(~is_den), np.flatnonzero(is_den)
+    if not len(num_i) or not len(den_i):
+        return
+    G = U[:, num_i].T @ U[:, den_i]
+    with np.errstate(all="ignore"):
+        ba, bj = b[num_i][:, None], b[den_i][None, :]
+        gain = (ba * ba + bj * bj - 2.0 * G * ba * bj) / (1.0 - G * G)
+    gain = np.where(np.isfinite(gain) & (np.abs(G) < 1.0 - 1e-9), gain, -np.inf)
+    flat = np.argsort(-gain, axis=None, kind="stable")[:lim.ratio_pairs]
+    subsets: dict[tuple[int, ...], None] = {}
+    for f in flat:
+        a, j = np.unravel_index(int(f), gain.shape)
+        if np.isfinite(gain[a, j]):
+            subsets[tuple(sorted((int(num_i[a]), int(den_i[j]))))] = None
+    frontier = list(subsets)
+    for _size in (3, 4):
+        if n < _size + 3:
+            break
+        grown: dict[tuple[int, ...], float] = {}
+        for base in frontier[:lim.ratio_extend]:
+            Qb, _ = np.linalg.qr(U[:, list(base)])
+            Ut = U - Qb @ (Qb.T @ U)
+            tr = t - Qb @ (Qb.T @ t)
+            nn = np.linalg.norm(Ut, axis=0)
+            valid = nn > 1e-6
+            valid[list(base)] = False
+            if not valid.any():
+                continue
+            sc = np.full(U.shape[1], -np.inf)
+            sc[valid] = (Ut[:, valid].T @ tr / nn[valid]) ** 2
+            for c3 in np.argsort(-sc, kind="stable")[:2]:
+                if np.isfinite(sc[c3]):
+                    grown[tuple(sorted((*base, int(c3))))] = float(tr @ tr - sc[c3])
+        frontier = sorted(grown, key=lambda k: grown[k])[:lim.ratio_extend]
+        subsets.update(dict.fromkeys(frontier))
+    for idx in subsets:
+        idx = list(idx)
+        c, *_ = np.linalg.lstsq(cols[:, idx], t, rcond=None)
+        if not np.all(np.isfinite(c)):
+            continue
+        contrib = np.max(np.abs(cols[:, idx] * c), axis=0)
+        if np.any(contrib < 1e-7):
+            continue
+        order = sorted(range(len(idx)), key=lambda i: bool(is_den[idx[i]]))
+        n_num = int(sum(1 for i in idx if not is_den[i]))
+        if n_num == 0 or n_num == len(idx):
+            continue
+        col.add(_Form(atoms, outer, "ratio", tuple(tuple(float(v) for v in exps[idx[i]]) for i in order),
+                      tuple(float(c[i]) for i in order), n_num=n_num))
+
+
 def _refine_sum(col: _Collector, form: _Form, A, z, wscale, lim: SearchLimits):
     """Continuous refinement of a sum's exponents (variable projection), then snapping."""
     k, m = len(form.exps), A.shape[1]
@@ -698,6 +808,7 @@ def search(
     exponent_hint: Sequence[float] | None = None,
     max_candidates: int = 30,
     limits: SearchLimits | None = None,
+    output_unit: str | None = None,
 ) -> SearchResult:
     """Search the grammar for laws explaining ``y`` from ``X``.
 
@@ -719,6 +830,8 @@ def search(
         exponent_hint: Power-law exponents per input (e.g. from planner diagnostics).
         max_candidates: Most candidates returned.
         limits: Count caps of the search (``None``: :class:`SearchLimits` defaults).
+        output_unit: ``"deg"`` when the output's description says it is an angle in degrees (the
+            degree versions of the inverse trigonometric outers are tried only then).
 
     Returns:
         A :class:`SearchResult` with candidates best first.
@@ -764,7 +877,8 @@ def search(
                 z[fin] = outer.inverse(yf)
             return z
 
-        outers = [o for o in OUTERS if o.valid(yf)] if mode == "full" else [OUTERS[0]]
+        outers = [o for o in OUTERS if o.valid(yf) and (output_unit == "deg" or not o.degrees_output)] \
+            if mode == "full" else [OUTERS[0]]
         ident = OUTERS[0]
 
         # 1. monomials, every outer and view
@@ -798,6 +912,11 @@ def search(
                 _fit_expmono(col, view, ident, col.atoms_matrix(view), z_of(ident), lim)
             return run
 
+        def ratio_step(outer, view):
+            def run():
+                _fit_ratio(col, view, outer, col.atoms_matrix(view), z_of(outer), lim)
+            return run
+
         if mode == "full":
             for view in views:
                 steps.append(("sum:id", sum_step(ident, view, 3)))
@@ -805,6 +924,10 @@ def search(
             for outer in outers[1:]:
                 for view in views:
                     steps.append((f"sum:{outer.name}", sum_step(outer, view, 2)))
+            for outer in [o for o in outers if o.name in ("id", "sqrt", "rsqrt")]:
+                for view in views[:2]:
+                    steps.append((f"ratio:{outer.name}", ratio_step(outer, view)))
+
         else:
             steps.append(("sum:id", sum_step(ident, raw_view, 2)))
 
@@ -816,7 +939,7 @@ def search(
                 capped = True
                 break
             # a validated exact fit already found: skip families that can only be more complex
-            if name.startswith(("sum", "exp")) and exact_simple(12.0):
+            if name.startswith(("sum", "exp", "ratio")) and exact_simple(12.0):
                 continue
             run()
             col.flush()
