@@ -24,6 +24,7 @@ NewtonBench's question, answered offline and deterministically:
 
 from __future__ import annotations
 
+import fractions
 import math
 import threading
 from collections.abc import Sequence
@@ -44,6 +45,8 @@ JUDGE_VERSION = "2"
 _DPS = 60
 _IDENTITY_TOL = mpmath.mpf("1e-35")
 _SNAP_TOL = 1e-6
+_RATIONAL_TOL = 1e-9
+_MAX_DENOMINATOR = 10**6
 _N_CHECK = 8
 
 
@@ -190,6 +193,14 @@ def _snap(expr: sp.Expr, numbers: dict) -> tuple[sp.Expr, list]:
                 if node.is_Rational and t.is_Rational:
                     continue  # exact rationals must be equal
                 best, bd = t, d
+        if best is None and isinstance(node, sp.Float):
+            # A decimal that is a simple fraction to 1e-9 is that fraction (0.333333333333 -> 1/3,
+            # 0.00294117647059 -> 1/340): a law rewritten with rounded coefficients, such as
+            # 1/(0.3333/b + 0.2333/(a*b)) for 3*a*b/(a + 0.7), stays the same law. Numbers that are not
+            # simple fractions keep their value, so an extra term or a changed number still shows.
+            f = fractions.Fraction(str(node)).limit_denominator(_MAX_DENOMINATOR)
+            if f and abs(float(f) - v) <= _RATIONAL_TOL * abs(v):
+                return sp.Rational(f.numerator, f.denominator)
         return best
 
     def walk(node):

@@ -36,7 +36,7 @@ OUTPUT_UNIT = {"angle": "deg"}
 
 def described_task(name, law, variables):
     """``make_task`` with the variable descriptions of :data:`ANGLES` (what an agent reads)."""
-    return make_task(name, law, variables, {v: d for (n, v), d in ANGLES.items() if n == name})
+    return make_task(name, law, variables, descriptions={v: d for (n, v), d in ANGLES.items() if n == name})
 
 
 def domains(task):
@@ -178,7 +178,8 @@ def test_policy_told_only_noisy_uses_its_fixed_tolerance(level):
     """The policy never sees the noise level: one fixed tolerance serves every level it is told is noisy."""
     from etc_fast.policies.symbolic import ASSUMED_NOISE
 
-    task = make_task("t", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
+    # C is the law's hidden constant: a value fitted to noisy data may differ from 3.1
+    task = make_task("t", "C*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)], constants={"C": 3.1})
     X, y = sobol_points(task, 24)
     y = y * (1 + level * np.random.default_rng(0).standard_normal(y.size))
     pol = SymbolicPolicy()
@@ -188,7 +189,7 @@ def test_policy_told_only_noisy_uses_its_fixed_tolerance(level):
     assert a.kind == "draft" and StructuralJudge().judge(a.source, task).credited, a.raw
     # told "noise-free", the same data are not explained to the noiseless tolerance: no draft yet
     b = pol.act(_obs("explore", task, X, y, noisy=False))
-    assert pol.last_search.tol < 1e-6 and b.kind == "committee"
+    assert pol.last_search.tol < 1e-6 and b.kind != "draft"
 
 
 def test_observation_carries_no_noise_level():
