@@ -576,6 +576,26 @@ def _fit_expmono(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
                           tuple(float(v) for v in E[j])))
 
 
+
+def _best_third_columns(U: np.ndarray, t: np.ndarray, base: tuple[int, ...], keep: int = 2) -> dict[tuple[int, ...], float]:
+    """The ``keep`` columns of ``U`` that most reduce the least-squares residual of ``t`` when added
+    to the columns ``base``: ``{sorted(base + (column,)): residual sum of squares}``."""
+    Q, _ = np.linalg.qr(U[:, list(base)])
+    Ut = U - Q @ (Q.T @ U)
+    tr = t - Q @ (Q.T @ t)
+    nn = np.linalg.norm(Ut, axis=0)
+    valid = nn > 1e-6
+    valid[list(base)] = False
+    out: dict[tuple[int, ...], float] = {}
+    if not valid.any():
+        return out
+    gain = np.full(U.shape[1], -np.inf)
+    gain[valid] = (Ut[:, valid].T @ tr / nn[valid]) ** 2
+    for c in np.argsort(-gain, kind="stable")[:keep]:
+        if np.isfinite(gain[c]):
+            out[tuple(sorted((*base, int(c))))] = float(tr @ tr - gain[c])
+    return out
+
 def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLimits, *, max_terms=3, refine=True, clock=None):
     ok = np.isfinite(z) & _positive_rows(A)
     zo, Ao = z[ok], A[ok]
@@ -632,19 +652,7 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLim
     if max_terms >= 3 and n >= 6:
         triples = {}
         for pr in best_pairs[:lim.sum_triple_bases]:
-            Qp, _ = np.linalg.qr(U[:, list(pr)])
-            Ut = U - Qp @ (Qp.T @ U)
-            tr = t - Qp @ (Qp.T @ t)
-            nn = np.linalg.norm(Ut, axis=0)
-            valid = nn > 1e-6
-            valid[list(pr)] = False
-            if not valid.any():
-                continue
-            s = np.full(len(E), -np.inf)
-            s[valid] = (Ut[:, valid].T @ tr / nn[valid]) ** 2
-            for c3 in np.argsort(-s, kind="stable")[:2]:
-                if np.isfinite(s[c3]):
-                    triples[tuple(sorted((*pr, int(c3))))] = float(tr @ tr - s[c3])
+            triples.update(_best_third_columns(U, t, pr))
         for tr_idx in sorted(triples, key=lambda k: triples[k])[:lim.sum_triples]:
             emit(tr_idx)
     fits = [(err, form) for form, err in col.flush()]
@@ -706,19 +714,7 @@ def _fit_ratio(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
             break
         grown: dict[tuple[int, ...], float] = {}
         for base in frontier[:lim.ratio_extend]:
-            Qb, _ = np.linalg.qr(U[:, list(base)])
-            Ut = U - Qb @ (Qb.T @ U)
-            tr = t - Qb @ (Qb.T @ t)
-            nn = np.linalg.norm(Ut, axis=0)
-            valid = nn > 1e-6
-            valid[list(base)] = False
-            if not valid.any():
-                continue
-            sc = np.full(U.shape[1], -np.inf)
-            sc[valid] = (Ut[:, valid].T @ tr / nn[valid]) ** 2
-            for c3 in np.argsort(-sc, kind="stable")[:2]:
-                if np.isfinite(sc[c3]):
-                    grown[tuple(sorted((*base, int(c3))))] = float(tr @ tr - sc[c3])
+            grown.update(_best_third_columns(U, t, base))
         frontier = sorted(grown, key=lambda k: grown[k])[:lim.ratio_extend]
         subsets.update(dict.fromkeys(frontier))
     for idx in subsets:
