@@ -35,6 +35,13 @@ def _write(args: argparse.Namespace) -> int:
     from etc_fast.report import N_DRAWS, SEED, write_report
     from etc_fast.runner import RunDirError, verify_before_rewrite, write_manifest
 
+    try:
+        if not Path(args.run_dir).is_dir():
+            raise FileNotFoundError(f"{args.run_dir}: not a directory (no trials.parquet or trials.jsonl)")
+        verify_before_rewrite(args.run_dir)  # never rewrite results or refresh the manifest over edited files
+    except (FileNotFoundError, RunDirError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.rejudge is not None:
         from etc_fast.evaluate import JUDGES
         from etc_fast.report._rejudge import rejudge_run
@@ -51,9 +58,6 @@ def _write(args: argparse.Namespace) -> int:
               f"{info['n_changed']} verdicts changed, credited {info['credited_before']} -> {info['credited_after']}",
               file=sys.stderr)
     try:
-        if not Path(args.run_dir).is_dir():
-            raise FileNotFoundError(f"{args.run_dir}: not a directory (no trials.parquet or trials.jsonl)")
-        verify_before_rewrite(args.run_dir)  # never refresh the manifest over edited files
         path = write_report(
             args.run_dir,
             n_draws=args.draws if args.draws is not None else N_DRAWS,

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from etc_fast.report.__main__ import main
-from etc_fast.runner import check_manifest
+from etc_fast.runner import check_manifest, write_manifest
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +35,12 @@ def test_rejudge_rewrites_verdicts_and_names_the_judge(run_dir, capsys):
         e["summary"]["credited"] = not e["summary"]["credited"]
         lines.append(json.dumps(e, sort_keys=True))
     (run_dir / "trials.jsonl").write_text("\n".join(lines) + "\n")
+    # edited by hand, the results no longer match their manifest: nothing is re-judged
+    assert main([str(run_dir), "--rejudge", "structural", "--draws", "50"]) == 2
+    assert "no longer matches its manifest" in capsys.readouterr().err
+    assert [s["credited"] for s in _summaries(run_dir)] == [not s["credited"] for s in before]
+    # stored that way by a run (as an older judge would have): re-judging restores the verdicts
+    write_manifest(run_dir)
     assert main([str(run_dir), "--rejudge", "structural", "--draws", "50"]) == 0
     err = capsys.readouterr().err
     assert f"{len(before)} verdicts changed" in err
