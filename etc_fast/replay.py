@@ -20,18 +20,7 @@ import math
 import sys
 from pathlib import Path
 
-def _terminate_as_interrupt() -> None:
-    """SIGTERM unwinds like Ctrl-C: sandboxes are killed and temporary directories removed on the way out."""
-    import signal
-
-    def on_term(signum, frame):
-        raise KeyboardInterrupt
-
-    try:
-        signal.signal(signal.SIGTERM, on_term)
-    except ValueError:  # pragma: no cover - not the main thread (embedded use): keep the default
-        pass
-
+from etc_fast._signals import interrupt_on_sigterm
 
 __all__ = ["main"]
 
@@ -149,19 +138,23 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("give either a RUN_DIR or --law, not both")
     if not (args.law or args.run_dir):
         return _fail("nothing to do: give --law FILE --task NAME, or a RUN_DIR")
-    _terminate_as_interrupt()
     try:
-        if args.require_isolation:
-            from etc_fast.sandbox import IsolationError, require_isolation
-
-            try:
-                require_isolation()
-            except IsolationError as exc:
-                return _fail(str(exc))
-        return _score_law(args) if args.law else _replay_run(args)
+        with interrupt_on_sigterm():  # SIGTERM unwinds like Ctrl-C: sandboxes killed, temporary directories removed
+            return _run(args)
     except KeyboardInterrupt:
         print("etc_fast.replay: interrupted", file=sys.stderr)
         return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.require_isolation:
+        from etc_fast.sandbox import IsolationError, require_isolation
+
+        try:
+            require_isolation()
+        except IsolationError as exc:
+            return _fail(str(exc))
+    return _score_law(args) if args.law else _replay_run(args)
 
 
 if __name__ == "__main__":

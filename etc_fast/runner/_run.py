@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import collections
-import contextlib
 import dataclasses
 import json
-import signal
 import sys
-import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from etc_fast._signals import interrupt_on_sigterm
 from etc_fast.runner._config import RunConfig
 from etc_fast.runner._executors import TrialWorker, _llm_stop, create_executor
 from etc_fast.runner._grid import expand_grid
@@ -21,24 +19,6 @@ from etc_fast.runner._progress import Progress, format_duration
 from etc_fast.runner._store import RunDirError, RunStore, write_manifest, writing
 
 __all__ = ["PreflightError", "RunResult", "RunStopped", "interrupt_on_sigterm", "run_config"]
-
-
-@contextlib.contextmanager
-def interrupt_on_sigterm() -> Iterator[None]:
-    """Inside the block SIGTERM acts like Ctrl-C (``KeyboardInterrupt``), so a terminated run
-    stops its workers and closes its files the same way (main thread only; elsewhere a no-op)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def _interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 class PreflightError(RuntimeError):
