@@ -211,6 +211,15 @@ def test_run_code_data_and_imports():
     assert not r.truncated
 
 
+def test_run_code_scipy_without_preload():
+    """SciPy is preloaded only when the code names it; an import the text hides still works (slower)."""
+    code = ("mod = __import__('sc' + 'ipy.special', fromlist=['gamma'])\n"
+            "print(round(float(mod.gamma(5.0)), 9))\n")
+    r = run_code(code, {})
+    assert r.ok, (r.error, r.stdout)
+    assert r.stdout.split() == ["24.0"]
+
+
 def test_run_code_errors_and_limits():
     r = run_code("print('before')\n1 / 0\n")
     assert not r.ok and r.error.startswith("ZeroDivisionError") and "before" in r.stdout
