@@ -28,6 +28,9 @@ LAWS = [
     ("saturation", "3*a/(0.7 + a)*b", [("a", "log", 0.01, 30), ("b", "log", 1, 10)]),
     ("offset", "a*340/(340 - b)", [("a", "log", 10, 100), ("b", "linear", 0, 100)]),
     ("lorentz", "1/sqrt(1 - (a/3)**2)", [("a", "linear", 0.1, 2.9)]),
+    ("binomial", "2*b**2*(a + b)**3/c**2", [("a", "log", 0.1, 10), ("b", "log", 0.1, 10), ("c", "log", 0.1, 10)]),
+    ("binomial_real_power", "0.3*(a + 2*b)**1.5/c**3", [("a", "log", 1, 10), ("b", "log", 1, 10), ("c", "log", 0.5, 2)]),
+    ("binomial_signed", "0.05*c*(a - b)**2", [("a", "log", 0.005, 0.02), ("b", "log", 0.005, 0.02), ("c", "log", 0.005, 0.02)]),
 ]
 # What the variables' descriptions say (the search reads angle units from them, not from domains).
 ANGLES = {("trig", "a"): "angle in radians", ("angle", "a"): "angle of incidence in degrees"}
@@ -69,6 +72,25 @@ def test_candidates_are_in_the_language_and_agree():
         np.testing.assert_allclose(a, b, rtol=1e-12, equal_nan=True)
         assert c.source.startswith("def discovered_law(a):")
     assert [c.score for c in res.candidates] == sorted(c.score for c in res.candidates)
+
+
+def test_negligible_terms_are_pruned():
+    from etc_fast.policies.symbolic._search import _Collector, _prune_terms, SearchLimits, OUTERS
+    from etc_fast.policies.symbolic._forms import Form
+    from etc_fast.policies.symbolic._grammar import make_atoms
+
+    task = make_task("t", "3*a**2*c**2 + 5*b**2*c**2", [("a", "log", 1, 10), ("b", "log", 1, 10), ("c", "log", 1, 10)])
+    X, y = sobol_points(task, 16)
+    doms = domains(task)
+    view = tuple(a for atoms in make_atoms(doms) for a in atoms)
+    col = _Collector(X, y, [d.name for d in doms], 1e-12, 1e-10)
+    # the exact law plus a term whose coefficient the data cannot see
+    col.add(Form(view, OUTERS[0], "sum", ((2.0, 0.0, 2.0), (0.0, 2.0, 2.0), (0.5, 1.6, 1.75)), (3.0, 5.0, 1e-19)))
+    col.flush()
+    _prune_terms(col, SearchLimits())
+    best = col.ranked(1)[0][0]
+    assert best.structure == "C*a**2*c**2 + C*b**2*c**2", best.expression
+    assert StructuralJudge().judge(best.source, task).credited
 
 
 def test_search_deterministic():

@@ -105,6 +105,11 @@ class Atom:
     def cost(self) -> float:
         return 0.0 if self.kind == "raw" else (2.0 if self.degrees else 1.0)
 
+    @property
+    def ident(self) -> tuple:
+        """What distinguishes this atom in a law's structure."""
+        return (self.var, self.kind, self.degrees)
+
 
 def make_atoms(domains: Sequence[VariableDomain]) -> list[list[Atom]]:
     """Per variable, the atoms usable in monomials (each positive on the variable's domain)."""

@@ -53,6 +53,7 @@ from scipy.optimize import least_squares
 
 from kernels.programs import evaluate_programs
 
+from etc_fast.policies.symbolic._binomial import binomial_atoms
 from etc_fast.policies.symbolic._forms import Form, form_code, pack_codes, predict
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
@@ -426,7 +427,7 @@ class _Collector:
 
 def _structure_key(form: _Form) -> tuple:
     def mono(p):
-        return tuple(sorted((a.var, a.kind, a.degrees, float(pj)) for a, pj in zip(form.atoms, p) if pj != 0.0))
+        return tuple(sorted((*a.ident, float(pj)) for a, pj in zip(form.atoms, p) if pj != 0.0))
 
     if form.kind == "ratio":
         k = form.n_num
@@ -790,6 +791,27 @@ def _refine_constants(col: _Collector, form: _Form, max_nfev: int) -> None:
     col.add(dataclasses.replace(form, params=tuple(float(v) for v in sol.x)))
 
 
+def _prune_terms(col: _Collector, lim: SearchLimits) -> None:
+    """Each of the best sums without one of its terms, constants refitted.
+
+    A sum search can return an exact law plus a term whose coefficient is numerically nil (a
+    coefficient of 1e-19 on a monomial the data cannot see); the law without it explains the data
+    as well and ranks first by its lower complexity.
+    """
+    for _err, form in col.top_forms(lim.const_refine_top):
+        if form.kind != "sum" or len(form.exps) < 2:
+            continue
+        if len(form.exps) == 2 and not form.outer.allows_monomial:
+            continue  # one term left under a power outer is a power law the monomials already cover
+        for i in range(len(form.exps)):
+            keep = [k for k in range(len(form.exps)) if k != i]
+            reduced = dataclasses.replace(form, kind="sum" if len(keep) > 1 else "mono",
+                                          exps=tuple(form.exps[k] for k in keep),
+                                          params=tuple(form.params[k] for k in keep))
+            _refine_constants(col, reduced, lim.const_refine_nfev)
+    col.flush()
+
+
 # ----------------------------------------------------------------------------------------
 # Entry point
 # ----------------------------------------------------------------------------------------
@@ -895,6 +917,9 @@ def search(
         for outer in outers:
             for view in views:
                 steps.append((f"mono:{outer.name}", mono_step(outer, view)))
+        if mode == "full":  # a power of a two-input sum times a monomial (_binomial.py)
+            for atom in binomial_atoms(X[fin], yf, raw_view):
+                steps.append(("mono:binomial", mono_step(ident, raw_view + (atom,))))
 
         def sum_step(outer, view, max_terms):
             def run():
@@ -950,6 +975,7 @@ def search(
                 if err > tol:
                     _refine_constants(col, form, lim.const_refine_nfev)
             col.flush()
+            _prune_terms(col, lim)
 
     ranked = [c for c, _ in col.ranked(max_candidates)]
     return SearchResult(tuple(ranked), tol, int(fin.sum()), time.perf_counter() - t0, timed_out, tuple(tried),
