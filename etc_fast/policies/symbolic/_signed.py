@@ -1,0 +1,337 @@
+"""The signed family: sums and ratios of monomials over atoms of any sign and logarithms of inputs.
+
+The other families build monomials from atoms that are positive on their input's domain, so that
+any real exponent is defined and log-log regressions apply. Many laws need more:
+
+* inputs or atoms that take both signs (a velocity towards or away, a negative enthalpy, the
+  cosine of an obtuse angle, a bias voltage): a monomial with *integer* exponents is defined for
+  any sign, so such atoms enter with integer exponents (non-negative ones where the atom can be
+  zero on its domain);
+* logarithms of inputs inside a law (``a + b*T*log(Q)``, ``v*log(m0/mf) = v*log(m0) - v*log(mf)``):
+  ``log(x)`` of a positive input is an atom with exponent 1, at most one per term;
+* outputs that change sign inside the domain: sums and ratios fitted by linear least squares need
+  no positivity, only an error weighting that does not explode at the crossing (each point is
+  weighted relative to ``max(|z|, 1e-2 * median |z|)``, see :func:`error_scale`).
+
+The *signed view* holds, per input: the input itself (any sign), ``sin``/``cos`` where the input's
+description says angle (any sign), and ``log`` of a positive input. A library of monomials over it
+(positive atoms: half-integer exponents in [-2, 2]; signed atoms: integers; ``log`` atoms: 0 or 1,
+one per term; the ranges shrink until the library fits ``SearchLimits.signed_library``) feeds
+
+* sums ``sum c_i M_i`` of up to four terms (best-first selection on the weighted least-squares
+  residual: best single columns, each completed to its best pair, pairs extended to triples and
+  quadruples), and
+* ratios ``(sum c_i M_i) / (1 + sum d_j N_j)`` of up to four terms, linearised as
+  ``z = sum c_i M_i - sum d_j z N_j`` (numerator-denominator pairs scored from one Gram matrix, then
+  extended greedily),
+
+each under the identity and the power outers whose inverse is defined on the outputs. The best
+inexact sum or ratio then has the exponents of its positive atoms refined continuously (variable
+projection, bounded evaluations) and snapped to simple values again, which reaches exponents off
+the half-integer grid (a Hill exponent 2.7).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from etc_fast.policies.symbolic._forms import Form
+from etc_fast.policies.symbolic._grammar import Atom, Outer, VariableDomain
+
+__all__ = ["signed_view", "error_scale", "fit_signed"]
+
+_HALVES = np.arange(-4, 5) / 2.0
+
+
+def error_scale(y: np.ndarray, fraction: float = 1e-2) -> np.ndarray:
+    """Per-point scale of relative errors: ``|y|``, floored where the outputs change sign.
+
+    Outputs of one sign keep the plain relative error (floored only against underflow). Where the
+    outputs take both signs the error at a point is measured against
+    ``max(|y|, fraction * median|y|)``, so a law that crosses zero is not judged by its few points
+    nearest the crossing (the search's fits weight points with ``fraction = 1``, its ranking with
+    ``1e-2``).
+    """
+    ay = np.abs(y)
+    floor = 1e-12 * max(float(np.max(ay)) if y.size else 1.0, 1e-300)
+    if y.size and np.any(y > 0) and np.any(y < 0):
+        floor = max(floor, fraction * float(np.median(ay)))
+    return np.maximum(ay, floor)
+
+
+def signed_view(domains: Sequence[VariableDomain]) -> tuple[tuple[Atom, ...], tuple[tuple[float, ...], ...]]:
+    """The signed view's atoms and, per atom, its allowed exponents (largest set first is not implied).
+
+    Returns:
+        ``(atoms, kinds)`` where ``kinds[j]`` is ``"pos"`` (positive on the domain: half-integer
+        exponents), ``"nonzero"`` (one sign, not positive: integers), ``"signed"`` (can be zero:
+        non-negative integers) or ``"log"`` (exponent 0 or 1).
+    """
+    atoms: list[Atom] = []
+    kinds: list[str] = []
+    for k, dom in enumerate(domains):
+        xs = dom.sample()
+        cand = [Atom(k, dom.name)]
+        unit = dom.angle_unit
+        if unit is not None:
+            cand += [Atom(k, dom.name, "sin", unit == "deg"), Atom(k, dom.name, "cos", unit == "deg")]
+        for a in cand:
+            v = a.values(xs[:, None].repeat(k + 1, axis=1))
+            if np.all(v > 0):
+                kind = "pos"
+            elif np.all(v < 0):
+                kind = "nonzero"
+            else:
+                kind = "signed"
+            atoms.append(a)
+            kinds.append(kind)
+        if dom.low > 0:
+            atoms.append(Atom(k, dom.name, "log"))
+            kinds.append("log")
+    return tuple(atoms), tuple(kinds)
+
+
+_LEVELS = {
+    "pos": (tuple(_HALVES.tolist()), (-2.0, -1.0, 0.0, 1.0, 2.0), (-1.0, 0.0, 1.0)),
+    "nonzero": ((-2.0, -1.0, 0.0, 1.0, 2.0), (-2.0, -1.0, 0.0, 1.0, 2.0), (-1.0, 0.0, 1.0)),
+    "signed": ((0.0, 1.0, 2.0), (0.0, 1.0, 2.0), (0.0, 1.0)),
+}
+
+
+def _library(kinds: Sequence[str], max_size: int) -> np.ndarray:
+    """Exponent vectors over the signed view: the widest level whose size fits ``max_size``."""
+    plain = [j for j, k in enumerate(kinds) if k != "log"]
+    logs = [j for j, k in enumerate(kinds) if k == "log"]
+    m = len(kinds)
+    for level in range(3):
+        axes = [_LEVELS[kinds[j]][level] for j in plain]
+        size = int(np.prod([len(a) for a in axes])) * (1 + len(logs))
+        if size <= max_size or level == 2:
+            break
+    rows = []
+    for combo in itertools.product(*axes):
+        base = np.zeros(m)
+        base[plain] = combo
+        rows.append(base)
+        for j in logs:
+            r = base.copy()
+            r[j] = 1.0
+            rows.append(r)
+    E = np.array(rows, dtype=np.float64).reshape(-1, m)
+    return E[:max_size] if len(E) > max_size else E
+
+
+def _values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
+    """Monomial values ``prod_j A[:, j] ** E[i, j]`` (float64[n, len(E)]), any sign of ``A``."""
+    V = np.ones((A.shape[0], E.shape[0]))
+    with np.errstate(all="ignore"):
+        for j in range(A.shape[1]):
+            for p in np.unique(E[:, j]):
+                if p == 0.0:
+                    continue
+                sel = E[:, j] == p
+                V[:, sel] *= (A[:, j] ** p)[:, None]
+    return V
+
+
+def _best_pairs(U: np.ndarray, t: np.ndarray, keep: int, block: int = 512) -> list[tuple[int, int]]:
+    """The ``keep`` pairs of columns of ``U`` (unit norm) with the smallest least-squares residual of ``t``.
+
+    Every pair is scored at once from the Gram matrix (the gain of a pair ``a, b`` is
+    ``(u_a.t^2 + u_b.t^2 - 2 g_ab u_a.t u_b.t) / (1 - g_ab^2)``), in blocks of rows of ``block``
+    columns, so selection does not depend on either column being good on its own.
+    """
+    L = U.shape[1]
+    b = U.T @ t
+    best: list[tuple[float, int, int]] = []
+    for s0 in range(0, L, block):
+        G = U[:, s0:s0 + block].T @ U
+        ba, bb = b[s0:s0 + block][:, None], b[None, :]
+        with np.errstate(all="ignore"):
+            gain = (ba * ba + bb * bb - 2.0 * G * ba * bb) / (1.0 - G * G)
+        rows = np.arange(G.shape[0])[:, None] + s0
+        gain = np.where(np.isfinite(gain) & (np.abs(G) < 1.0 - 1e-9) & (np.arange(L)[None, :] > rows), gain, -np.inf)
+        k = min(keep, gain.size)
+        flat = np.argpartition(-gain, k - 1, axis=None)[:k]
+        for f in flat:
+            i, j = np.unravel_index(int(f), gain.shape)
+            if np.isfinite(gain[i, j]):
+                best.append((-float(gain[i, j]), int(i) + s0, int(j)))
+    best.sort()
+    return [(i, j) for _g, i, j in best[:keep]]
+
+
+def _greedy(U: np.ndarray, t: np.ndarray, pairs: int, max_terms: int, extend: int, best_more):
+    """Subsets of columns of ``U`` (unit norm) for least squares of ``t``: the best ``pairs`` pairs
+    (all pairs scored), and the ``extend`` best subsets of each size extended by their best columns
+    up to ``max_terms``; plus the two best single columns."""
+    res1 = float(t @ t) - (U.T @ t) ** 2
+    subsets: dict[tuple[int, ...], None] = dict.fromkeys(_best_pairs(U, t, pairs))
+    frontier = list(subsets)[:extend]
+    for _size in range(3, max_terms + 1):
+        grown: dict[tuple[int, ...], float] = {}
+        for base in frontier:
+            grown.update(best_more(U, t, base))
+        frontier = sorted(grown, key=lambda k: grown[k])[:extend]
+        subsets.update(dict.fromkeys(frontier))
+    return list(subsets) + [(int(a),) for a in np.argsort(res1, kind="stable")[:2]]
+
+
+def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer, z: np.ndarray, lim, *,
+               ratios: bool = True) -> None:
+    """Queue sums and ratios over the signed view for ``z = outer.inverse(y)`` (see module docstring).
+
+    Args:
+        col: The search's collector (``add``, ``flush``, ``atoms_matrix``, ``tol``).
+        atoms: The signed view.
+        kinds: Per atom, its exponent kind (:func:`signed_view`).
+        outer: Outer transform the forms use.
+        z: float64[n] targets (NaN where undefined).
+        lim: :class:`._search.SearchLimits`.
+        ratios: Also fit ratios of sums.
+    """
+    from etc_fast.policies.symbolic._search import _best_third_columns
+
+    A = col.atoms_matrix(atoms)
+    ok = np.isfinite(z) & np.all(np.isfinite(A), axis=1)
+    zo, Ao = z[ok], A[ok]
+    n = zo.size
+    if n < 4:
+        return
+    ws = error_scale(zo, 1.0)
+    E = _library(kinds, lim.signed_library)
+    V = _values(Ao, E)
+    good = np.all(np.isfinite(V), axis=0) & (np.max(np.abs(V), axis=0) < 1e150) & (np.max(np.abs(V), axis=0) > 0)
+    E, V = E[good], V[:, good]
+    if not len(E):
+        return
+    t = zo / ws
+    fits: list[Form] = []
+
+    # sums
+    Vw = V / ws[:, None]
+    nrm = np.linalg.norm(Vw, axis=0)
+    U = Vw / nrm
+    max_terms = int(min(4, n - 3))
+    if max_terms >= 2:
+        for idx in _greedy(U, t, lim.sum_pairs, max_terms, lim.ratio_extend, _best_third_columns):
+            idx = list(idx)
+            c, *_ = np.linalg.lstsq(Vw[:, idx], t, rcond=None)
+            if not np.all(np.isfinite(c)) or np.any(np.max(np.abs(Vw[:, idx] * c), axis=0) < 1e-7):
+                continue
+            f = Form(atoms, outer, "sum", tuple(tuple(float(v) for v in E[i]) for i in idx), tuple(float(v) for v in c))
+            col.add(f)
+            fits.append(f)
+
+    # ratios (numerator, then denominator terms; the denominator's constant is 1)
+    if ratios and n >= 5:
+        nz = np.any(E != 0, axis=1)
+        cols = np.column_stack([Vw, -(V[:, nz] * zo[:, None]) / ws[:, None]])
+        exps = np.vstack([E, E[nz]])
+        is_den = np.concatenate([np.zeros(len(E), dtype=bool), np.ones(int(nz.sum()), dtype=bool)])
+        cn = np.linalg.norm(cols, axis=0)
+        keep = np.isfinite(cn) & (cn > 0)
+        cols, exps, is_den, cn = cols[:, keep], exps[keep], is_den[keep], cn[keep]
+        Ur = cols / cn
+        b = Ur.T @ t
+        num_i, den_i = np.flatnonzero(~is_den), np.flatnonzero(is_den)
+        if len(num_i) and len(den_i):
+            G = Ur[:, num_i].T @ Ur[:, den_i]
+            with np.errstate(all="ignore"):
+                ba, bj = b[num_i][:, None], b[den_i][None, :]
+                gain = (ba * ba + bj * bj - 2.0 * G * ba * bj) / (1.0 - G * G)
+            gain = np.where(np.isfinite(gain) & (np.abs(G) < 1.0 - 1e-9), gain, -np.inf)
+            flat = np.argsort(-gain, axis=None, kind="stable")[:lim.ratio_pairs]
+            subsets: dict[tuple[int, ...], None] = {}
+            for fi in flat:
+                a, j = np.unravel_index(int(fi), gain.shape)
+                if np.isfinite(gain[a, j]):
+                    subsets[tuple(sorted((int(num_i[a]), int(den_i[j]))))] = None
+            frontier = list(subsets)
+            for size in (3, 4):
+                if n < size + 3:
+                    break
+                grown: dict[tuple[int, ...], float] = {}
+                for base in frontier[:lim.ratio_extend]:
+                    grown.update(_best_third_columns(Ur, t, base))
+                frontier = sorted(grown, key=lambda k: grown[k])[:lim.ratio_extend]
+                subsets.update(dict.fromkeys(frontier))
+            for idx in subsets:
+                idx = list(idx)
+                c, *_ = np.linalg.lstsq(cols[:, idx], t, rcond=None)
+                if not np.all(np.isfinite(c)) or np.any(np.max(np.abs(cols[:, idx] * c), axis=0) < 1e-7):
+                    continue
+                order = sorted(range(len(idx)), key=lambda i: bool(is_den[idx[i]]))
+                n_num = int(sum(1 for i in idx if not is_den[i]))
+                if n_num == 0 or n_num == len(idx):
+                    continue
+                f = Form(atoms, outer, "ratio", tuple(tuple(float(v) for v in exps[idx[i]]) for i in order),
+                         tuple(float(c[i]) for i in order), n_num=n_num)
+                col.add(f)
+                fits.append(f)
+
+    scored = col.flush()
+    inexact = sorted(((e, f) for f, e in scored if col.tol < e < 0.3 and np.isfinite(e)), key=lambda p: p[0])
+    for _e, f in inexact[:1]:
+        _refine_exponents(col, f, kinds, Ao, zo, ws, lim)
+
+
+def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: np.ndarray, ws: np.ndarray, lim) -> None:
+    """Refine the exponents of a sum's or ratio's positive atoms continuously, then snap them.
+
+    The coefficients are solved linearly for each exponent vector (variable projection; a ratio
+    through its linearisation); ``scipy.optimize.least_squares`` moves the exponents with at most
+    ``lim.refine_nfev_per_param`` evaluations per exponent.
+    """
+    from etc_fast.policies.symbolic._search import _snap_combos
+
+    P0 = np.array(form.exps, dtype=np.float64)  # [terms, atoms]
+    pos = [j for j, k in enumerate(kinds) if k == "pos"]
+    free = [(i, j) for i in range(P0.shape[0]) for j in pos if P0[i, j] != 0.0]
+    if not free or z.size <= len(free) + len(form.params) + 1:
+        return
+    k = form.n_num if form.kind == "ratio" else P0.shape[0]
+    t = z / ws
+
+    def design(P):
+        V = _values(A, P)
+        cols = V[:, :k] / ws[:, None]
+        if form.kind == "ratio":
+            cols = np.column_stack([cols, -(V[:, k:] * z[:, None]) / ws[:, None]])
+        return cols
+
+    def solve(P):
+        M = design(P)
+        if not np.all(np.isfinite(M)):
+            return None, None
+        c, *_ = np.linalg.lstsq(M, t, rcond=None)
+        return c, M @ c - t
+
+    def with_free(v):
+        P = P0.copy()
+        for (i, j), x in zip(free, v):
+            P[i, j] = x
+        return P
+
+    def resid(v):
+        _c, r = solve(with_free(v))
+        return r if r is not None else np.full(t.size, 1e3)
+
+    v0 = np.array([P0[i, j] for i, j in free])
+    try:
+        sol = least_squares(resid, v0, max_nfev=lim.refine_nfev_per_param * v0.size,
+                            method="lm" if t.size >= v0.size else "trf")
+    except Exception:  # noqa: BLE001 - an optimizer failure only loses this refinement
+        return
+    for combo in _snap_combos(sol.x, 0.05, lim.refine_snap_combos, lim.snap_product):
+        P = with_free(combo)
+        c, r = solve(P)
+        if c is None or not np.all(np.isfinite(c)):
+            continue
+        col.add(Form(form.atoms, form.outer, form.kind, tuple(tuple(float(x) for x in row) for row in P),
+                     tuple(float(x) for x in c), n_num=form.n_num))
+    col.flush()
