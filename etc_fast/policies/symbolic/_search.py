@@ -218,7 +218,7 @@ class SearchLimits:
     const_refine_top: int = 4
     const_refine_nfev: int = 40
     max_forms: int = 20000
-    signed_library: int = 3000
+    signed_library: int = 1500
 
     def __post_init__(self) -> None:
         bad = [f.name for f in dataclasses.fields(self)

@@ -34,6 +34,7 @@ the half-integer grid (a Hill exponent 2.7).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -102,6 +103,25 @@ _LEVELS = {
 }
 
 
+_MAX_ATOMS = 3
+"""Most atoms in one term of the signed family."""
+
+
+def _count(axes: Sequence[Sequence[float]], n_logs: int) -> int:
+    """Monomials with at most :data:`_MAX_ATOMS` atoms: per-axis non-zero options, at most one log."""
+    poly = np.zeros(_MAX_ATOMS + 1, dtype=np.int64)
+    poly[0] = 1
+    for a in list(axes) + [None] * 0:
+        nz = sum(1 for v in a if v != 0.0)
+        new = poly.copy()
+        new[1:] += poly[:-1] * nz
+        poly = new
+    total = int(poly.sum())
+    if n_logs:
+        total += n_logs * int(poly[:_MAX_ATOMS].sum())
+    return total
+
+
 def _library(kinds: Sequence[str], max_size: int) -> np.ndarray:
     """Exponent vectors over the signed view: the widest level whose size fits ``max_size``."""
     plain = [j for j, k in enumerate(kinds) if k != "log"]
@@ -109,7 +129,7 @@ def _library(kinds: Sequence[str], max_size: int) -> np.ndarray:
     m = len(kinds)
     for level in range(3):
         axes = [_LEVELS[kinds[j]][level] for j in plain]
-        size = int(np.prod([len(a) for a in axes])) * (1 + len(logs))
+        size = _count(axes, len(logs))
         if size <= max_size or level == 2:
             break
     rows = []
@@ -122,6 +142,7 @@ def _library(kinds: Sequence[str], max_size: int) -> np.ndarray:
             r[j] = 1.0
             rows.append(r)
     E = np.array(rows, dtype=np.float64).reshape(-1, m)
+    E = E[np.count_nonzero(E, axis=1) <= _MAX_ATOMS]
     return E[:max_size] if len(E) > max_size else E
 
 
@@ -138,47 +159,83 @@ def _values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
     return V
 
 
-def _best_pairs(U: np.ndarray, t: np.ndarray, keep: int, block: int = 512) -> list[tuple[int, int]]:
+def _best_pairs(U: np.ndarray, t: np.ndarray, keep: int, left: np.ndarray | None = None,
+                right: np.ndarray | None = None, block: int = 512) -> list[tuple[int, int]]:
     """The ``keep`` pairs of columns of ``U`` (unit norm) with the smallest least-squares residual of ``t``.
 
     Every pair is scored at once from the Gram matrix (the gain of a pair ``a, b`` is
-    ``(u_a.t^2 + u_b.t^2 - 2 g_ab u_a.t u_b.t) / (1 - g_ab^2)``), in blocks of rows of ``block``
-    columns, so selection does not depend on either column being good on its own.
+    ``(u_a.t^2 + u_b.t^2 - 2 g_ab u_a.t u_b.t) / (1 - g_ab^2)``), in blocks of ``block`` rows, so
+    the choice does not depend on either column being good on its own. With ``left``/``right``
+    (column indices) only pairs of one column of each are scored; without, all unordered pairs.
     """
-    L = U.shape[1]
+    same = left is None
+    left = np.arange(U.shape[1]) if left is None else np.asarray(left)
+    right = left if right is None else np.asarray(right)
     b = U.T @ t
+    Ur, br = U[:, right], b[right][None, :]
     best: list[tuple[float, int, int]] = []
-    for s0 in range(0, L, block):
-        G = U[:, s0:s0 + block].T @ U
-        ba, bb = b[s0:s0 + block][:, None], b[None, :]
+    for s0 in range(0, len(left), block):
+        li = left[s0:s0 + block]
+        G = U[:, li].T @ Ur
+        ba = b[li][:, None]
         with np.errstate(all="ignore"):
-            gain = (ba * ba + bb * bb - 2.0 * G * ba * bb) / (1.0 - G * G)
-        rows = np.arange(G.shape[0])[:, None] + s0
-        gain = np.where(np.isfinite(gain) & (np.abs(G) < 1.0 - 1e-9) & (np.arange(L)[None, :] > rows), gain, -np.inf)
+            gain = (ba * ba + br * br - 2.0 * G * ba * br) / (1.0 - G * G)
+        ok = np.isfinite(gain) & (np.abs(G) < 1.0 - 1e-9)
+        if same:
+            ok &= right[None, :] > li[:, None]
+        gain = np.where(ok, gain, -np.inf)
         k = min(keep, gain.size)
-        flat = np.argpartition(-gain, k - 1, axis=None)[:k]
-        for f in flat:
+        for f in np.argpartition(-gain, k - 1, axis=None)[:k]:
             i, j = np.unravel_index(int(f), gain.shape)
             if np.isfinite(gain[i, j]):
-                best.append((-float(gain[i, j]), int(i) + s0, int(j)))
+                best.append((-float(gain[i, j]), int(li[i]), int(right[j])))
     best.sort()
     return [(i, j) for _g, i, j in best[:keep]]
 
 
+def _pairs_after(U: np.ndarray, t: np.ndarray, base: tuple[int, ...], keep: int) -> list[tuple[int, ...]]:
+    """``base`` plus each of the ``keep`` best pairs of columns once ``base`` is projected out."""
+    Q, _ = np.linalg.qr(U[:, list(base)])
+    Ut = U - Q @ (Q.T @ U)
+    tr = t - Q @ (Q.T @ t)
+    nn = np.linalg.norm(Ut, axis=0)
+    valid = nn > 1e-6
+    valid[list(base)] = False
+    idx = np.flatnonzero(valid)
+    if len(idx) < 2:
+        return []
+    return [tuple(sorted((*base, int(idx[i]), int(idx[j])))) for i, j in _best_pairs(Ut[:, idx] / nn[idx], tr, keep)]
+
+
 def _greedy(U: np.ndarray, t: np.ndarray, pairs: int, max_terms: int, extend: int, best_more):
-    """Subsets of columns of ``U`` (unit norm) for least squares of ``t``: the best ``pairs`` pairs
-    (all pairs scored), and the ``extend`` best subsets of each size extended by their best columns
-    up to ``max_terms``; plus the two best single columns."""
+    """Subsets of columns of ``U`` (unit norm) for least squares of ``t``.
+
+    The best ``pairs`` pairs (all pairs scored); triples: each of the three best single columns
+    with its best pairs in the complement, and the best pairs extended by their best columns;
+    quadruples: the two best pairs with their best pairs in the complement, and the best triples
+    extended by their best columns (``extend`` subsets kept per size); plus the two best singles.
+    """
     res1 = float(t @ t) - (U.T @ t) ** 2
+    singles = [(int(a),) for a in np.argsort(res1, kind="stable")[:3]]
     subsets: dict[tuple[int, ...], None] = dict.fromkeys(_best_pairs(U, t, pairs))
     frontier = list(subsets)[:extend]
-    for _size in range(3, max_terms + 1):
+    seeds = {3: singles, 4: list(subsets)[:2]}
+    for size in range(3, max_terms + 1):
         grown: dict[tuple[int, ...], float] = {}
         for base in frontier:
             grown.update(best_more(U, t, base))
-        frontier = sorted(grown, key=lambda k: grown[k])[:extend]
+        for base in seeds[size]:
+            for sub in _pairs_after(U, t, base, 2):
+                grown[sub] = 0.0
+        ranked = []
+        for sub in grown:
+            c, *_ = np.linalg.lstsq(U[:, list(sub)], t, rcond=None)
+            r = U[:, list(sub)] @ c - t
+            ranked.append((float(r @ r), sub))
+        ranked.sort()
+        frontier = [sub for _r, sub in ranked[:extend]]
         subsets.update(dict.fromkeys(frontier))
-    return list(subsets) + [(int(a),) for a in np.argsort(res1, kind="stable")[:2]]
+    return list(subsets) + singles[:2]
 
 
 def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer, z: np.ndarray, lim, *,
@@ -225,41 +282,25 @@ def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer,
                 continue
             f = Form(atoms, outer, "sum", tuple(tuple(float(v) for v in E[i]) for i in idx), tuple(float(v) for v in c))
             col.add(f)
-            fits.append(f)
+            r = Vw[:, idx] @ c - t
+            fits.append((float(np.sqrt(np.mean(r * r))), len(idx), f))
 
     # ratios (numerator, then denominator terms; the denominator's constant is 1)
     if ratios and n >= 5:
-        nz = np.any(E != 0, axis=1)
-        cols = np.column_stack([Vw, -(V[:, nz] * zo[:, None]) / ws[:, None]])
-        exps = np.vstack([E, E[nz]])
-        is_den = np.concatenate([np.zeros(len(E), dtype=bool), np.ones(int(nz.sum()), dtype=bool)])
+        Er = _library(kinds, max(1, min(lim.ratio_library, lim.signed_library // 3)))
+        Vr = _values(Ao, Er)
+        okr = np.all(np.isfinite(Vr), axis=0) & (np.max(np.abs(Vr), axis=0) < 1e150) & (np.max(np.abs(Vr), axis=0) > 0)
+        Er, Vr = Er[okr], Vr[:, okr]
+        nz = np.any(Er != 0, axis=1)
+        cols = np.column_stack([Vr / ws[:, None], -(Vr[:, nz] * zo[:, None]) / ws[:, None]])
+        exps = np.vstack([Er, Er[nz]])
+        is_den = np.concatenate([np.zeros(len(Er), dtype=bool), np.ones(int(nz.sum()), dtype=bool)])
         cn = np.linalg.norm(cols, axis=0)
         keep = np.isfinite(cn) & (cn > 0)
         cols, exps, is_den, cn = cols[:, keep], exps[keep], is_den[keep], cn[keep]
         Ur = cols / cn
-        b = Ur.T @ t
-        num_i, den_i = np.flatnonzero(~is_den), np.flatnonzero(is_den)
-        if len(num_i) and len(den_i):
-            G = Ur[:, num_i].T @ Ur[:, den_i]
-            with np.errstate(all="ignore"):
-                ba, bj = b[num_i][:, None], b[den_i][None, :]
-                gain = (ba * ba + bj * bj - 2.0 * G * ba * bj) / (1.0 - G * G)
-            gain = np.where(np.isfinite(gain) & (np.abs(G) < 1.0 - 1e-9), gain, -np.inf)
-            flat = np.argsort(-gain, axis=None, kind="stable")[:lim.ratio_pairs]
-            subsets: dict[tuple[int, ...], None] = {}
-            for fi in flat:
-                a, j = np.unravel_index(int(fi), gain.shape)
-                if np.isfinite(gain[a, j]):
-                    subsets[tuple(sorted((int(num_i[a]), int(den_i[j]))))] = None
-            frontier = list(subsets)
-            for size in (3, 4):
-                if n < size + 3:
-                    break
-                grown: dict[tuple[int, ...], float] = {}
-                for base in frontier[:lim.ratio_extend]:
-                    grown.update(_best_third_columns(Ur, t, base))
-                frontier = sorted(grown, key=lambda k: grown[k])[:lim.ratio_extend]
-                subsets.update(dict.fromkeys(frontier))
+        if is_den.any() and (~is_den).any():
+            subsets = _greedy(Ur, t, lim.ratio_pairs, int(min(4, n - 3)), lim.ratio_extend, _best_third_columns)
             for idx in subsets:
                 idx = list(idx)
                 c, *_ = np.linalg.lstsq(cols[:, idx], t, rcond=None)
@@ -272,12 +313,20 @@ def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer,
                 f = Form(atoms, outer, "ratio", tuple(tuple(float(v) for v in exps[idx[i]]) for i in order),
                          tuple(float(c[i]) for i in order), n_num=n_num)
                 col.add(f)
-                fits.append(f)
+                r = cols[:, idx] @ c - t
+                fits.append((float(np.sqrt(np.mean(r * r))), len(idx), f))
 
-    scored = col.flush()
-    inexact = sorted(((e, f) for f, e in scored if col.tol < e < 0.3 and np.isfinite(e)), key=lambda p: p[0])
-    for _e, f in inexact[:1]:
-        _refine_exponents(col, f, kinds, Ao, zo, ws, lim)
+    col.flush()
+    # no exact fit on the library: the best two- and three-term fits (weighted residual in z) may
+    # have exponents off the half-integer grid
+    from etc_fast.policies.symbolic._search import _complexity
+
+    if fits and min(p[0] for p in fits) > col.tol:
+        for size in (2, 3):
+            same = [p for p in fits if p[1] == size]
+            if same:
+                _r, _k, f = min(same, key=lambda p: (p[0], _complexity(p[2])))
+                _refine_exponents(col, f, kinds, Ao, zo, ws, lim)
 
 
 def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: np.ndarray, ws: np.ndarray, lim) -> None:
