@@ -40,6 +40,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import least_squares
 
+from kernels.pairs import best_pairs as _best_pairs
+
 from etc_fast.policies.symbolic._forms import Form
 from etc_fast.policies.symbolic._grammar import Atom, Outer, VariableDomain
 
@@ -157,40 +159,6 @@ def _values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
                 sel = E[:, j] == p
                 V[:, sel] *= (A[:, j] ** p)[:, None]
     return V
-
-
-def _best_pairs(U: np.ndarray, t: np.ndarray, keep: int, left: np.ndarray | None = None,
-                right: np.ndarray | None = None, block: int = 512) -> list[tuple[int, int]]:
-    """The ``keep`` pairs of columns of ``U`` (unit norm) with the smallest least-squares residual of ``t``.
-
-    Every pair is scored at once from the Gram matrix (the gain of a pair ``a, b`` is
-    ``(u_a.t^2 + u_b.t^2 - 2 g_ab u_a.t u_b.t) / (1 - g_ab^2)``), in blocks of ``block`` rows, so
-    the choice does not depend on either column being good on its own. With ``left``/``right``
-    (column indices) only pairs of one column of each are scored; without, all unordered pairs.
-    """
-    same = left is None
-    left = np.arange(U.shape[1]) if left is None else np.asarray(left)
-    right = left if right is None else np.asarray(right)
-    b = U.T @ t
-    Ur, br = U[:, right], b[right][None, :]
-    best: list[tuple[float, int, int]] = []
-    for s0 in range(0, len(left), block):
-        li = left[s0:s0 + block]
-        G = U[:, li].T @ Ur
-        ba = b[li][:, None]
-        with np.errstate(all="ignore"):
-            gain = (ba * ba + br * br - 2.0 * G * ba * br) / (1.0 - G * G)
-        ok = np.isfinite(gain) & (np.abs(G) < 1.0 - 1e-9)
-        if same:
-            ok &= right[None, :] > li[:, None]
-        gain = np.where(ok, gain, -np.inf)
-        k = min(keep, gain.size)
-        for f in np.argpartition(-gain, k - 1, axis=None)[:k]:
-            i, j = np.unravel_index(int(f), gain.shape)
-            if np.isfinite(gain[i, j]):
-                best.append((-float(gain[i, j]), int(li[i]), int(right[j])))
-    best.sort()
-    return [(i, j) for _g, i, j in best[:keep]]
 
 
 def _pairs_after(U: np.ndarray, t: np.ndarray, base: tuple[int, ...], keep: int) -> list[tuple[int, ...]]:
