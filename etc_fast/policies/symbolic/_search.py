@@ -54,7 +54,7 @@ from scipy.optimize import least_squares
 from kernels.programs import evaluate_programs
 
 from etc_fast.policies.symbolic._forms import Form, form_code, pack_codes, predict
-from etc_fast.policies.symbolic._signed import error_scale, fit_signed, signed_view
+from etc_fast.policies.symbolic._signed import POWER_OUTERS, error_scale, fit_signed, signed_view
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
     Atom,
@@ -927,9 +927,10 @@ def search(
                 for view in views[:2]:
                     steps.append((f"ratio:{outer.name}", ratio_step(outer, view)))
             s_atoms, s_kinds = signed_view(domains)
-            for outer in [o for o in outers if o.name in ("id", "sqrt", "square", "recip")]:
+            for outer in [o for o in outers if o.name in ("id", "sqrt", "square", "recip")] + \
+                    [o for o in POWER_OUTERS if o.valid(yf)]:
                 steps.append((f"signed:{outer.name}", (lambda o: lambda: fit_signed(
-                    col, s_atoms, s_kinds, o, z_of(o), lim, ratios=o.name != "recip"))(outer)))
+                    col, s_atoms, s_kinds, o, z_of(o), lim, ratios=o.name in ("id", "sqrt", "square")))(outer)))
 
         else:
             steps.append(("sum:id", sum_step(ident, raw_view, 2)))

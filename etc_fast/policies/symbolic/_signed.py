@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 from collections.abc import Sequence
 
 import numpy as np
@@ -45,9 +46,22 @@ from kernels.pairs import best_pairs as _best_pairs
 from etc_fast.policies.symbolic._forms import Form
 from etc_fast.policies.symbolic._grammar import Atom, Outer, VariableDomain
 
-__all__ = ["signed_view", "error_scale", "fit_signed"]
+__all__ = ["signed_view", "error_scale", "fit_signed", "POWER_OUTERS"]
 
 _HALVES = np.arange(-4, 5) / 2.0
+
+
+def _power_outer(q: Fraction) -> Outer:
+    """``y = s**q`` for a rational ``q`` (inverse ``s = y**(1/q)`` on positive outputs)."""
+    v = float(q)
+    txt = str(v) if q.denominator in (1, 2) else f"({q.numerator}/{q.denominator})"
+    return Outer(f"pow{q.numerator}_{q.denominator}", 2.0, lambda s: s ** v, lambda y: y ** (1.0 / v),
+                 lambda y: bool(y.size) and bool(np.all(y > 0)), "({s})**" + txt, False, ((), (("const", v), ("pow",))))
+
+
+POWER_OUTERS: tuple[Outer, ...] = tuple(_power_outer(Fraction(q)) for q in ("3/2", "2/3", "3", "1/3", "-2", "-3/2", "-2/3"))
+"""Powers of a sum beyond the grammar's square root, square and reciprocals (sums only): the same
+power-outer family with exponents 3/2, 2/3, 3, 1/3, -2, -3/2 and -2/3."""
 
 
 def error_scale(y: np.ndarray, fraction: float = 1e-2) -> np.ndarray:
@@ -148,6 +162,33 @@ def _library(kinds: Sequence[str], max_size: int) -> np.ndarray:
     return E[:max_size] if len(E) > max_size else E
 
 
+def _power_law_terms(kinds: Sequence[str], A: np.ndarray, z: np.ndarray, lim, count: int = 4) -> np.ndarray:
+    """Exponent rows of the power law of ``z`` on the positive atoms, snapped to simple values.
+
+    When ``z`` has one sign, the log-linear fit of ``log|z|`` on the logs of the positive atoms
+    gives exponents that may lie off the half-integer grid (``k / m**1.3``); its ``count`` nearest
+    simple roundings join the library, so a dominant term off the grid can pair with a small one.
+    """
+    from etc_fast.policies.symbolic._search import _snap_combos
+
+    pos = [j for j, k in enumerate(kinds) if k == "pos"]
+    ok = np.isfinite(z) & (z != 0)
+    if not pos or ok.sum() < len(pos) + 2 or not (np.all(z[ok] > 0) or np.all(z[ok] < 0)):
+        return np.zeros((0, len(kinds)))
+    with np.errstate(all="ignore"):
+        L = np.log(A[ok][:, pos])
+    B = np.column_stack([np.ones(L.shape[0]), L])
+    beta, *_ = np.linalg.lstsq(B, np.log(np.abs(z[ok])), rcond=None)
+    if not np.all(np.isfinite(beta)):
+        return np.zeros((0, len(kinds)))
+    rows = []
+    for combo in _snap_combos(beta[1:], 0.1, count, lim.snap_product):
+        r = np.zeros(len(kinds))
+        r[pos] = combo
+        rows.append(r)
+    return np.array(rows).reshape(-1, len(kinds))
+
+
 def _values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
     """Monomial values ``prod_j A[:, j] ** E[i, j]`` (float64[n, len(E)]), any sign of ``A``."""
     V = np.ones((A.shape[0], E.shape[0]))
@@ -229,6 +270,7 @@ def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer,
         return
     ws = error_scale(zo, 1.0)
     E = _library(kinds, lim.signed_library)
+    E = np.vstack([E, _power_law_terms(kinds, Ao, zo, lim)])
     V = _values(Ao, E)
     good = np.all(np.isfinite(V), axis=0) & (np.max(np.abs(V), axis=0) < 1e150) & (np.max(np.abs(V), axis=0) > 0)
     E, V = E[good], V[:, good]
@@ -285,16 +327,23 @@ def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer,
                 fits.append((float(np.sqrt(np.mean(r * r))), len(idx), f))
 
     col.flush()
-    # no exact fit on the library: the best two- and three-term fits (weighted residual in z) may
-    # have exponents off the half-integer grid
+    # no exact fit on the library: the best two- and three-term fits (weighted residual in z), with
+    # and without log atoms, may have exponents off the half-integer grid
     from etc_fast.policies.symbolic._search import _complexity
 
     if fits and min(p[0] for p in fits) > col.tol:
+        logs = [j for j, k in enumerate(kinds) if k == "log"]
+        chosen: list[Form] = []
         for size in (2, 3):
             same = [p for p in fits if p[1] == size]
-            if same:
-                _r, _k, f = min(same, key=lambda p: (p[0], _complexity(p[2])))
-                _refine_exponents(col, f, kinds, Ao, zo, ws, lim)
+            plain = [p for p in same if not any(e[j] for e in p[2].exps for j in logs)]
+            for group in (same, plain):  # a log term can mimic an exponent off the grid
+                if group:
+                    f = min(group, key=lambda p: (p[0], _complexity(p[2])))[2]
+                    if f not in chosen:
+                        chosen.append(f)
+        for f in chosen:
+            _refine_exponents(col, f, kinds, Ao, zo, ws, lim)
 
 
 def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: np.ndarray, ws: np.ndarray, lim) -> None:
