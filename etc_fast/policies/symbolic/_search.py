@@ -197,6 +197,7 @@ class SearchLimits:
         ratio_extend: Best subsets extended by one more term (to three, then four terms).
         max_forms: Candidate forms scored in all; families not reached are skipped (``capped``).
         signed_library: Library monomials of the signed family (:mod:`._signed`).
+        signed_pair_evals: Column pairs scored for the extra seeds of the signed family's triples.
     """
 
     max_views: int = 12
@@ -219,6 +220,7 @@ class SearchLimits:
     const_refine_nfev: int = 40
     max_forms: int = 20000
     signed_library: int = 1500
+    signed_pair_evals: int = 300000
 
     def __post_init__(self) -> None:
         bad = [f.name for f in dataclasses.fields(self)

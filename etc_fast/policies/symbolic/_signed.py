@@ -216,16 +216,18 @@ def _pairs_after(U: np.ndarray, t: np.ndarray, base: tuple[int, ...], keep: int)
     return [tuple(sorted((*base, int(idx[i]), int(idx[j])))) for i, j in _best_pairs(Ut[:, idx] / nn[idx], tr, keep)]
 
 
-def _greedy(U: np.ndarray, t: np.ndarray, pairs: int, max_terms: int, extend: int, best_more):
+def _greedy(U: np.ndarray, t: np.ndarray, pairs: int, max_terms: int, extend: int, best_more, pair_budget: int = 0):
     """Subsets of columns of ``U`` (unit norm) for least squares of ``t``.
 
-    The best ``pairs`` pairs (all pairs scored); triples: each of the three best single columns
-    with its best pairs in the complement, and the best pairs extended by their best columns;
+    The best ``pairs`` pairs (all pairs scored); triples: each of the best single columns (three,
+    or as many as ``pair_budget`` pair evaluations allow, at most 32) with its best pairs in the
+    complement, and the best pairs extended by their best columns;
     quadruples: the two best pairs with their best pairs in the complement, and the best triples
     extended by their best columns (``extend`` subsets kept per size); plus the two best singles.
     """
     res1 = float(t @ t) - (U.T @ t) ** 2
-    singles = [(int(a),) for a in np.argsort(res1, kind="stable")[:3]]
+    n_seeds = int(min(32, max(3, pair_budget // max(U.shape[1] ** 2, 1))))
+    singles = [(int(a),) for a in np.argsort(res1, kind="stable")[:n_seeds]]
     subsets: dict[tuple[int, ...], None] = dict.fromkeys(_best_pairs(U, t, pairs))
     frontier = list(subsets)[:extend]
     seeds = {3: singles, 4: list(subsets)[:2]}
@@ -285,7 +287,8 @@ def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer,
     U = Vw / nrm
     max_terms = int(min(4, n - 3))
     if max_terms >= 2:
-        for idx in _greedy(U, t, lim.sum_pairs, max_terms, lim.ratio_extend, _best_third_columns):
+        for idx in _greedy(U, t, lim.sum_pairs, max_terms, lim.ratio_extend, _best_third_columns,
+                           lim.signed_pair_evals):
             idx = list(idx)
             c, *_ = np.linalg.lstsq(Vw[:, idx], t, rcond=None)
             if not np.all(np.isfinite(c)) or np.any(np.max(np.abs(Vw[:, idx] * c), axis=0) < 1e-7):
@@ -310,7 +313,8 @@ def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer,
         cols, exps, is_den, cn = cols[:, keep], exps[keep], is_den[keep], cn[keep]
         Ur = cols / cn
         if is_den.any() and (~is_den).any():
-            subsets = _greedy(Ur, t, lim.ratio_pairs, int(min(4, n - 3)), lim.ratio_extend, _best_third_columns)
+            subsets = _greedy(Ur, t, lim.ratio_pairs, int(min(4, n - 3)), lim.ratio_extend, _best_third_columns,
+                              lim.signed_pair_evals)
             for idx in subsets:
                 idx = list(idx)
                 c, *_ = np.linalg.lstsq(cols[:, idx], t, rcond=None)
@@ -400,4 +404,18 @@ def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: n
             continue
         col.add(Form(form.atoms, form.outer, form.kind, tuple(tuple(float(x) for x in row) for row in P),
                      tuple(float(x) for x in c), n_num=form.n_num))
+        # a term the refined fit no longer needs (negligible contribution): the law without it
+        small = np.max(np.abs(design(P) * c), axis=0) < 1e-9
+        n_num = form.n_num - int(small[:k].sum()) if form.kind == "ratio" else 0
+        if small.any() and (~small).any() and (form.kind != "ratio" or 0 < n_num < int((~small).sum())):
+            P2 = P[~small]
+            k2 = n_num if form.kind == "ratio" else int((~small).sum())
+            M = design(P2) if form.kind != "ratio" else None
+            if M is None:  # ratio: the design of the kept terms
+                V = _values(A, P2)
+                M = np.column_stack([V[:, :k2] / ws[:, None], -(V[:, k2:] * z[:, None]) / ws[:, None]])
+            c2, *_ = np.linalg.lstsq(M, t, rcond=None)
+            if np.all(np.isfinite(c2)):
+                col.add(Form(form.atoms, form.outer, form.kind, tuple(tuple(float(x) for x in row) for row in P2),
+                             tuple(float(x) for x in c2), n_num=n_num))
     col.flush()
