@@ -220,7 +220,7 @@ class SearchLimits:
     const_refine_nfev: int = 40
     max_forms: int = 20000
     signed_library: int = 1500
-    signed_pair_evals: int = 300000
+    signed_pair_evals: int = 2000000
 
     def __post_init__(self) -> None:
         bad = [f.name for f in dataclasses.fields(self)

@@ -192,6 +192,13 @@ def _power_law_terms(kinds: Sequence[str], A: np.ndarray, z: np.ndarray, lim, co
 def _values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
     """Monomial values ``prod_j A[:, j] ** E[i, j]`` (float64[n, len(E)]), any sign of ``A``."""
     V = np.ones((A.shape[0], E.shape[0]))
+    if E.shape[0] <= 8:  # a few terms (refinement): term by term
+        with np.errstate(all="ignore"):
+            for i, row in enumerate(E):
+                for j, p in enumerate(row):
+                    if p != 0.0:
+                        V[:, i] *= A[:, j] if p == 1.0 else A[:, j] ** p
+        return V
     with np.errstate(all="ignore"):
         for j in range(A.shape[1]):
             for p in np.unique(E[:, j]):
@@ -262,6 +269,13 @@ def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer,
         lim: :class:`._search.SearchLimits`.
         ratios: Also fit ratios of sums.
     """
+    from etc_fast.policies.symbolic._search import _best_third_columns
+
+    with np.errstate(all="ignore"):
+        _fit_signed(col, atoms, kinds, outer, z, lim, ratios)
+
+
+def _fit_signed(col, atoms, kinds, outer, z, lim, ratios) -> None:
     from etc_fast.policies.symbolic._search import _best_third_columns
 
     A = col.atoms_matrix(atoms)
@@ -335,11 +349,11 @@ def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer,
     # and without log atoms, may have exponents off the half-integer grid
     from etc_fast.policies.symbolic._search import _complexity
 
-    if fits and min(p[0] for p in fits) > col.tol:
+    if fits and col.tol < min(p[0] for p in fits) < _REFINE_BELOW:
         logs = [j for j, k in enumerate(kinds) if k == "log"]
         chosen: list[Form] = []
         for size in (2, 3):
-            same = [p for p in fits if p[1] == size]
+            same = [p for p in fits if p[1] == size and p[0] < _REFINE_BELOW]
             plain = [p for p in same if not any(e[j] for e in p[2].exps for j in logs)]
             for group in (same, plain):  # a log term can mimic an exponent off the grid
                 if group:
@@ -348,6 +362,10 @@ def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer,
                         chosen.append(f)
         for f in chosen:
             _refine_exponents(col, f, kinds, Ao, zo, ws, lim)
+
+
+_REFINE_BELOW = 0.05
+"""Weighted residual (relative, in ``z``) below which the best fits are refined: close, not exact."""
 
 
 def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: np.ndarray, ws: np.ndarray, lim) -> None:
