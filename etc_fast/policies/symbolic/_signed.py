@@ -81,7 +81,7 @@ def error_scale(y: np.ndarray, fraction: float = 1e-2) -> np.ndarray:
 
 
 def signed_view(domains: Sequence[VariableDomain]) -> tuple[tuple[Atom, ...], tuple[tuple[float, ...], ...]]:
-    """The signed view's atoms and, per atom, its allowed exponents (largest set first is not implied).
+    """The signed view's atoms and, per atom, the kind of exponents it takes.
 
     Returns:
         ``(atoms, kinds)`` where ``kinds[j]`` is ``"pos"`` (positive on the domain: half-integer
@@ -127,7 +127,7 @@ def _count(axes: Sequence[Sequence[float]], n_logs: int) -> int:
     """Monomials with at most :data:`_MAX_ATOMS` atoms: per-axis non-zero options, at most one log."""
     poly = np.zeros(_MAX_ATOMS + 1, dtype=np.int64)
     poly[0] = 1
-    for a in list(axes) + [None] * 0:
+    for a in axes:
         nz = sum(1 for v in a if v != 0.0)
         new = poly.copy()
         new[1:] += poly[:-1] * nz
