@@ -81,28 +81,40 @@ class VariableDomain:
 
 @dataclasses.dataclass(frozen=True)
 class Atom:
-    """A non-negative function of one input: ``x``, ``sin(x)``, ``cos(x)`` (x in radians or degrees)."""
+    """A function of one input: ``x``, ``sin(x)``, ``cos(x)`` (x in radians or degrees), ``log(x)``.
+
+    The atoms of :func:`make_atoms` are non-negative on their input's domain; the signed family
+    (:mod:`._signed`) also uses atoms that take both signs (with integer exponents only) and
+    ``log(x)`` of positive inputs (exponent 1 only).
+    """
 
     var: int
     name: str
-    kind: str = "raw"  # raw | sin | cos
+    kind: str = "raw"  # raw | sin | cos | log
     degrees: bool = False
 
     def values(self, X: np.ndarray) -> np.ndarray:
         x = X[:, self.var]
         if self.kind == "raw":
             return x
+        if self.kind == "log":
+            with np.errstate(all="ignore"):
+                return np.log(x)
         t = np.radians(x) if self.degrees else x
         return np.sin(t) if self.kind == "sin" else np.cos(t)
 
     def render(self, fn: Callable[[str], str]) -> str:
         if self.kind == "raw":
             return self.name
+        if self.kind == "log":
+            return f"{fn('log')}({self.name})"
         arg = f"{fn('radians')}({self.name})" if self.degrees else self.name
         return f"{fn(self.kind)}({arg})"
 
     @property
     def cost(self) -> float:
+        if self.kind == "log":
+            return 2.0
         return 0.0 if self.kind == "raw" else (2.0 if self.degrees else 1.0)
 
     @property

@@ -55,6 +55,7 @@ from kernels.programs import evaluate_programs
 
 from etc_fast.policies.symbolic._binomial import binomial_atoms
 from etc_fast.policies.symbolic._forms import Form, form_code, pack_codes, predict
+from etc_fast.policies.symbolic._signed import POWER_OUTERS, error_scale, fit_signed, signed_view
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
     Atom,
@@ -196,6 +197,8 @@ class SearchLimits:
         ratio_pairs: Best numerator-denominator pairs fitted.
         ratio_extend: Best subsets extended by one more term (to three, then four terms).
         max_forms: Candidate forms scored in all; families not reached are skipped (``capped``).
+        signed_library: Library monomials of the signed family (:mod:`._signed`).
+        signed_pair_evals: Column pairs scored for the extra seeds of the signed family's triples.
     """
 
     max_views: int = 12
@@ -217,6 +220,8 @@ class SearchLimits:
     const_refine_top: int = 4
     const_refine_nfev: int = 40
     max_forms: int = 20000
+    signed_library: int = 1500
+    signed_pair_evals: int = 2000000
 
     def __post_init__(self) -> None:
         bad = [f.name for f in dataclasses.fields(self)
@@ -294,7 +299,7 @@ class SearchResult:
 def relative_errors(y_hat: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Per-point relative error ``|y_hat - y| / |y|`` (guarded), capped at 10; NaN prediction -> 10."""
     y_hat = np.asarray(y_hat, dtype=np.float64)
-    scale = np.maximum(np.abs(y), 1e-12 * max(float(np.max(np.abs(y))) if y.size else 1.0, 1e-300))
+    scale = error_scale(np.asarray(y, dtype=np.float64))
     with np.errstate(all="ignore"):
         r = np.abs(y_hat - y) / scale
     return np.where(np.isfinite(r), np.minimum(r, _ERR_CAP), _ERR_CAP)
@@ -321,7 +326,7 @@ class _Collector:
         yf = y[self.fin]
         self.yf = yf
         self.y_sd = float(np.std(yf)) if yf.size > 1 else 0.0
-        self.scale = np.maximum(np.abs(yf), 1e-12 * max(float(np.max(np.abs(yf))) if yf.size else 1.0, 1e-300))
+        self.scale = error_scale(yf)
         self.entries: dict[tuple, tuple[float, float, float, float, int, _Form]] = {}
         self._A: dict[tuple[Atom, ...], np.ndarray] = {}
         self._col: dict[Atom, int] = {}
@@ -774,7 +779,7 @@ def _refine_constants(col: _Collector, form: _Form, max_nfev: int) -> None:
     A = col.atoms_matrix(form.atoms)
     fin = col.fin
     y = col.y[fin]
-    scale = np.maximum(np.abs(y), 1e-12 * max(float(np.max(np.abs(y))), 1e-300))
+    scale = error_scale(y)
     Af = A[fin]
 
     def resid(prm):
@@ -948,6 +953,11 @@ def search(
             for outer in [o for o in outers if o.name in ("id", "sqrt", "rsqrt")]:
                 for view in views[:2]:
                     steps.append((f"ratio:{outer.name}", ratio_step(outer, view)))
+            s_atoms, s_kinds = signed_view(domains)
+            for outer in [o for o in outers if o.name in ("id", "sqrt", "square", "recip")] + \
+                    [o for o in POWER_OUTERS if o.valid(yf)]:
+                steps.append((f"signed:{outer.name}", (lambda o: lambda: fit_signed(
+                    col, s_atoms, s_kinds, o, z_of(o), lim, ratios=o.name in ("id", "sqrt", "square")))(outer)))
 
         else:
             steps.append(("sum:id", sum_step(ident, raw_view, 2)))
@@ -960,7 +970,7 @@ def search(
                 capped = True
                 break
             # a validated exact fit already found: skip families that can only be more complex
-            if name.startswith(("sum", "exp", "ratio")) and exact_simple(12.0):
+            if name.startswith(("sum", "exp", "ratio", "signed")) and exact_simple(12.0):
                 continue
             run()
             col.flush()
