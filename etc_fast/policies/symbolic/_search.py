@@ -50,6 +50,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.optimize import least_squares
+from scipy.stats import chi2
 
 from kernels.programs import evaluate_programs
 
@@ -846,14 +847,16 @@ def _refine_constants(col: _Collector, form: _Form, max_nfev: int) -> None:
 def _simplify_noisy(col: _Collector, lim: SearchLimits) -> None:
     """Noisy data: the error floor from the fits' own residuals, then simple constants (:mod:`._simplify`).
 
-    The floor becomes twice the smallest residual standard deviation of the fitted laws (at
-    most the assumed level's floor), so laws that fit clearly worse than the best are not ranked
-    as equal when the true noise is below the assumed one. Then the constants of the best
-    ``lim.simplify_top`` laws are tried at simple numbers.
+    With ``s`` the smallest residual standard deviation of the fitted laws (an estimate of the
+    noise), the floor becomes ``s * sqrt(chi2_0.99(n) / n)``, the relative RMS error that noise of
+    that level stays under with probability 0.99 (at most the assumed level's floor), so laws that
+    fit significantly worse than the best are not ranked as equal, whatever the true noise. Then
+    the constants of the best ``lim.simplify_top`` laws are tried at simple numbers.
     """
     est = noise_floor_estimate((e, n, _n_params(form)) for (_s, _cx, e, _m, n, form) in col.entries.values())
-    if est is not None:
-        col.set_floor(min(col.floor, max(1e-12, 2.0 * est)))
+    n = int(col.yf.size)
+    if est is not None and n:
+        col.set_floor(min(col.floor, max(1e-12, est * math.sqrt(float(chi2.ppf(0.99, n)) / n))))
     yf = col.yf
     for _err, form in col.top_forms(lim.simplify_top):
         A = col.atoms_matrix(form.atoms)[col.fin]

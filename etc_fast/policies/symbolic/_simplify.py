@@ -14,7 +14,8 @@ observations cannot tell the difference:
   relative residual sum of squares of the law with all constants fitted, ``S1`` with ``k``
   constants fixed and the others refitted, and ``n - p`` the residual degrees of freedom (``p``
   counts constants and exponents), a fixing is accepted when
-  ``((S1 - S0) / k) / (S0 / (n - p)) <= F_{1 - ALPHA}(k, n - p)`` with ``ALPHA = 0.05``. Constants
+  ``((S1 - S0) / k) / (S0 / (n - p)) <= F_{1 - ALPHA}(k, n - p)`` with ``ALPHA = 0.01`` (a
+  simple number is given up only on strong evidence). Constants
   are fixed greedily (the fixing that raises ``S1`` least first), and each further fixing is tested
   jointly against the full fit.
 
@@ -44,7 +45,7 @@ MAX_SIMPLE = 10.0
 #: Largest relative distance between a fitted constant and a simple number tried for it.
 MAX_RELATIVE_SHIFT = 0.3
 #: Significance level of the F-test (a fixing is refused when the fit gets worse at this level).
-ALPHA = 0.05
+ALPHA = 0.01
 
 
 def simple_numbers(c: float, max_options: int = 2) -> list[float]:
