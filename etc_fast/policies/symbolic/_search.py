@@ -493,8 +493,12 @@ def _snap_combos(p_hat: np.ndarray, window, max_combos: int, max_product: int = 
     wins = np.broadcast_to(np.asarray(window, dtype=np.float64), np.shape(p_hat))  # one window per exponent
     opts = [exponent_options(float(p), float(w), max_options) for p, w in zip(p_hat, wins)]
     combos = list(itertools.product(*opts)) if np.prod([len(o) for o in opts]) <= max_product else [tuple(o[0] for o in opts)]
-    combos.sort(key=lambda c: (sum(exponent_cost(v) if v != 0 else 0.0 for v in c)
-                               + 8.0 * sum(abs(v - p) / max(float(w), 1e-12) for v, p, w in zip(c, p_hat, wins))))
+    if np.ndim(window) == 0:
+        combos.sort(key=lambda c: (sum(exponent_cost(v) if v != 0 else 0.0 for v in c)
+                                   + 8.0 * sum(abs(v - p) for v, p in zip(c, p_hat)) / max(window, 1e-12)))
+    else:
+        combos.sort(key=lambda c: (sum(exponent_cost(v) if v != 0 else 0.0 for v in c)
+                                   + 8.0 * sum(abs(v - p) / max(float(w), 1e-12) for v, p, w in zip(c, p_hat, wins))))
     return combos[:max_combos]
 
 
