@@ -206,7 +206,7 @@ def test_policy_told_only_noisy_uses_its_fixed_tolerance(level):
     y = y * (1 + level * np.random.default_rng(0).standard_normal(y.size))
     pol = SymbolicPolicy()
     pol.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
-    a = pol.act(_obs("explore", task, X, y, noisy=True))
+    a = pol.act(_obs("explore", task, X, y, noisy=True, turns_left=0))  # noisy: drafts on the last turn
     assert pol.last_search.tol == pytest.approx(3 * ASSUMED_NOISE)
     assert a.kind == "draft" and StructuralJudge().judge(a.source, task).credited, a.raw
     # told "noise-free", the same data are not explained to the noiseless tolerance: no draft yet

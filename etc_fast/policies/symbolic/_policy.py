@@ -20,7 +20,11 @@ Which search runs depends on the configuration:
   search is already confident, or no analysis can be sent any more, it decides without one.
 
 Noise: the observation says only whether measurements are noisy; the policy then assumes a
-relative noise level of :data:`ASSUMED_NOISE` (an agent is never told the true level).
+relative noise level of :data:`ASSUMED_NOISE` (an agent is never told the true level). With noisy
+data the planner drafts only on its last exploration turn (a few noisy points fit many wrong laws
+to the noise level, so early confidence is not trusted), and the baseline's confidence rule needs
+:data:`NOISY_POINTS_PER_PARAM` more observations per parameter; the search itself simplifies
+constants and ranks by the noise it estimates (:mod:`._simplify`).
 
 Synthesis (phase ``synthesis``): the search is refitted on all observations; the draft is kept
 unless the observations disagree with it (after refitting its constants) and the search finds a
@@ -64,6 +68,11 @@ __all__ = ["SymbolicPolicy", "is_confident", "ASSUMED_NOISE", "ANALYSIS_CODE"]
 #: floor (1e-9).
 ASSUMED_NOISE = 0.01
 
+#: With noisy data, observations per parameter (beyond the margin) before a law is considered
+#: confirmed (:func:`is_confident`); the planner under noise also drafts only on its last
+#: exploration turn, so every exploration turn measures where the committee disagrees.
+NOISY_POINTS_PER_PARAM = 3
+
 #: The code of the agent's analysis action (runs in the sandbox with ``X`` and ``y`` preloaded): the
 #: observation summaries its grammar search starts from. The search itself runs in the agent's
 #: process on the next decision (the sandbox cannot import the project's compiled kernels).
@@ -86,7 +95,8 @@ for k in range(Xf.shape[1]):
 """
 
 
-def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, complexity_gap: float = 3.0) -> bool:
+def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, complexity_gap: float = 3.0,
+                 noisy: bool = False) -> bool:
     """Whether the best candidate explains the data and clearly beats the runner-up.
 
     Args:
@@ -94,8 +104,13 @@ def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, comp
         margin: Observations required beyond the best candidate's parameter count.
         gap: The runner-up must have an error above ``gap`` times the best one's (at least 1e-14) ...
         complexity_gap: ... or be at least this much more complex.
+        noisy: The data are noisy: a law explains them only with :data:`NOISY_POINTS_PER_PARAM`
+            observations per parameter beyond ``margin`` (a few noisy points fit many wrong laws
+            to the noise level).
     """
     best = result.best
+    if noisy:
+        margin = margin + NOISY_POINTS_PER_PARAM * max(best.n_params, 1) if best is not None else margin
     if best is None or best.error > result.tol or not best.validated(margin):
         return False
     limit = gap * max(best.error, 1e-14)
@@ -266,7 +281,7 @@ class SymbolicPolicy:
             self.last_search = res
             return res, None
         cheap = self._search(obs, False)
-        if is_confident(cheap, self.margin) or not can_analyse:
+        if is_confident(cheap, self.margin, noisy=obs.noisy) or not can_analyse:
             return cheap, None
         return None, self._analysis_action(obs)
 
@@ -275,7 +290,8 @@ class SymbolicPolicy:
         if ask is not None:
             return ask
         best = res.best
-        if "draft" in obs.allowed and best is not None and (is_confident(res, self.margin) or obs.turns_left == 0):
+        early = is_confident(res, self.margin) and not obs.noisy  # noisy: use every exploration turn
+        if "draft" in obs.allowed and best is not None and (early or obs.turns_left == 0):
             return Action(kind="draft", source=best.source, raw=f"draft: {best.expression} (error {best.error:.2e})")
         hyps = self._committee(res)
         return Action(kind="committee", hypotheses=hyps, raw=f"committee of {len(hyps)} from {res.families_tried[-1:] or '()'}")
@@ -340,7 +356,7 @@ class SymbolicPolicy:
             if ask is not None:
                 return ask
         best = res.best if res is not None else None
-        if best is not None and (not can_measure or is_confident(res, self.margin) or "final" in obs.allowed and obs.turns_left == 0 and obs.phase == "final"):
+        if best is not None and (not can_measure or is_confident(res, self.margin, noisy=obs.noisy) or "final" in obs.allowed and obs.turns_left == 0 and obs.phase == "final"):
             return Action(kind="final", source=best.source, raw=f"final: {best.expression} (error {best.error:.2e})")
         if can_measure:
             n = self._baseline_batch() if left is None else min(self._baseline_batch(), left)

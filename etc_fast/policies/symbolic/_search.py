@@ -50,12 +50,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy.optimize import least_squares
+from scipy.stats import chi2
 
 from kernels.programs import evaluate_programs
 
 from etc_fast.policies.symbolic._binomial import binomial_atoms
 from etc_fast.policies.symbolic._forms import Form, form_code, pack_codes, predict
 from etc_fast.policies.symbolic._signed import POWER_OUTERS, error_scale, fit_signed, signed_view
+from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
     Atom,
@@ -199,6 +201,8 @@ class SearchLimits:
         max_forms: Candidate forms scored in all; families not reached are skipped (``capped``).
         signed_library: Library monomials of the signed family (:mod:`._signed`).
         signed_pair_evals: Column pairs scored for the extra seeds of the signed family's triples.
+        simplify_top: Best candidates whose constants are tried at simple numbers (noisy data only,
+            :mod:`._simplify`).
     """
 
     max_views: int = 12
@@ -222,6 +226,7 @@ class SearchLimits:
     max_forms: int = 20000
     signed_library: int = 1500
     signed_pair_evals: int = 2000000
+    simplify_top: int = 6
 
     def __post_init__(self) -> None:
         bad = [f.name for f in dataclasses.fields(self)
@@ -338,7 +343,12 @@ class _Collector:
         self._order: dict[tuple, str] = {}  # structure key -> its repr (deterministic tie-break)
         self._pending: list[_Form] = []
         self.best_exact_cx = np.inf
+        self.exact_tol = tol  # error at or below which a validated fit stops the more complex families
+        self.noisy = False  # noisy data: an error above the floor also costs n * log10(error / floor), and
+        # the exponent snapping window covers three standard errors of the fitted exponents
         self.n_forms = 0
+        self._forced: dict[int, int] = {}  # id(form) -> constants fixed by simplification (replaces its structure)
+        self.fixed: dict[tuple, int] = {}  # structure key -> constants its kept form has at simple numbers
 
     def atoms_matrix(self, atoms: tuple[Atom, ...]) -> np.ndarray:
         if atoms not in self._A:
@@ -401,16 +411,36 @@ class _Collector:
         out = []
         for form, st, e, m in zip(forms, statics, err.tolist(), mx.tolist()):
             key, cx, n_params = st[0], st[1], st[2]
-            score = math.log10(max(e, self.floor)) + COMPLEXITY_WEIGHT * cx
+            score = self._score(e, cx, n)
             old = self.entries.get(key)
-            if old is None or score < old[0]:
+            forced = self._forced.pop(id(form), None)
+            if old is None or score < old[0] or forced is not None:
                 if old is None:
                     self._order[key] = repr(key)
                 self.entries[key] = (score, cx, e, m, n, form)
-            if e <= self.tol and n >= n_params + 3:
+                self.fixed[key] = forced or 0
+            if e <= self.exact_tol and n >= n_params + 3:
                 self.best_exact_cx = min(self.best_exact_cx, cx)
             out.append((form, e))
         return out
+
+    def replace(self, form: _Form, n_fixed: int) -> None:
+        """Queue a simplified form that replaces its structure's entry (``n_fixed`` constants fixed)."""
+        if all(map(math.isfinite, form.params)):
+            self._forced[id(form)] = n_fixed
+            self._pending.append(form)
+
+    def _score(self, e: float, cx: float, n: int) -> float:
+        s = math.log10(max(e, self.floor)) + COMPLEXITY_WEIGHT * cx
+        if self.noisy and e > self.floor:
+            s += n * math.log10(e / self.floor)
+        return s
+
+    def set_floor(self, floor: float) -> None:
+        """Rescore every kept form with a new error floor."""
+        self.floor = floor
+        for key, (_score, cx, e, m, n, form) in self.entries.items():
+            self.entries[key] = (self._score(e, cx, n), cx, e, m, n, form)
 
     def top_forms(self, limit: int) -> list[tuple[float, _Form]]:
         """``(error, form)`` of the best ``limit`` structures, best first."""
@@ -424,7 +454,7 @@ class _Collector:
             kind = {"sum": f"sum{len(form.exps)}", "ratio": f"ratio{form.n_num}/{len(form.exps) - form.n_num}"}.get(
                 form.kind, form.kind)
             cand = Candidate(_render(form), _render(form, const=lambda c: "C"), f"{form.outer.name}/{kind}", cx, err, mx,
-                             _n_params(form), n, score,
+                             _n_params(form) - self.fixed.get(_key, 0), n, score,
                              _source(_render(form, fn=lambda f: f"np.{f}", e_name="np.e"), self.names))
             out.append((cand, form))
         return out
@@ -464,11 +494,17 @@ def _positive_rows(A: np.ndarray) -> np.ndarray:
     return np.all(A > 0, axis=1) & np.all(np.isfinite(A), axis=1)
 
 
-def _snap_combos(p_hat: np.ndarray, window: float, max_combos: int, max_product: int = 4096) -> list[tuple[float, ...]]:
-    opts = [exponent_options(float(p), window) for p in p_hat]
+def _snap_combos(p_hat: np.ndarray, window, max_combos: int, max_product: int = 4096,
+                 max_options: int = 3) -> list[tuple[float, ...]]:
+    wins = np.broadcast_to(np.asarray(window, dtype=np.float64), np.shape(p_hat))  # one window per exponent
+    opts = [exponent_options(float(p), float(w), max_options) for p, w in zip(p_hat, wins)]
     combos = list(itertools.product(*opts)) if np.prod([len(o) for o in opts]) <= max_product else [tuple(o[0] for o in opts)]
-    combos.sort(key=lambda c: (sum(exponent_cost(v) if v != 0 else 0.0 for v in c)
-                               + 8.0 * sum(abs(v - p) for v, p in zip(c, p_hat)) / max(window, 1e-12)))
+    if np.ndim(window) == 0:
+        combos.sort(key=lambda c: (sum(exponent_cost(v) if v != 0 else 0.0 for v in c)
+                                   + 8.0 * sum(abs(v - p) for v, p in zip(c, p_hat)) / max(window, 1e-12)))
+    else:
+        combos.sort(key=lambda c: (sum(exponent_cost(v) if v != 0 else 0.0 for v in c)
+                                   + 8.0 * sum(abs(v - p) / max(float(w), 1e-12) for v, p, w in zip(c, p_hat, wins))))
     return combos[:max_combos]
 
 
@@ -517,10 +553,32 @@ def _fit_mono(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits, p_h
     if p_hint is not None:
         p_hat = np.asarray(p_hint, dtype=np.float64)
     window = min(1.0, max(0.03, 4.0 * rms))
-    combos = _snap_combos(p_hat, window, lim.snap_combos, lim.snap_product)
+    n_opt = 3
+    if col.noisy and p_hint is None:  # noisy data: also the simple exponents within three standard errors
+        wide = np.minimum(1.0, 3.0 * _exponent_se(_L, _t))
+        if np.any(wide > window):
+            window, n_opt = np.maximum(window, wide), 4
+    combos = _snap_combos(p_hat, window, lim.snap_combos, lim.snap_product, n_opt)
     for combo, c in zip(combos, _rel_coefs(_L, combos, z[ok])):
         col.add(_Form(atoms, outer, "mono", (tuple(combo),), (c,)))
     return fit
+
+
+def _exponent_se(L: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Standard errors of the exponents of the log-linear fit ``t ~ b0 + L p`` (0 without spare points)."""
+    n, m = L.shape
+    if n <= m + 1:
+        return np.zeros(m)
+    B = np.column_stack([np.ones(n), L])
+    beta, *_ = np.linalg.lstsq(B, t, rcond=None)
+    r = t - B @ beta
+    s2 = float(r @ r) / (n - m - 1)
+    try:
+        cov = s2 * np.linalg.pinv(B.T @ B)
+    except np.linalg.LinAlgError:
+        return np.zeros(m)
+    se = np.sqrt(np.maximum(np.diag(cov)[1:], 0.0))
+    return np.where(np.isfinite(se), se, 0.0)
 
 
 def _library(m: int, center: np.ndarray | None, half_width: float, max_size: int) -> np.ndarray:
@@ -817,6 +875,28 @@ def _prune_terms(col: _Collector, lim: SearchLimits) -> None:
     col.flush()
 
 
+def _simplify_noisy(col: _Collector, lim: SearchLimits) -> None:
+    """Noisy data: the error floor from the fits' own residuals, then simple constants (:mod:`._simplify`).
+
+    With ``s`` the smallest residual standard deviation of the fitted laws (an estimate of the
+    noise), the floor becomes ``s * sqrt(chi2_0.99(n) / n)``, the relative RMS error that noise of
+    that level stays under with probability 0.99 (at most the assumed level's floor), so laws that
+    fit significantly worse than the best are not ranked as equal, whatever the true noise. Then
+    the constants of the best ``lim.simplify_top`` laws are tried at simple numbers.
+    """
+    est = noise_floor_estimate((e, n, _n_params(form)) for (_s, _cx, e, _m, n, form) in col.entries.values())
+    n = int(col.yf.size)
+    if est is not None and n:
+        col.set_floor(min(col.floor, max(1e-12, est * math.sqrt(float(chi2.ppf(0.99, n)) / n))))
+    yf = col.yf
+    for _err, form in col.top_forms(lim.simplify_top):
+        A = col.atoms_matrix(form.atoms)[col.fin]
+        out = simplify_constants(form, A, yf, _n_params(form))
+        if out is not None:
+            col.replace(*out)
+    col.flush()
+
+
 # ----------------------------------------------------------------------------------------
 # Entry point
 # ----------------------------------------------------------------------------------------
@@ -875,6 +955,9 @@ def search(
     tol = max(1e-10, 3.0 * float(noise))
     names = [d.name for d in domains]
     col = _Collector(X, y, names, floor, tol)
+    if noise > 0:  # noisy: only a fit within the noise level itself stops the more complex families
+        col.exact_tol = max(1e-10, float(noise))
+        col.noisy = True
     fin = np.isfinite(y)
     tried: list[str] = []
     timed_out = False
@@ -986,6 +1069,8 @@ def search(
                     _refine_constants(col, form, lim.const_refine_nfev)
             col.flush()
             _prune_terms(col, lim)
+            if noise > 0:
+                _simplify_noisy(col, lim)
 
     ranked = [c for c, _ in col.ranked(max_candidates)]
     return SearchResult(tuple(ranked), tol, int(fin.sum()), time.perf_counter() - t0, timed_out, tuple(tried),

@@ -1,0 +1,184 @@
+"""Simplification of fitted laws on noisy data (docs/symbolic.md, "Noisy data").
+
+A constant fitted to noisy observations is never exactly the simple number a law may carry (the
+``2`` of ``2*k*x**2``, the ``1`` of a law without a scale, the ``-1`` of ``exp(-l*t)``); written
+out as ``1.00227`` it is a different law. After the search, each top candidate's constants are
+tried at simple numbers with the remaining constants refitted, and the simpler law is kept when the
+observations cannot tell the difference:
+
+* **simple numbers** (:func:`simple_numbers`): ``p/q`` with ``q`` in :data:`DENOMINATORS`
+  (1, 2, 3, 4), of the fitted constant's sign, ``1 <= |p| `` and ``|p/q| <= MAX_SIMPLE`` (10),
+  within :data:`MAX_RELATIVE_SHIFT` (30%) of the fitted value; cheapest first (1, then integers,
+  halves, thirds and quarters), at most two per constant;
+* **criterion** (:func:`simplify_constants`): an F-test of the nested laws. With ``S0`` the
+  relative residual sum of squares of the law with all constants fitted, ``S1`` with ``k``
+  constants fixed and the others refitted, and ``n - p`` the residual degrees of freedom (``p``
+  counts constants and exponents), a fixing is accepted when
+  ``((S1 - S0) / k) / (S0 / (n - p)) <= F_{1 - ALPHA}(k, n - p)`` with ``ALPHA = 0.01`` (a
+  simple number is given up only on strong evidence). Constants
+  are fixed greedily (the fixing that raises ``S1`` least first), and each further fixing is tested
+  jointly against the full fit.
+
+The noise level never enters the test: it uses the fit's own residual, so it adapts to the true
+noise (an agent is told only that data are noisy). The search calls this only for noisy data;
+noise-free fits stay as fitted (their constants are exact already).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from scipy.optimize import least_squares
+from scipy.stats import f as f_dist
+
+from etc_fast.policies.symbolic._forms import Form, predict
+
+__all__ = ["simple_numbers", "simplify_constants", "noise_floor_estimate", "DENOMINATORS", "MAX_SIMPLE",
+           "MAX_RELATIVE_SHIFT", "ALPHA"]
+
+#: Denominators of the simple numbers a fitted constant may be replaced by.
+DENOMINATORS = (1, 2, 3, 4)
+#: Largest magnitude of a simple number.
+MAX_SIMPLE = 10.0
+#: Largest relative distance between a fitted constant and a simple number tried for it.
+MAX_RELATIVE_SHIFT = 0.3
+#: Significance level of the F-test (a fixing is refused when the fit gets worse at this level).
+ALPHA = 0.01
+
+
+def simple_numbers(c: float, max_options: int = 2) -> list[float]:
+    """Simple numbers near the fitted constant ``c``, cheapest first.
+
+    Args:
+        c: The fitted constant.
+        max_options: Most numbers returned.
+
+    Returns:
+        Up to ``max_options`` numbers ``p/q`` (see the module docstring), ordered by cost (1, then
+        other integers, halves, thirds and quarters) and then by distance to ``c``; empty when
+        ``c`` is not finite, zero or already simple.
+    """
+    if not math.isfinite(c) or c == 0.0:
+        return []
+    a, sign = abs(c), math.copysign(1.0, c)
+    if a > MAX_SIMPLE * (1 + MAX_RELATIVE_SHIFT) or a < 1.0 / max(DENOMINATORS) / (1 + MAX_RELATIVE_SHIFT):
+        return []
+    found: dict[float, tuple[float, float]] = {}
+    for q in DENOMINATORS:
+        for p in {math.floor(a * q), math.ceil(a * q)}:
+            v = p / q
+            if p < 1 or v > MAX_SIMPLE or abs(v - a) > MAX_RELATIVE_SHIFT * a:
+                continue
+            cost = 0.0 if v == 1.0 else float(q)
+            if v not in found or cost < found[v][0]:
+                found[v] = (cost, abs(v - a))
+    if any(abs(v - a) <= 1e-12 * a for v in found):
+        return []  # already simple
+    order = sorted(found, key=lambda v: found[v])
+    return [sign * v for v in order[:max_options]]
+
+
+def _rel_sse(form: Form, A: np.ndarray, y: np.ndarray, scale: np.ndarray, params) -> float:
+    with np.errstate(all="ignore"):
+        r = (predict(form, A, params) - y) / scale
+    return float(r @ r) if np.all(np.isfinite(r)) else math.inf
+
+
+def _refit(form: Form, A, y, scale, start: np.ndarray, fixed: dict[int, float], max_nfev: int) -> np.ndarray:
+    """Constants minimising the relative squared error with ``fixed`` held, started at ``start``."""
+    p = start.copy()
+    for i, v in fixed.items():
+        p[i] = v
+    free = [i for i in range(p.size) if i not in fixed]
+    if not free or y.size < len(free):
+        return p
+
+    def resid(theta):
+        q = p.copy()
+        q[free] = theta
+        with np.errstate(all="ignore"):
+            r = (predict(form, A, q) - y) / scale
+        return np.where(np.isfinite(r), r, 1e3)
+
+    try:
+        sol = least_squares(resid, p[free], max_nfev=max_nfev, x_scale="jac")
+    except Exception:  # noqa: BLE001 - a failed refit keeps the starting constants
+        return p
+    p[free] = sol.x
+    return p
+
+
+def simplify_constants(form: Form, A: np.ndarray, y: np.ndarray, n_params: int, *, alpha: float = ALPHA,
+                       max_nfev: int = 40) -> tuple[Form, int] | None:
+    """The form with as many constants at simple numbers as the F-test allows.
+
+    Args:
+        form: A fitted form.
+        A: float64[n, m] atom values of the form's view (rows with a finite output).
+        y: float64[n] the outputs.
+        n_params: Constants and exponents the data determined for the full form.
+        alpha: Significance level of the test.
+        max_nfev: Residual evaluations per refit.
+
+    Returns:
+        ``(simplified form, number of constants fixed)``, or ``None`` when no constant could be
+        fixed (or the data leave no residual degree of freedom).
+    """
+    n = int(y.size)
+    dof = n - n_params
+    if dof < 1 or not form.params:
+        return None
+    scale = np.maximum(np.abs(y), 1e-12 * max(float(np.max(np.abs(y))), 1e-300))
+    p0 = np.asarray(form.params, dtype=np.float64)
+    full = _refit(form, A, y, scale, p0, {}, max_nfev)
+    s0 = _rel_sse(form, A, y, scale, full)
+    s_start = _rel_sse(form, A, y, scale, p0)
+    if s_start < s0:
+        full, s0 = p0, s_start
+    if not math.isfinite(s0) or s0 <= 0.0:
+        return None
+    s2 = s0 / dof
+    fixed: dict[int, float] = {}
+    cur = full
+    while len(fixed) < p0.size:
+        k = len(fixed) + 1
+        crit = float(f_dist.ppf(1.0 - alpha, k, dof))
+        best = None
+        for i in range(p0.size):
+            if i in fixed:
+                continue
+            for v in simple_numbers(float(cur[i])):
+                trial = {**fixed, i: v}
+                p = _refit(form, A, y, scale, cur, trial, max_nfev)
+                s = _rel_sse(form, A, y, scale, p)
+                if not math.isfinite(s) or (s - s0) / k / s2 > crit:
+                    continue
+                if best is None or s < best[0]:
+                    best = (s, trial, p)
+        if best is None:
+            break
+        _s, fixed, cur = best
+    if not fixed:
+        return None
+    params = tuple(float(fixed.get(i, v)) for i, v in enumerate(cur))
+    return dataclasses.replace(form, params=params), len(fixed)
+
+
+def noise_floor_estimate(entries) -> float | None:
+    """Smallest residual standard deviation among fitted laws with at least 3 residual degrees of freedom.
+
+    Args:
+        entries: ``(relative RMS error, observations, parameters)`` per fitted law.
+
+    Returns:
+        ``min(error * sqrt(n / (n - p)))`` over laws with ``n - p >= 3``, or ``None`` when none
+        qualifies. An estimate of the relative noise level (optimistic: the minimum over many fits).
+    """
+    best = None
+    for err, n, p in entries:
+        if n - p >= 3 and math.isfinite(err):
+            s = err * math.sqrt(n / (n - p))
+            best = s if best is None else min(best, s)
+    return best
