@@ -63,3 +63,10 @@ def test_collinear_pairs_skipped_and_bad_input():
 @needs_jit
 def test_jit_options():
     assert_safe_jit_options(_best_pairs)
+
+
+def test_numpy_twin_of_the_benchmark_agrees():
+    from bench.bench_pairs import _inputs, best_pairs_np
+
+    U, t = _inputs(n=12, L=300, seed=3)
+    assert best_pairs_np(U, t, 6) == best_pairs(U, t, 6)
