@@ -40,7 +40,7 @@ from etc_fast.tasks._base import Task
 __all__ = ["StructuralJudge", "JUDGE_VERSION"]
 
 #: Version of the structural judge's rules (recorded with every re-judged run).
-JUDGE_VERSION = "2"
+JUDGE_VERSION = "2.1"
 
 _DPS = 60
 _IDENTITY_TOL = mpmath.mpf("1e-35")
@@ -109,7 +109,7 @@ class _Truth:
             zero = {c: 0 for c in self.csyms}
             self.h_mp = _mp_lambda(self.syms, self.expr.subs(zero))
             self.g_mp = [_mp_lambda(self.syms, sp.diff(self.expr, c)) for c in self.csyms]
-        self.numbers = _numbers(self.expr) | _numbers(_canonical(self.expr))
+        self.numbers = _numbers(self.expr) | _numbers(_canonical(self.expr)) | _numbers(_expanded(self.expr))
         # check that the translation is the law the simulator computes
         at_true = self.expr.subs({c: v for c, v in zip(self.csyms, self.ctrue)})
         vals = numeric(at_true, self.syms, self.X)
@@ -170,6 +170,24 @@ def _canonical(expr: sp.Expr) -> sp.Expr:
     except Exception:  # noqa: BLE001 - canonicalisation is best effort
         pass
     return e
+
+
+def _expanded(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with powers of numbers written as exponentials and exponentials and logs expanded.
+
+    The numbers of this form are numbers of the same law written another way: ``exp(-12 - x)`` is
+    ``exp(-12) * exp(-x)`` (a prefactor ``6.144e-06``), ``2.3**((T - 20)/10)`` is
+    ``2.3**-2 * exp(T * log(2.3)/10)`` (a prefactor and a rate), ``log(5*x)`` is ``log(5) + log(x)``.
+    A submission that writes one of them as a decimal is then compared with its exact value; the
+    exact comparison that follows still decides whether the law is the same.
+    """
+    try:
+        e = expr.replace(lambda n: isinstance(n, sp.Pow) and n.base.is_number and n.base.is_positive
+                         and not n.exp.is_number, lambda n: sp.exp(n.exp * sp.log(n.base)))
+        e = sp.expand(e, power_exp=True, deep=True)
+        return sp.expand_log(e, force=True)
+    except Exception:  # noqa: BLE001 - best effort, like _canonical
+        return expr
 
 
 def _snap(expr: sp.Expr, numbers: dict) -> tuple[sp.Expr, list]:

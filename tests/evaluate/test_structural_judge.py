@@ -131,6 +131,29 @@ def test_custom_task_constants(tmp_path):
     assert not j.judge("1e-7 * T**4", task).credited
 
 
+@pytest.mark.parametrize("law,variables,right,wrong", [
+    # a number inside an exponential is a prefactor of the same law
+    ("exp(-12 - a/(8.314*b))", [("a", "linear", -8e4, -2e4), ("b", "log", 250, 700)],
+     ["6.14421235332821e-06*exp(-a/(8.314*b))", "exp(-12)*exp(-a/(8.314*b))"],
+     ["6.2e-06*exp(-a/(8.314*b))", "6.14421235332821e-06*exp(-a/(8.3*b))", "exp(-a/(8.314*b))"]),
+    # a power of a number is an exponential with a rate
+    ("b*2.3**((a - 20)/10)", [("a", "linear", 0, 40), ("b", "log", 1, 10)],
+     ["0.189035916824197*b*exp(0.0832909122935104*a)"],
+     ["0.189035916824197*b*exp(0.0833*a)", "0.19*b*exp(0.0832909122935104*a)"]),
+    # a number inside a logarithm is an additive term
+    ("log(5*a)*b", [("a", "log", 1, 10), ("b", "log", 1, 10)],
+     ["(1.6094379124341003 + log(a))*b"], ["(1.61 + log(a))*b", "(1.6094379124341003 + log(a))*b + 1"]),
+])
+def test_numbers_of_the_law_written_another_way(law, variables, right, wrong):
+    task = make_task("t", law, variables)
+    j = StructuralJudge()
+    for sub in right:
+        v = j.judge(sub, task)
+        assert v.credited, (sub, v.reason)
+    for sub in wrong:
+        assert not j.judge(sub, task).credited, sub
+
+
 def test_deterministic(judge):
     a = judge.judge("6.674e-5*m1*m2/r**1.49", GRAV)
     b = StructuralJudge().judge("6.674e-5*m1*m2/r**1.49", GRAV)
