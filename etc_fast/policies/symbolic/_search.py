@@ -28,8 +28,10 @@ How each family is fitted (``z = outer.inverse(y)``):
 
 Every candidate is then evaluated on the original ``y`` scale: relative RMS error over the points
 where ``y`` is finite (a non-finite prediction there counts as error 10), a description complexity,
-and ``score = log10(max(error, floor)) + 0.35 * complexity`` with ``floor`` the noise level (1e-9
-noiseless), so the simplest expression that explains the data to the noise level ranks first.
+and ``score = log10(max(error, floor)) + 0.35 * complexity`` with ``floor`` the noise level (1e-12
+noiseless), so the simplest expression that explains the data to the noise level ranks first. On
+noiseless data a validated fit with an error up to 1e-12 (rounding, not a law's truncated term: a
+two-term expansion missing a 3e-11 term is not exact) stops the more complex families.
 Candidates are scored in batches: each family queues its forms, and one call of the compiled
 program machine (:func:`kernels.programs.evaluate_programs`) evaluates the whole batch (see
 :mod:`._forms`).
@@ -952,7 +954,7 @@ def search(
     if not isinstance(lim, SearchLimits):
         raise ValueError(f"search: limits must be a SearchLimits, got {type(lim).__name__}")
     floor = max(1e-12, 1.5 * float(noise))
-    tol = max(1e-10, 3.0 * float(noise))
+    tol = max(1e-12, 3.0 * float(noise))
     names = [d.name for d in domains]
     col = _Collector(X, y, names, floor, tol)
     if noise > 0:  # noisy: only a fit within the noise level itself stops the more complex families
