@@ -53,6 +53,7 @@ from scipy.optimize import least_squares
 
 from kernels.programs import evaluate_programs
 
+from etc_fast.policies.symbolic._expfamilies import fit_compound
 from etc_fast.policies.symbolic._forms import Form, form_code, pack_codes, predict
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
@@ -109,7 +110,13 @@ def _render(form: _Form, fn: Callable[[str], str] = lambda f: f, e_name: str = "
             const: Callable[[float], str] | None = None) -> str:
     """Expression text of a form; ``const`` formats fitted constants (``None``: numbers)."""
     fmt = const or _fmt_const
-    if form.kind == "expmono":
+    if form.kind == "compound":
+        def mono(p):
+            n, d = _render_mono(form.atoms, p, fn, e_name)
+            return f"{n or '1'}/{d}" if d else n
+
+        inner = form.spec.render(form.exps, form.params, fmt, fn, mono)
+    elif form.kind == "expmono":
         c, g = form.params
         head = _render_term(fmt(c), form.atoms, form.exps[0], fn, e_name, True)
         n, d = _render_mono(form.atoms, form.exp_exps, fn, e_name)
@@ -146,6 +153,8 @@ def _complexity(form: _Form) -> float:
     def mono_cost(p):
         return sum(1.0 + exponent_cost(pj) + a.cost for a, pj in zip(form.atoms, p) if pj != 0.0)
 
+    if form.kind == "compound":
+        return form.outer.cost + form.spec.complexity(form.exps, mono_cost)
     c = form.outer.cost + sum(1.0 + mono_cost(p) for p in form.exps) + 0.5 * (len(form.exps) - 1)
     if form.kind == "ratio":
         c += 1.0
@@ -195,6 +204,12 @@ class SearchLimits:
         ratio_pairs: Best numerator-denominator pairs fitted.
         ratio_extend: Best subsets extended by one more term (to three, then four terms).
         max_forms: Candidate forms scored in all; families not reached are skipped (``capped``).
+        cexp_rates: Rates per sign on the screening grid of the compound-exponential families
+            (:mod:`._expfamilies`).
+        cexp_top: Screened starts kept per compound family.
+        cexp_refine: Starts refined per compound family.
+        cexp_nfev: Residual evaluations of each refinement and polish there.
+        cexp_snaps: Exponent roundings tried per refined compound fit.
     """
 
     max_views: int = 12
@@ -216,6 +231,11 @@ class SearchLimits:
     const_refine_top: int = 4
     const_refine_nfev: int = 40
     max_forms: int = 20000
+    cexp_rates: int = 10
+    cexp_top: int = 4
+    cexp_refine: int = 2
+    cexp_nfev: int = 60
+    cexp_snaps: int = 3
 
     def __post_init__(self) -> None:
         bad = [f.name for f in dataclasses.fields(self)
@@ -365,7 +385,7 @@ class _Collector:
         statics = []
         codes = []
         for f in forms:
-            skey = (id(f.outer), f.kind, id(f.atoms), f.exps, f.exp_exps, f.n_num)
+            skey = (id(f.outer), f.kind, id(f.atoms), f.exps, f.exp_exps, f.n_num, f.spec)
             st = self._static.get(skey)
             if st is None:
                 for a in f.atoms:  # register every atom before the table is built
@@ -415,8 +435,8 @@ class _Collector:
         items = sorted(self.entries.items(), key=lambda kv: (kv[1][0], kv[1][1], self._order[kv[0]]))[:limit]
         out = []
         for _key, (score, cx, err, mx, n, form) in items:
-            kind = {"sum": f"sum{len(form.exps)}", "ratio": f"ratio{form.n_num}/{len(form.exps) - form.n_num}"}.get(
-                form.kind, form.kind)
+            kind = {"sum": f"sum{len(form.exps)}", "ratio": f"ratio{form.n_num}/{len(form.exps) - form.n_num}",
+                    "compound": getattr(form.spec, "name", "")}.get(form.kind, form.kind)
             cand = Candidate(_render(form), _render(form, const=lambda c: "C"), f"{form.outer.name}/{kind}", cx, err, mx,
                              _n_params(form), n, score,
                              _source(_render(form, fn=lambda f: f"np.{f}", e_name="np.e"), self.names))
@@ -433,6 +453,8 @@ def _structure_key(form: _Form) -> tuple:
         terms = (tuple(sorted(mono(p) for p in form.exps[:k])), tuple(sorted(mono(p) for p in form.exps[k:])))
     else:
         terms = tuple(sorted(mono(p) for p in form.exps))
+    if form.kind == "compound":
+        terms = (form.spec.name, tuple(mono(p) for p in form.exps))
     return (form.outer.name, form.kind, terms, mono(form.exp_exps) if form.exp_exps is not None else None)
 
 
@@ -923,6 +945,8 @@ def search(
             for outer in [o for o in outers if o.name in ("id", "sqrt", "rsqrt")]:
                 for view in views[:2]:
                     steps.append((f"ratio:{outer.name}", ratio_step(outer, view)))
+            # compound exponentials (differences, saturations, logistic, occupation numbers, nested)
+            steps.append(("cexp:id", lambda: fit_compound(col, views[0], col.atoms_matrix(views[0]), z_of(ident), lim)))
 
         else:
             steps.append(("sum:id", sum_step(ident, raw_view, 2)))
@@ -935,7 +959,7 @@ def search(
                 capped = True
                 break
             # a validated exact fit already found: skip families that can only be more complex
-            if name.startswith(("sum", "exp", "ratio")) and exact_simple(12.0):
+            if name.startswith(("sum", "exp", "ratio", "cexp")) and exact_simple(12.0):
                 continue
             run()
             col.flush()
