@@ -568,7 +568,14 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
         seeds[name] = picked
         if DEBUG: print(name, [(round(e, 4), th.round(3)) for e, th in picked])
     gate = max(3e-2, 10.0 * col.tol)  # a start worth refining explains the data to a few percent
-    for name, picked in seeds.items():
+    exact_cx = math.inf  # complexity of the simplest exact compound fit so far
+    # families in the order of their best screened start; once one fits exactly, a family whose
+    # barest form is already more complex cannot win and is skipped
+    order = sorted(seeds, key=lambda nm: (seeds[nm][0][0] if seeds[nm] else math.inf, nm))
+    for name in order:
+        picked = seeds[name]
+        if TEMPLATES[name].complexity(((), ()), lambda p: 0.0) >= exact_cx:
+            continue
         two = name in ("biexp", "biexpoff")
         k = 2 if two else 1
         run, resid = _residual_fn(name, A, y, m, two, cols)
@@ -597,7 +604,7 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
                     return resid_m(np.concatenate([gv, pn2, pm2]))
 
                 try:
-                    gs2 = least_squares(r_g, gs, max_nfev=lim.cexp_nfev).x
+                    gs2 = least_squares(r_g, gs, max_nfev=lim.cexp_nfev // 2).x
                 except Exception:  # noqa: BLE001
                     gs2 = gs
                 lin, _pm, _ = run_m(np.concatenate([gs2, pn2, pm2]))
@@ -606,7 +613,12 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
                 prm = _params(name, lin, float(gs2[0]), float(gs2[1]) if two else None)
                 form = Form(atoms, _IDENT, "compound", (tuple(float(v) for v in pm2), tuple(float(v) for v in pn2)),
                             prm, spec=tmpl)
-                col.add(_polish(form, A, y, lim.cexp_nfev))
+                form = _polish(form, A, y, lim.cexp_nfev // 2)
+                col.add(form)
+                if _rel_rms(tmpl.values(A, form.exps, form.params), y) <= col.tol:
+                    cx = tmpl.complexity(form.exps, lambda p: float(np.count_nonzero(p)))
+                    exact_cx = min(exact_cx, cx)
+                    break  # roundings are tried simplest first: the first exact one is the best
     _fit_expmono_real(col, atoms, A, y, positive, lim)
 
 
