@@ -196,6 +196,14 @@ TEMPLATES: dict[str, Template] = {
 # ----------------------------------------------------------------------------------------
 def _batched_lstsq(C: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Least squares per batch: ``C`` [B, n, k], ``t`` [B, n] -> [B, k] (NaN where singular)."""
+    if C.shape[0] == 1:  # one problem (inside an optimizer): a plain solve is cheaper
+        C1, t1 = C[0], t[0]
+        if not (np.all(np.isfinite(C1)) and np.all(np.isfinite(t1))):
+            return np.full((1, C.shape[2]), np.nan)
+        try:
+            return np.linalg.lstsq(C1, t1, rcond=None)[0][None, :]
+        except np.linalg.LinAlgError:
+            return np.full((1, C.shape[2]), np.nan)
     with np.errstate(all="ignore"):
         s = np.sqrt(np.sum(C * C, axis=1))  # column scaling
         s = np.where(s > 0, s, 1.0)
@@ -593,7 +601,14 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
             if np.sqrt(np.mean(resid(th) ** 2)) > gate:
                 continue
             gs, pn = th[:k], th[k:k + m]
-            _lin, pm, _ = run(th)
+            _lin, pm, pred = run(th)
+            # the refined fit (real exponents) bounds what its roundings can reach: skip the
+            # roundings when even it cannot rank near the best law found so far
+            col.flush()
+            best = min((v[0] for v in col.entries.values()), default=math.inf)
+            cx_min = tmpl.complexity(((), ()), lambda p: 0.0) + 1.5 * float(np.count_nonzero(np.round(np.concatenate([pn, pm]) * 2)))
+            if math.log10(max(float(_rel_rms(pred, y)), col.floor)) + 0.35 * cx_min > best + 1.0:
+                continue
             # snap the exponents of N and M; the rates then re-fitted with the exponents fixed
             for combo in _snaps(np.concatenate([pn, pm]), lim.cexp_snaps):
                 pn2, pm2 = np.asarray(combo[:m]), np.asarray(combo[m:])
@@ -610,6 +625,9 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
                 lin, _pm, _ = run_m(np.concatenate([gs2, pn2, pm2]))
                 if not np.all(np.isfinite(lin)):
                     continue
+                spans = np.abs(np.outer(gs2, mono_values(A, pn2))).max(axis=1)
+                if np.any(spans < 1e-6) or (two and abs(gs2[0] - gs2[1]) <= 1e-9 * max(abs(gs2[0]), abs(gs2[1]))):
+                    continue  # an exponential that is numerically constant: a simpler family says the same
                 prm = _params(name, lin, float(gs2[0]), float(gs2[1]) if two else None)
                 form = Form(atoms, _IDENT, "compound", (tuple(float(v) for v in pm2), tuple(float(v) for v in pn2)),
                             prm, spec=tmpl)
@@ -619,6 +637,8 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
                     cx = tmpl.complexity(form.exps, lambda p: float(np.count_nonzero(p)))
                     exact_cx = min(exact_cx, cx)
                     break  # roundings are tried simplest first: the first exact one is the best
+            if exact_cx < math.inf:
+                break  # this family fits exactly: its other starts can only tie
     _fit_expmono_real(col, atoms, A, y, positive, lim)
 
 
