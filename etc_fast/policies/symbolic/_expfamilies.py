@@ -594,7 +594,7 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
             if e0 > 5.0 or n < tmpl.n_params + np.count_nonzero(th0[k:]) + 2:
                 continue
             try:
-                th = least_squares(resid, th0, max_nfev=lim.cexp_nfev, method="trf", x_scale="jac").x
+                th = _lsq(resid, th0, lim.cexp_nfev, n)
             except Exception:  # noqa: BLE001 - an optimizer failure only loses this start
                 th = th0
             if DEBUG: print("->", f"{np.sqrt(np.mean(resid(th) ** 2)):.2e}", th.round(4))
@@ -619,7 +619,7 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
                     return resid_m(np.concatenate([gv, pn2, pm2]))
 
                 try:
-                    gs2 = least_squares(r_g, gs, max_nfev=lim.cexp_nfev // 2).x
+                    gs2 = _lsq(r_g, gs, lim.cexp_nfev // 2, n)
                 except Exception:  # noqa: BLE001
                     gs2 = gs
                 lin, _pm, _ = run_m(np.concatenate([gs2, pn2, pm2]))
@@ -640,6 +640,20 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
             if exact_cx < math.inf:
                 break  # this family fits exactly: its other starts can only tie
     _fit_expmono_real(col, atoms, A, y, positive, lim)
+
+
+def _lsq(fun, x0: np.ndarray, nfev: int, n_resid: int) -> np.ndarray:
+    """Levenberg-Marquardt (MINPACK) from ``x0`` with tight tolerances; ``x0`` when it fails.
+
+    The default trust-region method stops after a few steps on these small problems (its relative
+    cost tolerance is met long before the constants are exact); LM continues to machine precision.
+    """
+    x0 = np.asarray(x0, dtype=np.float64)
+    try:
+        return least_squares(fun, x0, max_nfev=max(nfev, x0.size + 2), method="lm" if n_resid >= x0.size else "trf",
+                             ftol=1e-14, xtol=1e-14, gtol=1e-15).x
+    except Exception:  # noqa: BLE001 - an optimizer failure only loses this start
+        return x0
 
 
 def _snaps(p: np.ndarray, limit: int) -> list[tuple[float, ...]]:
@@ -663,7 +677,7 @@ def _polish(form: Form, A: np.ndarray, y: np.ndarray, nfev: int) -> Form:
     if y.size <= p0.size:
         return form
     try:
-        sol = least_squares(resid, p0, max_nfev=nfev, x_scale="jac", ftol=1e-15, xtol=1e-15, gtol=1e-15)
+        sol = least_squares(resid, p0, max_nfev=nfev, method="lm", x_scale="jac", ftol=1e-15, xtol=1e-15, gtol=1e-15)
     except Exception:  # noqa: BLE001
         return form
     if np.sum(sol.fun ** 2) <= np.sum(resid(p0) ** 2):
@@ -703,7 +717,7 @@ def _fit_expmono_real(col, atoms, A: np.ndarray, y: np.ndarray, positive: np.nda
         errs.append(float(r @ r))
     for i in np.argsort(errs, kind="stable")[:lim.cexp_refine]:
         try:
-            pn = least_squares(lambda q: solve(q)[1], lib[i], max_nfev=lim.cexp_nfev, x_scale="jac").x
+            pn = _lsq(lambda q: solve(q)[1], lib[i], lim.cexp_nfev, n)
         except Exception:  # noqa: BLE001
             pn = lib[i]
         beta, _ = solve(pn)
