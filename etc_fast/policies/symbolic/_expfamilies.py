@@ -619,7 +619,7 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
                     return resid_m(np.concatenate([gv, pn2, pm2]))
 
                 try:
-                    gs2 = _lsq(r_g, gs, lim.cexp_nfev // 2, n)
+                    gs2 = _lsq(r_g, gs, lim.cexp_nfev // 3, n)
                 except Exception:  # noqa: BLE001
                     gs2 = gs
                 lin, _pm, _ = run_m(np.concatenate([gs2, pn2, pm2]))
@@ -631,7 +631,7 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
                 prm = _params(name, lin, float(gs2[0]), float(gs2[1]) if two else None)
                 form = Form(atoms, _IDENT, "compound", (tuple(float(v) for v in pm2), tuple(float(v) for v in pn2)),
                             prm, spec=tmpl)
-                form = _polish(form, A, y, lim.cexp_nfev // 2)
+                form = _polish(form, A, y, lim.cexp_nfev // 3)
                 col.add(form)
                 if _rel_rms(tmpl.values(A, form.exps, form.params), y) <= col.tol:
                     cx = tmpl.complexity(form.exps, lambda p: float(np.count_nonzero(p)))
