@@ -9,6 +9,8 @@ candidate laws written in the hypothesis language (:mod:`etc_fast.expr`). Gramma
            | C * M * exp(g * N)            (monomial times the exponential of a monomial)
            | C1 * M1 + C2 * M2 [+ C3 * M3] (sum of monomials; a constant term is M = 1)
            | (sum of 1-3 monomials) / (1 + sum of 1-3 monomials)   (ratio of sums)
+           | compound exponentials (offset, two rates, logistic, occupation numbers, Mobius, Gompertz;
+             :mod:`._expfamilies`)
     M, N  := prod_j atom_j ** p_j          (atoms: x; sin(x), cos(x) for inputs described as angles)
 
 How each family is fitted (``z = outer.inverse(y)``):
