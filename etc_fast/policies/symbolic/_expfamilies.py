@@ -21,14 +21,17 @@ family         law                                            general physics it
                                                               fitted continuously (stretched decay)
 =============  =============================================  ======================================
 
-How they are fitted (variable projection): for every candidate ``(N, g)`` of a data-driven screen
-(``N`` from a small half-integer library, ``g`` on a log grid scaled so that ``g * N`` spans 0.1 to
-20 over the observations, ``M`` the constant or the rounded power-law exponents) the linear
-constants are solved by one (linearised, relative) least-squares solve, all candidates of a family
-at once. The best few are refined by bounded ``scipy.optimize.least_squares`` over the nonlinear
-parameters only (the constants re-solved at each step), their exponents snapped to simple values
-(the refined real values kept as a last resort), and the constants polished on the relative ``y``
-error. Every count is bounded by :class:`~._search.SearchLimits` (``cexp_*``).
+How they are fitted (variable projection): for every candidate ``(N, g, M)`` of a data-driven
+screen (``N`` from a half-integer library of monomials of at most two inputs; ``g`` on a log grid
+scaled so that ``g * N`` spans 0.02 to 30 at the median observation, then a finer grid around the
+best; ``M`` from the constant, the power laws of all data and of each input alone, and the log-log
+slopes at the low and high end of each input) the linear constants come from one least-squares
+solve (relative; linearised for ``logistic``/``mobius``; in log space for ``bose``, ``fermi`` and
+``gompertz``, where ``M``'s exponents are linear too), all candidates of a family at once. The best
+few starts are refined by Levenberg-Marquardt over the nonlinear parameters only (the constants
+re-solved at each step), their exponents rounded to simple values (the refined real values kept as
+a last resort), the rates refitted and the constants polished on the relative ``y`` error. Every
+count is bounded by :class:`~._search.SearchLimits` (``cexp_*``).
 
 A form of these families is a :class:`~._forms.Form` of kind ``"compound"`` whose ``spec`` is a
 :class:`Template`: a postfix program over constants, literals and the monomials ``M`` and ``N``,
@@ -52,7 +55,6 @@ from etc_fast.policies.symbolic._grammar import OUTERS, exponent_cost, exponent_
 __all__ = ["Template", "TEMPLATES", "fit_compound"]
 
 _IDENT = OUTERS[0]
-DEBUG = False
 
 
 # ----------------------------------------------------------------------------------------
@@ -225,7 +227,6 @@ def _solve(name: str, y: np.ndarray, M: np.ndarray, E: np.ndarray, E2: np.ndarra
     ``params`` [B, n_params - n_rates] are the linear constants in the template's order (the rates
     are filled in by the caller); ``prediction`` [B, n] the law's values.
     """
-    B = M.shape[0]
     w = 1.0 / np.abs(y)
     with np.errstate(all="ignore"):
         if name == "expoff":
@@ -574,7 +575,6 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
             if len(picked) >= lim.cexp_top:
                 break
         seeds[name] = picked
-        if DEBUG: print(name, [(round(e, 4), th.round(3)) for e, th in picked])
     gate = max(3e-2, 10.0 * col.tol)  # a start worth refining explains the data to a few percent
     exact_cx = math.inf  # complexity of the simplest exact compound fit so far
     # families in the order of their best screened start; once one fits exactly, a family whose
@@ -590,14 +590,12 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
         run_m, resid_m = _residual_fn(name, A, y, m, two, cols, free_m=False)  # M fixed (snapped)
         tmpl = TEMPLATES[name]
         for e0, th0 in picked[:lim.cexp_refine]:
-            if DEBUG: print(name, f"{e0:.2e}", th0.round(3), end=" ")
             if e0 > 5.0 or n < tmpl.n_params + np.count_nonzero(th0[k:]) + 2:
                 continue
             try:
                 th = _lsq(resid, th0, lim.cexp_nfev, n)
             except Exception:  # noqa: BLE001 - an optimizer failure only loses this start
                 th = th0
-            if DEBUG: print("->", f"{np.sqrt(np.mean(resid(th) ** 2)):.2e}", th.round(4))
             if np.sqrt(np.mean(resid(th) ** 2)) > gate:
                 continue
             gs, pn = th[:k], th[k:k + m]
