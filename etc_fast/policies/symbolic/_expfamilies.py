@@ -260,6 +260,7 @@ def _solve(name: str, y: np.ndarray, M: np.ndarray, E: np.ndarray, E2: np.ndarra
 
 
 _LOG_FAMILIES = ("bose", "fermi", "gompertz")
+_OFFSET = {"expoff": 0, "biexpoff": 4, "mobius": 0}  # the constant of the term c * M
 
 
 def _solve_log(name: str, y: np.ndarray, L: np.ndarray, E: np.ndarray):
@@ -630,6 +631,9 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
                 form = Form(atoms, _IDENT, "compound", (tuple(float(v) for v in pm2), tuple(float(v) for v in pn2)),
                             prm, spec=tmpl)
                 form = _polish(form, A, y, lim.cexp_nfev // 3)
+                j = _OFFSET.get(name)
+                if j is not None and np.max(np.abs(form.params[j] * mono_values(A, pm2) / y)) < 1e-9:
+                    continue  # a negligible offset term: the family without it says the same
                 col.add(form)
                 if _rel_rms(tmpl.values(A, form.exps, form.params), y) <= col.tol:
                     cx = tmpl.complexity(form.exps, lambda p: float(np.count_nonzero(p)))
