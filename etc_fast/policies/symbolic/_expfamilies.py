@@ -341,7 +341,8 @@ def _n_library(m: int, positive: np.ndarray) -> np.ndarray:
 def _m_options(A: np.ndarray, y: np.ndarray, positive: np.ndarray) -> list[np.ndarray]:
     """Prefactor monomials to screen: the constant; the power law of the whole data set, and of
     each input alone; the slopes at the low and at the high end of each input (where a law's
-    prefactor shows once the exponential has saturated). Exponents rounded to halves."""
+    prefactor shows once the exponential has saturated). Exponents rounded to halves, and the
+    integers on either side of the slopes."""
     m = A.shape[1]
     opts = [np.zeros(m)]
     cols = np.flatnonzero(positive)
@@ -374,8 +375,10 @@ def _m_options(A: np.ndarray, y: np.ndarray, positive: np.ndarray) -> list[np.nd
             one = np.zeros(m)
             one[j] = w[j]
             cands.append(one)
-    for c in cands:
-        p = np.clip(np.round(c * 2) / 2, -4, 4)
+    rounded = [np.round(c * 2) / 2 for c in cands]
+    rounded += [np.floor(c) for c in cands[:3]] + [np.ceil(c) for c in cands[:3]]  # integer neighbours
+    for p in rounded:
+        p = np.clip(p, -4, 4)
         if not any(np.array_equal(p, o) for o in opts):
             opts.append(p)
     return opts
@@ -436,45 +439,65 @@ def _screen_errors(name, A, y, li_a, g_a, mi_a, NV, MV, cols) -> np.ndarray:
 def _screen(name: str, A, y, lib, NV, mopts, cols, lim) -> list[tuple[float, np.ndarray]]:
     """Best starts ``(error, theta)`` of one family over the library, rates and prefactors.
 
-    A coarse log grid of rates for every ``(N, M)``; then, for the best ``(N, M)`` pairs, a finer
-    grid around their best coarse rate (an exponential over a wide range of ``N`` is sensitive to
-    the rate, so the coarse grid alone can rank the right ``N`` low).
+    A coarse log grid of rates for every ``(N, M)``; then, for the best basins (local minima along
+    the rate axis, two per ``(N, M)``), two finer grids of the rate around each: an exponential over
+    a wide range of ``N`` is sensitive to its rate, so the coarse grid alone can rank the right
+    ``N`` low.
     """
     n_m = 1 if name in _LOG_FAMILIES else len(mopts)
     MV = np.stack([mono_values(A, p) for p in mopts])
-    rows = [(li, g, mi) for li in range(len(lib)) for g in _rates(NV[li], lim.cexp_rates) for mi in range(n_m)]
-    if not rows:
+    lis, grid = [], []
+    for li in range(len(lib)):
+        gs = np.sort(_rates(NV[li], lim.cexp_rates))
+        if gs.size:
+            lis.append(li)
+            grid.append(gs)
+    if not lis:
         return []
-    li_a = np.array([r[0] for r in rows])
-    g_a = np.array([r[1] for r in rows])
-    mi_a = np.array([r[2] for r in rows])
+    G = np.array(grid)  # [L, R] rates ascending, per library monomial
+    L_, R_ = G.shape
+    li_a = np.repeat(np.array(lis), R_ * n_m)
+    g_a = np.repeat(G.ravel(), n_m)
+    mi_a = np.tile(np.arange(n_m), L_ * R_)
     err = _screen_errors(name, A, y, li_a, g_a, mi_a, NV, MV, cols)
-    best: dict[tuple[int, int], int] = {}
-    for i in np.argsort(err, kind="stable"):
-        if np.isfinite(err[i]):
-            best.setdefault((int(li_a[i]), int(mi_a[i])), int(i))
-        if len(best) >= 4 * lim.cexp_top:
-            break
-    if best:
-        step = (30.0 / 0.02) ** (1.0 / max(lim.cexp_rates - 1, 1))
-        f = np.geomspace(1.0 / step, step, 11)
-        idx = np.repeat(np.array(list(best.values())), len(f))
-        li2, mi2 = li_a[idx], mi_a[idx]
-        g2 = g_a[idx] * np.tile(f, len(best))
-        e2 = _screen_errors(name, A, y, li2, g2, mi2, NV, MV, cols)
-        li_a, g_a, mi_a = np.concatenate([li_a, li2]), np.concatenate([g_a, g2]), np.concatenate([mi_a, mi2])
-        err = np.concatenate([err, e2])
+    # per (N, M), the two best local minima along the rate axis: the error as a function of the
+    # rate can have a shallow wrong basin next to the right one
+    e = np.where(np.isfinite(err), err, np.inf).reshape(L_, R_, n_m)
+    left = np.concatenate([np.full((L_, 1, n_m), np.inf), e[:, :-1]], axis=1)
+    right = np.concatenate([e[:, 1:], np.full((L_, 1, n_m), np.inf)], axis=1)
+    is_min = np.isfinite(e) & (e <= left) & (e <= right)
+    e_min = np.where(is_min, e, np.inf)
+    two = np.argsort(e_min, axis=1, kind="stable")[:, :2, :]  # [L, 2, n_m]
+    starts: list[tuple[float, int, tuple]] = []
+    for a_ in range(L_):
+        for t_ in range(two.shape[1]):
+            for c_ in range(n_m):
+                r_ = int(two[a_, t_, c_])
+                if np.isfinite(e_min[a_, r_, c_]):
+                    starts.append((float(e_min[a_, r_, c_]), (a_ * R_ + r_) * n_m + c_, (a_, c_, r_)))
+    starts.sort(key=lambda st: (st[0], st[2]))
+    # each of the best basins: its rate zoomed in on (two finer grids, all basins in one batch)
+    starts = starts[:lim.cexp_basins]
+    if not starts:
+        return []
+    idx = np.array([st[1] for st in starts])
+    li_b, mi_b, g_b = li_a[idx], mi_a[idx], g_a[idx]
+    step = (30.0 / 0.02) ** (1.0 / max(lim.cexp_rates - 1, 1))
+    e_b = np.array([st[0] for st in starts])
+    for width in (step, step ** (2.0 / 14.0)):
+        f = np.geomspace(1.0 / width, width, 15)
+        li2, mi2 = np.repeat(li_b, f.size), np.repeat(mi_b, f.size)
+        g2 = (g_b[:, None] * f[None, :]).ravel()
+        e2 = _screen_errors(name, A, y, li2, g2, mi2, NV, MV, cols).reshape(len(starts), f.size)
+        e2 = np.where(np.isfinite(e2), e2, np.inf)
+        j = np.argmin(e2, axis=1)
+        better = e2[np.arange(len(starts)), j] < e_b
+        g_b = np.where(better, g2.reshape(len(starts), f.size)[np.arange(len(starts)), j], g_b)
+        e_b = np.minimum(e_b, e2[np.arange(len(starts)), j])
     out: list[tuple[float, np.ndarray]] = []
-    seen = set()
-    for i in np.argsort(err, kind="stable"):
-        key = (li_a[i], mi_a[i])
-        if key in seen or not np.isfinite(err[i]):
-            continue
-        seen.add(key)
-        th = np.concatenate([[g_a[i]], lib[li_a[i]]] + ([] if name in _LOG_FAMILIES else [mopts[mi_a[i]]]))
-        out.append((float(err[i]), th))
-        if len(out) >= lim.cexp_top:
-            break
+    for k in np.argsort(e_b, kind="stable")[:lim.cexp_top]:
+        rest = [lib[li_b[k]]] + ([] if name in _LOG_FAMILIES else [mopts[mi_b[k]]])
+        out.append((float(e_b[k]), np.concatenate([[g_b[k]]] + rest)))
     return out
 
 
@@ -573,9 +596,17 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
                 continue
             seen.add(key)
             picked.append((float(err[i]), np.concatenate([[rows[i][0], rows[i][1]], rows[i][2], rows[i][3]])))
-            if len(picked) >= lim.cexp_top:
+            if len(picked) >= lim.cexp_basins:
                 break
-        seeds[name] = picked
+        # the two rates of each of the best (N, M) optimised alone, then ranked
+        _run, resid = _residual_fn(name, A, y, m, True, cols)
+        ranked = []
+        for _e, th in picked:
+            g = _lsq(lambda gv, rest=th[2:]: resid(np.concatenate([gv, rest])), th[:2], lim.cexp_nfev // 4, n)
+            r = resid(np.concatenate([g, th[2:]]))
+            ranked.append((float(np.sqrt(np.mean(r * r))), np.concatenate([g, th[2:]])))
+        ranked.sort(key=lambda o: o[0])
+        seeds[name] = ranked[:lim.cexp_top]
     gate = max(3e-2, 10.0 * col.tol)  # a start worth refining explains the data to a few percent
     exact_cx = math.inf  # complexity of the simplest exact compound fit so far
     # families in the order of their best screened start; once one fits exactly, a family whose
@@ -590,13 +621,17 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
         run, resid = _residual_fn(name, A, y, m, two, cols)
         run_m, resid_m = _residual_fn(name, A, y, m, two, cols, free_m=False)  # M fixed (snapped)
         tmpl = TEMPLATES[name]
-        for e0, th0 in picked[:lim.cexp_refine]:
+        # the log families move only the rate and N (M is solved linearly): twice the starts
+        for e0, th0 in picked[:lim.cexp_refine * (2 if name in _LOG_FAMILIES else 1)]:
             if e0 > 5.0 or n < tmpl.n_params + np.count_nonzero(th0[k:]) + 2:
                 continue
-            try:
-                th = _lsq(resid, th0, lim.cexp_nfev, n)
-            except Exception:  # noqa: BLE001 - an optimizer failure only loses this start
-                th = th0
+            # the rates alone first (the screened exponents are simple already); all nonlinear
+            # parameters only when that does not explain the data (few distinct points make the
+            # full problem prone to near-fits with other exponents)
+            th = np.concatenate([_lsq(lambda gv, rest=th0[k:]: resid(np.concatenate([gv, rest])), th0[:k],
+                                      lim.cexp_nfev // 2, n), th0[k:]])
+            if np.sqrt(np.mean(resid(th) ** 2)) > 10.0 * col.tol:
+                th = _lsq(resid, th, lim.cexp_nfev, n)
             if np.sqrt(np.mean(resid(th) ** 2)) > gate:
                 continue
             gs, pn = th[:k], th[k:k + m]

@@ -208,6 +208,7 @@ class SearchLimits:
         max_forms: Candidate forms scored in all; families not reached are skipped (``capped``).
         cexp_rates: Rates per sign on the screening grid of the compound-exponential families
             (:mod:`._expfamilies`).
+        cexp_basins: Screened basins (rate minima) per compound family zoomed in on before ranking.
         cexp_top: Screened starts kept per compound family.
         cexp_refine: Starts refined per compound family.
         cexp_nfev: Residual evaluations of each refinement and polish there.
@@ -234,6 +235,7 @@ class SearchLimits:
     const_refine_nfev: int = 40
     max_forms: int = 20000
     cexp_rates: int = 10
+    cexp_basins: int = 24
     cexp_top: int = 4
     cexp_refine: int = 2
     cexp_nfev: int = 60
