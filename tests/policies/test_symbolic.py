@@ -429,6 +429,20 @@ def test_search_recovers_compound_exponentials(name, law, variables):
     assert v.credited, (best.expression, v.reason)
 
 
+def test_compound_search_is_bounded_by_counts():
+    from etc_fast.policies.symbolic import SearchLimits
+
+    task = make_task("t", "4*(1 - exp(-0.7*a*b))", [("a", "log", 0.05, 5), ("b", "log", 0.2, 4)])
+    X, y = sobol_points(task, 16)
+    full = search(X, y, domains(task))
+    assert "cexp:id" in full.families_tried
+    small = search(X, y, domains(task), limits=SearchLimits(cexp_basins=1, cexp_top=1, cexp_refine=1, cexp_snaps=1))
+    assert small.n_forms < full.n_forms
+    assert _summary(search(X, y, domains(task))) == _summary(full)  # deterministic
+    with pytest.raises(ValueError, match="cexp_rates"):
+        SearchLimits(cexp_rates=0)
+
+
 def test_compound_families_leave_plain_laws_alone():
     """A law the simpler grammar explains exactly is not replaced by a compound one."""
     for name, law, variables in LAWS[:4]:
