@@ -382,6 +382,22 @@ def _all_kinds_of_forms():
             Form((a, b), outer, "expmono", ((0.5, 0.0),), (1.3, -0.4), (1.0, 1.0)),
             Form((a, cd), outer, "sum", ((1.0, 0.0), (0.0, 2.0), (0.0, 0.0)), (0.3, -0.25, 0.05)),
         ]
+    forms += _compound_forms()
+    return forms
+
+
+def _compound_forms():
+    """One form of every compound-exponential template, with several prefactors."""
+    from etc_fast.policies.symbolic._expfamilies import TEMPLATES
+    from etc_fast.policies.symbolic._forms import Form
+    from etc_fast.policies.symbolic._grammar import OUTERS, Atom
+
+    a, b = Atom(0, "a"), Atom(1, "b")
+    forms = []
+    for tmpl in TEMPLATES.values():
+        prm = tuple(0.9 - 0.35 * i for i in range(tmpl.n_params))  # mixed signs
+        for pm in ((0.0, 0.0), (2.0, -1.0), (0.5, 0.0)):
+            forms.append(Form((a, b), OUTERS[0], "compound", (pm, (1.0, -0.5)), prm, spec=tmpl))
     return forms
 
 
@@ -406,6 +422,57 @@ def test_compiled_forms_match_numpy_twin_and_rendered_text():
         np.testing.assert_allclose(row, text, rtol=1e-9, atol=1e-300, equal_nan=True, err_msg=_render(f))
     assert np.isnan(comp).any() and np.isfinite(comp).any()  # both defined and undefined points covered
     assert evaluate_forms([], table, col.__getitem__).shape == (0, len(X))
+
+
+# ----------------------------------------------------------------------------------------
+# Compound exponentials (laws written here, not taken from any suite)
+# ----------------------------------------------------------------------------------------
+COMPOUND_LAWS = [
+    ("two_exponentials", "2.5*(exp(-0.2*a) - exp(-0.9*a))", [("a", "log", 0.1, 30)]),
+    ("scaled_difference", "0.3*b*(exp(-0.05*a) - exp(-0.6*a))", [("a", "log", 0.2, 40), ("b", "log", 1, 100)]),
+    ("saturation", "4*(1 - exp(-0.7*a*b))", [("a", "log", 0.05, 5), ("b", "log", 0.2, 4)]),
+    ("planck_like", "0.8*a**2/(exp(1.7*a/b) - 1)", [("a", "log", 0.1, 20), ("b", "log", 0.5, 10)]),
+    ("fermi_like", "3*b/(exp(2*a/b) + 1)", [("a", "log", 0.05, 10), ("b", "log", 0.5, 5)]),
+    ("logistic", "50/(1 + 20*exp(-0.3*a))", [("a", "linear", 0, 40)]),
+    ("gompertz", "7*exp(-2*exp(-0.5*a))", [("a", "linear", 0, 12)]),
+    ("tanh_ratio", "(1 - exp(-2*a))/((1 + exp(-2*a))*a**2)", [("a", "log", 0.1, 4)]),
+    ("stretched", "3*b**0.5*exp(-a**2.3*b)", [("a", "log", 0.1, 1.5), ("b", "log", 0.1, 2)]),
+]
+
+
+@pytest.mark.parametrize("name,law,variables", COMPOUND_LAWS, ids=[x[0] for x in COMPOUND_LAWS])
+def test_search_recovers_compound_exponentials(name, law, variables):
+    task = make_task(name, law, variables)
+    X, y = sobol_points(task, 16)
+    res = search(X, y, domains(task))
+    best = res.best
+    assert best.error <= res.tol, (best.expression, best.error)
+    v = StructuralJudge().judge(best.source, task)
+    assert v.credited, (best.expression, v.reason)
+
+
+def test_compound_search_is_bounded_by_counts():
+    from etc_fast.policies.symbolic import SearchLimits
+
+    task = make_task("t", "4*(1 - exp(-0.7*a*b))", [("a", "log", 0.05, 5), ("b", "log", 0.2, 4)])
+    X, y = sobol_points(task, 16)
+    full = search(X, y, domains(task))
+    assert "cexp:id" in full.families_tried
+    small = search(X, y, domains(task), limits=SearchLimits(cexp_basins=1, cexp_top=1, cexp_refine=1, cexp_snaps=1))
+    assert small.n_forms < full.n_forms
+    assert _summary(search(X, y, domains(task))) == _summary(full)  # deterministic
+    with pytest.raises(ValueError, match="cexp_rates"):
+        SearchLimits(cexp_rates=0)
+
+
+def test_compound_families_leave_plain_laws_alone():
+    """A law the simpler grammar explains exactly is not replaced by a compound one."""
+    for name, law, variables in LAWS[:4]:
+        task = make_task(name, law, variables)
+        X, y = sobol_points(task, 16)
+        res = search(X, y, domains(task))
+        assert "cexp:id" not in res.families_tried or res.best.family.split("/")[1] in ("mono", "sum2", "sum3", "expmono"), name
+        assert res.best.error <= res.tol
 
 
 def test_candidate_errors_match_their_expressions():

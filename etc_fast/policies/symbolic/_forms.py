@@ -45,6 +45,7 @@ class Form:
         params: ``mono``/``sum``/``ratio``: one coefficient per term; ``expmono``: ``(C, g)``.
         exp_exps: ``expmono`` only: exponents of the monomial inside the exponential.
         n_num: ``ratio`` only: numerator terms; the law is ``sum(num) / (1 + sum(den))``.
+        spec: ``compound`` only: the :class:`._expfamilies.Template` (``exps``: ``(M, N)``).
     """
 
     atoms: tuple[Atom, ...]
@@ -54,6 +55,7 @@ class Form:
     params: tuple[float, ...]
     exp_exps: tuple[float, ...] | None = None
     n_num: int = 0
+    spec: object = None
 
 
 # ----------------------------------------------------------------------------------------
@@ -69,6 +71,8 @@ def mono_values(A: np.ndarray, p: Sequence[float]) -> np.ndarray:
 
 
 def _inner(form: Form, A: np.ndarray, prm: Sequence[float]) -> np.ndarray:
+    if form.kind == "compound":
+        return form.spec.values(A, form.exps, prm)
     if form.kind == "expmono":
         return prm[0] * mono_values(A, form.exps[0]) * np.exp(prm[1] * mono_values(A, form.exp_exps))
     if form.kind == "ratio":
@@ -142,7 +146,13 @@ def form_code(form: Form, column: Callable[[Atom], int]) -> tuple[list[int], lis
 
     before, after = form.outer.code
     instructions(before)
-    if form.kind == "expmono":
+    if form.kind == "compound":
+        def op(name: str) -> None:
+            ops.append(OPCODES[name])
+            args.append(0)
+
+        form.spec.emit(form.exps, form.params, const, factors, op)
+    elif form.kind == "expmono":
         const(form.params[0], True)
         factors(form.exps[0])
         const(form.params[1], True)

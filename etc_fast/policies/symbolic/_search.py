@@ -9,6 +9,8 @@ candidate laws written in the hypothesis language (:mod:`etc_fast.expr`). Gramma
            | C * M * exp(g * N)            (monomial times the exponential of a monomial)
            | C1 * M1 + C2 * M2 [+ C3 * M3] (sum of monomials; a constant term is M = 1)
            | (sum of 1-3 monomials) / (1 + sum of 1-3 monomials)   (ratio of sums)
+           | compound exponentials (offset, two rates, logistic, occupation numbers, Mobius, Gompertz;
+             :mod:`._expfamilies`)
     M, N  := prod_j atom_j ** p_j          (atoms: x; sin(x), cos(x) for inputs described as angles)
 
 How each family is fitted (``z = outer.inverse(y)``):
@@ -57,6 +59,7 @@ from scipy.stats import chi2
 from kernels.programs import evaluate_programs
 
 from etc_fast.policies.symbolic._binomial import binomial_atoms
+from etc_fast.policies.symbolic._expfamilies import fit_compound
 from etc_fast.policies.symbolic._forms import Form, form_code, pack_codes, predict
 from etc_fast.policies.symbolic._signed import POWER_OUTERS, error_scale, fit_signed, signed_view
 from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants
@@ -115,7 +118,13 @@ def _render(form: _Form, fn: Callable[[str], str] = lambda f: f, e_name: str = "
             const: Callable[[float], str] | None = None) -> str:
     """Expression text of a form; ``const`` formats fitted constants (``None``: numbers)."""
     fmt = const or _fmt_const
-    if form.kind == "expmono":
+    if form.kind == "compound":
+        def mono(p):
+            n, d = _render_mono(form.atoms, p, fn, e_name)
+            return f"{n or '1'}/{d}" if d else n
+
+        inner = form.spec.render(form.exps, form.params, fmt, fn, mono)
+    elif form.kind == "expmono":
         c, g = form.params
         head = _render_term(fmt(c), form.atoms, form.exps[0], fn, e_name, True)
         n, d = _render_mono(form.atoms, form.exp_exps, fn, e_name)
@@ -152,6 +161,8 @@ def _complexity(form: _Form) -> float:
     def mono_cost(p):
         return sum(1.0 + exponent_cost(pj) + a.cost for a, pj in zip(form.atoms, p) if pj != 0.0)
 
+    if form.kind == "compound":
+        return form.outer.cost + form.spec.complexity(form.exps, mono_cost)
     c = form.outer.cost + sum(1.0 + mono_cost(p) for p in form.exps) + 0.5 * (len(form.exps) - 1)
     if form.kind == "ratio":
         c += 1.0
@@ -205,6 +216,13 @@ class SearchLimits:
         signed_pair_evals: Column pairs scored for the extra seeds of the signed family's triples.
         simplify_top: Best candidates whose constants are tried at simple numbers (noisy data only,
             :mod:`._simplify`).
+        cexp_rates: Rates per sign on the screening grid of the compound-exponential families
+            (:mod:`._expfamilies`).
+        cexp_basins: Screened basins (rate minima) per compound family zoomed in on before ranking.
+        cexp_top: Screened starts kept per compound family.
+        cexp_refine: Starts refined per compound family.
+        cexp_nfev: Residual evaluations of each refinement and polish there.
+        cexp_snaps: Exponent roundings tried per refined compound fit.
     """
 
     max_views: int = 12
@@ -229,6 +247,12 @@ class SearchLimits:
     signed_library: int = 1500
     signed_pair_evals: int = 2000000
     simplify_top: int = 6
+    cexp_rates: int = 10
+    cexp_basins: int = 24
+    cexp_top: int = 4
+    cexp_refine: int = 2
+    cexp_nfev: int = 60
+    cexp_snaps: int = 3
 
     def __post_init__(self) -> None:
         bad = [f.name for f in dataclasses.fields(self)
@@ -383,7 +407,7 @@ class _Collector:
         statics = []
         codes = []
         for f in forms:
-            skey = (id(f.outer), f.kind, id(f.atoms), f.exps, f.exp_exps, f.n_num)
+            skey = (id(f.outer), f.kind, id(f.atoms), f.exps, f.exp_exps, f.n_num, f.spec)
             st = self._static.get(skey)
             if st is None:
                 for a in f.atoms:  # register every atom before the table is built
@@ -453,8 +477,8 @@ class _Collector:
         items = sorted(self.entries.items(), key=lambda kv: (kv[1][0], kv[1][1], self._order[kv[0]]))[:limit]
         out = []
         for _key, (score, cx, err, mx, n, form) in items:
-            kind = {"sum": f"sum{len(form.exps)}", "ratio": f"ratio{form.n_num}/{len(form.exps) - form.n_num}"}.get(
-                form.kind, form.kind)
+            kind = {"sum": f"sum{len(form.exps)}", "ratio": f"ratio{form.n_num}/{len(form.exps) - form.n_num}",
+                    "compound": getattr(form.spec, "name", "")}.get(form.kind, form.kind)
             cand = Candidate(_render(form), _render(form, const=lambda c: "C"), f"{form.outer.name}/{kind}", cx, err, mx,
                              _n_params(form) - self.fixed.get(_key, 0), n, score,
                              _source(_render(form, fn=lambda f: f"np.{f}", e_name="np.e"), self.names))
@@ -471,6 +495,8 @@ def _structure_key(form: _Form) -> tuple:
         terms = (tuple(sorted(mono(p) for p in form.exps[:k])), tuple(sorted(mono(p) for p in form.exps[k:])))
     else:
         terms = tuple(sorted(mono(p) for p in form.exps))
+    if form.kind == "compound":
+        terms = (form.spec.name, tuple(mono(p) for p in form.exps))
     return (form.outer.name, form.kind, terms, mono(form.exp_exps) if form.exp_exps is not None else None)
 
 
@@ -1043,6 +1069,8 @@ def search(
                     [o for o in POWER_OUTERS if o.valid(yf)]:
                 steps.append((f"signed:{outer.name}", (lambda o: lambda: fit_signed(
                     col, s_atoms, s_kinds, o, z_of(o), lim, ratios=o.name in ("id", "sqrt", "square")))(outer)))
+            # compound exponentials (differences, saturations, logistic, occupation numbers, nested)
+            steps.append(("cexp:id", lambda: fit_compound(col, views[0], col.atoms_matrix(views[0]), z_of(ident), lim)))
 
         else:
             steps.append(("sum:id", sum_step(ident, raw_view, 2)))
@@ -1055,7 +1083,7 @@ def search(
                 capped = True
                 break
             # a validated exact fit already found: skip families that can only be more complex
-            if name.startswith(("sum", "exp", "ratio", "signed")) and exact_simple(12.0):
+            if name.startswith(("sum", "exp", "ratio", "signed", "cexp")) and exact_simple(12.0):
                 continue
             run()
             col.flush()
