@@ -65,7 +65,7 @@ __all__ = ["SymbolicPolicy", "is_confident", "ASSUMED_NOISE", "ANALYSIS_CODE"]
 #: Relative noise level the policy assumes when it is told only that measurements are noisy (it
 #: never learns the true level, like an LLM agent). It sets the search's error floor and the
 #: tolerance below which a candidate explains the data; noise-free data use the search's own
-#: floor (1e-9).
+#: floor (1e-12).
 ASSUMED_NOISE = 0.01
 
 #: With noisy data, observations per parameter (beyond the margin) before a law is considered
