@@ -579,9 +579,23 @@ def _term_exponents(T: _Truth, S: sp.Expr) -> list[str]:
     return out
 
 
+#: Largest submission (``sympy.count_ops``) whose terms the explanation expands.
+_EXPAND_MAX_OPS = 80
+
+
 def _expand_small(e: sp.Expr) -> sp.Expr:
-    """``expand`` unless a power of a sum would blow up (then the expression as it is)."""
+    """``expand`` unless that could take long (then the expression as it is).
+
+    Expanding is only for the explanation, so it is skipped where it could blow up or stall: a
+    large power of a sum, an expression of more than :data:`_EXPAND_MAX_OPS` operations, or a
+    function of a function (a genetic-programming model such as ``exp(cos((a*x + b)**c))`` made
+    sympy factor huge integers for minutes).
+    """
+    if sp.count_ops(e) > _EXPAND_MAX_OPS:
+        return e
     for n in sp.preorder_traversal(e):
         if n.is_Pow and n.base.is_Add and n.exp.is_Integer and abs(int(n.exp)) > 12:
+            return e
+        if isinstance(n, sp.Function) and any(isinstance(m, sp.Function) for a in n.args for m in sp.preorder_traversal(a)):
             return e
     return sp.expand(e)

@@ -163,3 +163,23 @@ def test_deterministic(judge):
 def test_bad_tolerance():
     with pytest.raises(ValueError, match="tolerances"):
         StructuralJudge(rel_tol=0)
+
+
+def test_explanation_does_not_expand_nested_functions():
+    """A genetic-programming model with functions of functions is explained without expanding it:
+    sympy's expand of this model (symbolic regression on a fin-efficiency law) factored huge
+    integers for minutes inside the judge's explanation."""
+    import sympy as sp
+
+    from etc_fast.evaluate._structural import _EXPAND_MAX_OPS, _expand_small
+
+    x = sp.Symbol("mL", positive=True)
+    f = sp.Float
+    model = f("-0.000002764325") + f("1.000001668930") * sp.exp(
+        sp.cos((f("-0.981372952461") * x - f("0.006044315"))
+               / (f("-0.051043257117") - f("0.330697864294") ** (f("-0.326864689589") * x)))
+        - sp.cos(f("-6.331334590912"))) ** (f("0.768189668655") + f("0.519777774811") * x)
+    assert _expand_small(model) is model
+    big = sum(sp.Integer(k) * x ** k for k in range(1, _EXPAND_MAX_OPS))
+    assert _expand_small(big * (x + 1)) == big * (x + 1)
+    assert _expand_small(x * (x + 1)) == x ** 2 + x  # small laws are still expanded
