@@ -61,6 +61,7 @@ from kernels.programs import evaluate_programs
 from etc_fast.policies.symbolic._binomial import binomial_atoms
 from etc_fast.policies.symbolic._expfamilies import fit_compound
 from etc_fast.policies.symbolic._forms import Form, form_code, pack_codes, predict
+from etc_fast.policies.symbolic._lsq import project_out
 from etc_fast.policies.symbolic._signed import POWER_OUTERS, error_scale, fit_signed, signed_view
 from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants
 from etc_fast.policies.symbolic._grammar import (
@@ -672,12 +673,7 @@ def _fit_expmono(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
 def _best_third_columns(U: np.ndarray, t: np.ndarray, base: tuple[int, ...], keep: int = 2) -> dict[tuple[int, ...], float]:
     """The ``keep`` columns of ``U`` that most reduce the least-squares residual of ``t`` when added
     to the columns ``base``: ``{sorted(base + (column,)): residual sum of squares}``."""
-    Q, _ = np.linalg.qr(U[:, list(base)])
-    Ut = U - Q @ (Q.T @ U)
-    tr = t - Q @ (Q.T @ t)
-    nn = np.linalg.norm(Ut, axis=0)
-    valid = nn > 1e-6
-    valid[list(base)] = False
+    Ut, tr, nn, valid = project_out(U, t, base)
     out: dict[tuple[int, ...], float] = {}
     if not valid.any():
         return out

@@ -34,7 +34,6 @@ the half-integer grid (a Hill exponent 2.7).
 from __future__ import annotations
 
 import itertools
-import math
 from fractions import Fraction
 from collections.abc import Sequence
 
@@ -45,6 +44,7 @@ from kernels.pairs import best_pairs as _best_pairs
 
 from etc_fast.policies.symbolic._forms import Form
 from etc_fast.policies.symbolic._grammar import Atom, Outer, VariableDomain
+from etc_fast.policies.symbolic._lsq import project_out
 
 __all__ = ["signed_view", "error_scale", "fit_signed", "POWER_OUTERS"]
 
@@ -211,12 +211,7 @@ def _values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
 
 def _pairs_after(U: np.ndarray, t: np.ndarray, base: tuple[int, ...], keep: int) -> list[tuple[int, ...]]:
     """``base`` plus each of the ``keep`` best pairs of columns once ``base`` is projected out."""
-    Q, _ = np.linalg.qr(U[:, list(base)])
-    Ut = U - Q @ (Q.T @ U)
-    tr = t - Q @ (Q.T @ t)
-    nn = np.linalg.norm(Ut, axis=0)
-    valid = nn > 1e-6
-    valid[list(base)] = False
+    Ut, tr, nn, valid = project_out(U, t, base)
     idx = np.flatnonzero(valid)
     if len(idx) < 2:
         return []
@@ -269,8 +264,6 @@ def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer,
         lim: :class:`._search.SearchLimits`.
         ratios: Also fit ratios of sums.
     """
-    from etc_fast.policies.symbolic._search import _best_third_columns
-
     with np.errstate(all="ignore"):
         _fit_signed(col, atoms, kinds, outer, z, lim, ratios)
 
