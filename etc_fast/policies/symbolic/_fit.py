@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import least_squares
 
+from etc_fast.policies.symbolic._lsq import error_scale
+
 __all__ = ["refit_constants"]
 
 
@@ -29,7 +31,7 @@ def refit_constants(program, X: np.ndarray, y: np.ndarray, *, max_nfev: int = 10
     y = np.asarray(y, dtype=np.float64)
     c0 = np.asarray(program.consts, dtype=np.float64)
     free = np.flatnonzero(~np.asarray(program.const_is_exponent, dtype=bool))
-    scale = np.maximum(np.abs(y), 1e-12 * max(float(np.max(np.abs(y))) if y.size else 1.0, 1e-300))
+    scale = error_scale(y, 0.0)
 
     def predict(theta: np.ndarray) -> np.ndarray:
         c = c0.copy()

@@ -1,10 +1,13 @@
-"""Least-squares helpers shared by the sum and signed families of the symbolic search."""
+"""Least-squares helpers shared by the families of the symbolic search."""
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import least_squares
 
-__all__ = ["project_out"]
+from etc_fast.policies.symbolic._forms import Form, predict
+
+__all__ = ["project_out", "error_scale", "refit_relative"]
 
 
 def project_out(U: np.ndarray, t: np.ndarray, base: tuple[int, ...]):
@@ -21,3 +24,51 @@ def project_out(U: np.ndarray, t: np.ndarray, base: tuple[int, ...]):
     valid = nn > 1e-6
     valid[list(base)] = False
     return Ut, tr, nn, valid
+
+
+def error_scale(y: np.ndarray, fraction: float = 1e-2) -> np.ndarray:
+    """Per-point scale of relative errors: ``|y|``, floored where the outputs change sign.
+
+    Outputs of one sign keep the plain relative error (floored only against underflow). Where the
+    outputs take both signs the error at a point is measured against
+    ``max(|y|, fraction * median|y|)``, so a law that crosses zero is not judged by its few points
+    nearest the crossing (the search's fits weight points with ``fraction = 1``, its ranking with
+    ``1e-2``; ``fraction = 0`` is the plain relative error everywhere).
+    """
+    ay = np.abs(y)
+    floor = 1e-12 * max(float(np.max(ay)) if y.size else 1.0, 1e-300)
+    if y.size and np.any(y > 0) and np.any(y < 0):
+        floor = max(floor, fraction * float(np.median(ay)))
+    return np.maximum(ay, floor)
+
+
+def refit_relative(form: Form, A: np.ndarray, y: np.ndarray, scale: np.ndarray, start: np.ndarray,
+                   fixed: dict[int, float], max_nfev: int) -> tuple[np.ndarray, bool]:
+    """Constants of ``form`` minimising the squared errors relative to ``scale``, ``fixed`` held.
+
+    Exponents stay as they are; the free constants start at ``start``.
+
+    Returns:
+        ``(constants, refitted)``: ``refitted`` is false, and the constants are ``start`` with the
+        fixed values set, when nothing is free, the data are too few, or the optimizer fails.
+    """
+    p = start.copy()
+    for i, v in fixed.items():
+        p[i] = v
+    free = [i for i in range(p.size) if i not in fixed]
+    if not free or y.size < len(free):
+        return p, False
+
+    def resid(theta):
+        q = p.copy()
+        q[free] = theta
+        with np.errstate(all="ignore"):
+            r = (predict(form, A, q) - y) / scale
+        return np.where(np.isfinite(r), r, 1e3)
+
+    try:
+        sol = least_squares(resid, p[free], max_nfev=max_nfev, x_scale="jac")
+    except Exception:  # noqa: BLE001 - a failed refit keeps the starting constants
+        return p, False
+    p[free] = sol.x
+    return p, True

@@ -61,8 +61,8 @@ from kernels.programs import evaluate_programs
 from etc_fast.policies.symbolic._binomial import binomial_atoms
 from etc_fast.policies.symbolic._expfamilies import fit_compound
 from etc_fast.policies.symbolic._forms import Form, form_code, pack_codes, predict
-from etc_fast.policies.symbolic._lsq import project_out
-from etc_fast.policies.symbolic._signed import POWER_OUTERS, error_scale, fit_signed, signed_view
+from etc_fast.policies.symbolic._lsq import error_scale, project_out, refit_relative
+from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
 from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
@@ -690,8 +690,7 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLim
     n = zo.size
     if n < 3:
         return
-    az = np.abs(zo)
-    wscale = np.maximum(az, 1e-12 * max(float(az.max()), 1e-300))
+    wscale = error_scale(zo, 0.0)
     E = _library(A.shape[1], center, 2.5, lim.sum_library)
     V = _lib_values(Ao, E)
     good = np.all(np.isfinite(V), axis=0)
@@ -765,7 +764,7 @@ def _fit_ratio(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
     n = zo.size
     if n < 5:
         return
-    w = 1.0 / np.maximum(np.abs(zo), 1e-12 * max(float(np.max(np.abs(zo))), 1e-300))
+    w = 1.0 / error_scale(zo, 0.0)
     E = _library(A.shape[1], None, 2.0, lim.ratio_library)
     V = _lib_values(Ao, E)
     good = np.all(np.isfinite(V), axis=0) & (np.max(np.abs(V), axis=0) < 1e150)
@@ -858,24 +857,14 @@ def _refine_sum(col: _Collector, form: _Form, A, z, wscale, lim: SearchLimits):
 
 def _refine_constants(col: _Collector, form: _Form, max_nfev: int) -> None:
     """Refit a form's constants (exponents fixed) by least squares on relative y errors."""
-    A = col.atoms_matrix(form.atoms)
     fin = col.fin
     y = col.y[fin]
-    scale = error_scale(y)
-    Af = A[fin]
-
-    def resid(prm):
-        r = (_predict(form, Af, prm) - y) / scale
-        return np.where(np.isfinite(r), r, 1e3)
-
     p0 = np.asarray(form.params, dtype=np.float64)
     if y.size < p0.size:
         return
-    try:
-        sol = least_squares(resid, p0, max_nfev=max_nfev, x_scale="jac")
-    except Exception:  # noqa: BLE001
-        return
-    col.add(dataclasses.replace(form, params=tuple(float(v) for v in sol.x)))
+    p, refitted = refit_relative(form, col.atoms_matrix(form.atoms)[fin], y, error_scale(y), p0, {}, max_nfev)
+    if refitted:
+        col.add(dataclasses.replace(form, params=tuple(float(v) for v in p)))
 
 
 def _prune_terms(col: _Collector, lim: SearchLimits) -> None:

@@ -44,7 +44,7 @@ from kernels.pairs import best_pairs as _best_pairs
 
 from etc_fast.policies.symbolic._forms import Form
 from etc_fast.policies.symbolic._grammar import Atom, Outer, VariableDomain
-from etc_fast.policies.symbolic._lsq import project_out
+from etc_fast.policies.symbolic._lsq import error_scale, project_out
 
 __all__ = ["signed_view", "error_scale", "fit_signed", "POWER_OUTERS"]
 
@@ -62,22 +62,6 @@ def _power_outer(q: Fraction) -> Outer:
 POWER_OUTERS: tuple[Outer, ...] = tuple(_power_outer(Fraction(q)) for q in ("3/2", "2/3", "3", "1/3", "-2", "-3/2", "-2/3"))
 """Powers of a sum beyond the grammar's square root, square and reciprocals (sums only): the same
 power-outer family with exponents 3/2, 2/3, 3, 1/3, -2, -3/2 and -2/3."""
-
-
-def error_scale(y: np.ndarray, fraction: float = 1e-2) -> np.ndarray:
-    """Per-point scale of relative errors: ``|y|``, floored where the outputs change sign.
-
-    Outputs of one sign keep the plain relative error (floored only against underflow). Where the
-    outputs take both signs the error at a point is measured against
-    ``max(|y|, fraction * median|y|)``, so a law that crosses zero is not judged by its few points
-    nearest the crossing (the search's fits weight points with ``fraction = 1``, its ranking with
-    ``1e-2``).
-    """
-    ay = np.abs(y)
-    floor = 1e-12 * max(float(np.max(ay)) if y.size else 1.0, 1e-300)
-    if y.size and np.any(y > 0) and np.any(y < 0):
-        floor = max(floor, fraction * float(np.median(ay)))
-    return np.maximum(ay, floor)
 
 
 def signed_view(domains: Sequence[VariableDomain]) -> tuple[tuple[Atom, ...], tuple[tuple[float, ...], ...]]:

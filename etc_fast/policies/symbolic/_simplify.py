@@ -30,10 +30,10 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.optimize import least_squares
 from scipy.stats import f as f_dist
 
 from etc_fast.policies.symbolic._forms import Form, predict
+from etc_fast.policies.symbolic._lsq import error_scale, refit_relative
 
 __all__ = ["simple_numbers", "simplify_constants", "noise_floor_estimate", "DENOMINATORS", "MAX_SIMPLE",
            "MAX_RELATIVE_SHIFT", "ALPHA"]
@@ -86,30 +86,6 @@ def _rel_sse(form: Form, A: np.ndarray, y: np.ndarray, scale: np.ndarray, params
     return float(r @ r) if np.all(np.isfinite(r)) else math.inf
 
 
-def _refit(form: Form, A, y, scale, start: np.ndarray, fixed: dict[int, float], max_nfev: int) -> np.ndarray:
-    """Constants minimising the relative squared error with ``fixed`` held, started at ``start``."""
-    p = start.copy()
-    for i, v in fixed.items():
-        p[i] = v
-    free = [i for i in range(p.size) if i not in fixed]
-    if not free or y.size < len(free):
-        return p
-
-    def resid(theta):
-        q = p.copy()
-        q[free] = theta
-        with np.errstate(all="ignore"):
-            r = (predict(form, A, q) - y) / scale
-        return np.where(np.isfinite(r), r, 1e3)
-
-    try:
-        sol = least_squares(resid, p[free], max_nfev=max_nfev, x_scale="jac")
-    except Exception:  # noqa: BLE001 - a failed refit keeps the starting constants
-        return p
-    p[free] = sol.x
-    return p
-
-
 def simplify_constants(form: Form, A: np.ndarray, y: np.ndarray, n_params: int, *, alpha: float = ALPHA,
                        max_nfev: int = 40) -> tuple[Form, int] | None:
     """The form with as many constants at simple numbers as the F-test allows.
@@ -130,9 +106,9 @@ def simplify_constants(form: Form, A: np.ndarray, y: np.ndarray, n_params: int, 
     dof = n - n_params
     if dof < 1 or not form.params:
         return None
-    scale = np.maximum(np.abs(y), 1e-12 * max(float(np.max(np.abs(y))), 1e-300))
+    scale = error_scale(y, 0.0)
     p0 = np.asarray(form.params, dtype=np.float64)
-    full = _refit(form, A, y, scale, p0, {}, max_nfev)
+    full, _ = refit_relative(form, A, y, scale, p0, {}, max_nfev)
     s0 = _rel_sse(form, A, y, scale, full)
     s_start = _rel_sse(form, A, y, scale, p0)
     if s_start < s0:
@@ -151,7 +127,7 @@ def simplify_constants(form: Form, A: np.ndarray, y: np.ndarray, n_params: int, 
                 continue
             for v in simple_numbers(float(cur[i])):
                 trial = {**fixed, i: v}
-                p = _refit(form, A, y, scale, cur, trial, max_nfev)
+                p, _ = refit_relative(form, A, y, scale, cur, trial, max_nfev)
                 s = _rel_sse(form, A, y, scale, p)
                 if not math.isfinite(s) or (s - s0) / k / s2 > crit:
                     continue
