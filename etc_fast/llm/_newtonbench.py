@@ -178,12 +178,12 @@ class _Checkout:
 
     def evaluate(self, rel: str, node: ast.expr, env: dict[str, Any]) -> Any:
         code = compile(ast.Expression(body=node), str(self.root / rel), "eval")
-        return eval(code, {"__builtins__": _SAFE_BUILTINS, "json": json}, dict(env))  # noqa: S307 - NewtonBench's own text expression
+        return eval(code, {"__builtins__": _SAFE_BUILTINS, "json": json}, dict(env))  # NewtonBench's own text expression, no builtins but _SAFE_BUILTINS
 
     def compile_function(self, rel: str, fn: ast.FunctionDef, glb: dict[str, Any]) -> Any:
         mod = ast.Module(body=[fn], type_ignores=[])
         ns: dict[str, Any] = {"__builtins__": _SAFE_BUILTINS, **glb}
-        exec(compile(mod, str(self.root / rel), "exec"), ns)  # noqa: S102 - one pure text function of the checkout
+        exec(compile(mod, str(self.root / rel), "exec"), ns)  # one pure text function of the checkout
         return ns[fn.name]
 
 
@@ -345,6 +345,12 @@ class NewtonBenchTexts(BaselineTexts):
             "newtonbench_commit": self.commit,
             "newtonbench_files": dict(sorted(self._c.files.items())),
         }
+
+    def version(self) -> str:
+        """One line naming the texts: the commit (``no-git`` without one) and a SHA-256 over the
+        files read so far (path and content hash of each)."""
+        blob = "\n".join(f"{k} {v}" for k, v in sorted(self._c.files.items()))
+        return f"{self.commit or 'no-git'}+sha256:{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
     def check_tasks(self, names: Any) -> None:
         """Load the module of every task name now (so an incompatible one fails before any trial)."""

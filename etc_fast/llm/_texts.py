@@ -132,7 +132,7 @@ class BaselineTexts:
             "2. Plan experiments that test your hypotheses.\n"
             "3. Send your experimental inputs inside a `<run_experiment>` tag.\n"
             "4. The system answers inside an <experiment_output> tag (up to 20 data points per experiment).\n"
-            "    - A value of nan means the computation failed, for example:\n"
+            "    - A value of nan means the computation broke down, for example:\n"
             "        - a ValueError (such as asin of a value outside [-1, 1])\n"
             "        - an OverflowError (such as exp of a very large input)\n"
             "    - Points that return nan carry no evidence; you may ignore them.\n"
@@ -144,7 +144,7 @@ class BaselineTexts:
             "6. Each round allows one action only: <run_experiment> or <final_law>.\n"
             "7. After a <run_experiment>, wait for its <experiment_output> before going on.\n"
             "8. Check a hypothesis by comparing what it predicts with what the experiments returned.\n"
-            "9. Once you are confident, submit the law you found inside a `<final_law>` tag. This ends the mission."
+            "9. Once you are confident, submit the law you found inside a `<final_law>` tag; that ends the mission."
         )
         if "nemotron" in model:
             text = NEMOTRON_SWITCH + " \n" + text
@@ -166,7 +166,7 @@ class BaselineTexts:
             "2. **Using the tool well**:\n"
             "    - Do not call the tool twice with the same input.\n"
             "    - Read the tool's output before deciding on another call; call again only when the result is incomplete, unclear or unsatisfying.\n"
-            "    - **Per turn**: plan your Python calls within each turn for step-by-step analysis and refinement.\n\n"
+            "    - **Per turn**: plan the Python call of each turn so that analysis and refinement advance step by step.\n\n"
             "**Workflow:**\n"
             "1. Study the mission description.\n"
             "2. Plan experiments that test your hypotheses.\n"
@@ -180,7 +180,7 @@ class BaselineTexts:
             "7. The results of a `<python>` tag come back inside a `<python_output>` tag.\n"
             "8. **CRITICAL: one action per turn**:\n"
             "    - a `<run_experiment>` tag to run experiments\n"
-            "    - a `<python>` tag for calculation or analysis (at most 1 call per turn)\n"
+            "    - a `<python>` tag for calculation or analysis (1 call per turn at most)\n"
             "    - a `<final_law>` tag to submit the law you found\n"
             "9. **NO MIXING**: never combine action types in one turn (for example Python and an experiment).\n"
             "10. **NO DUPLICATES**: never use the same tag twice in one turn.\n"
@@ -188,19 +188,19 @@ class BaselineTexts:
             "12. After a <python>, wait for its <python_output> before going on.\n"
             "13. Check a hypothesis by comparing what it predicts with what the experiments returned.\n"
             "14. Use <python> tags for whatever you judge necessary within each turn.\n"
-            "15. Study the results in `<python_output>` tags to refine your understanding.\n"
-            "16. Once you are confident, submit the law you found inside a `<final_law>` tag. This ends the mission.\n\n"
+            "15. Read what the `<python_output>` tags return and sharpen your picture of the law.\n"
+            "16. Once you are confident, submit the law you found inside a `<final_law>` tag; that ends the mission.\n\n"
             "**Notes:**\n"
-            "- You have one tool, <python>, meant only for heavy calculation (powers, logarithms, data analysis, hypothesis tests).\n"
-            "- **NEVER** use a `run_python_code` tool to run experiments or to submit the law: those go in the `<run_experiment>` and `<final_law>` tags.\n"
+            "- Your single tool is <python>, for heavy calculation only (powers, logs, analysing data, testing hypotheses).\n"
+            "- **NEVER** try to run experiments or submit the law through a `run_python_code` tool: experiments go in `<run_experiment>`, the law in `<final_law>`.\n"
             "- **NEVER** put comments inside the submitted law.\n"
             "- Always answer with the right tag when you run experiments or submit the law; the environment runs them and replies."
         )
 
     def objective(self, task: TaskView) -> str:
         return (
-            "**Mission:** Act as an AI research physicist. You are in a simulated universe and must discover the "
-            "physical law that holds in it.\n"
+            "**Mission:** You are an AI physicist doing research in a simulated universe; your goal is to discover "
+            "the physical law that holds in it.\n"
             "The laws of this universe may differ from ours, both in which factors matter and in the values of the "
             "constants.\n"
             "No ground-truth law is available to you: you have to discover it yourself."
@@ -246,7 +246,7 @@ class BaselineTexts:
             "**Workflow:**\n"
             "1. **Study the problem** and form first hypotheses\n"
             "2. **Use <python> tags** to test ideas, compute, or study data\n"
-            "3. **Study the results** in <python_output> and refine your understanding\n"
+            "3. **Read the results** in <python_output> and sharpen your picture\n"
             "4. **Repeat** with further <python> tags until you are confident\n"
             "5. **Submit the law** in <final_law> tags as a Python function"
         )
@@ -267,10 +267,10 @@ class BaselineTexts:
             f"2. Its signature is exactly: `{sig}`\n"
             f"3. It returns {task.output_description.strip() or 'the measured quantity'}.\n"
             "4. If a parameter turns out not to matter, leave it unused in the function body; do not change the signature.\n"
-            "5. Define every constant of your law as a local variable inside the function body, never as an argument.\n"
+            "5. Each constant of your law is set inside the body of the function (a local variable), never passed as an argument.\n"
             "6. Import whatever you need (math, numpy, ...) inside the function body\n\n"
             "**Strict limits:**\n"
-            "- No explanation or commentary inside the <final_law> block or the function body.\n"
+            "- Put no explanations or remarks in the <final_law> block, nor in the function body.\n"
             "- Your final answer contains only the <final_law> block.\n\n"
             f"{example}\n\n"
             "**Remember:**\n"
@@ -298,12 +298,12 @@ class BaselineTexts:
         )
 
     def turn_usage(self, turn: int, calls: int) -> str:
-        return f"Turn {turn}: {calls}/1 Python calls used in this turn"
+        return f"Turn {turn}: {calls} of 1 Python calls spent"
 
     def invalid_reply(self, interpreter: bool, turn: int = 0) -> str:
         if interpreter:
             return (
-                "**Action reminder:** use exactly 1 action per turn, in the right format: a <run_experiment> tag "
+                "**One action per turn:** reply with exactly 1 action, in the right format: a <run_experiment> tag "
                 "with valid JSON, a <python> tag to run Python code, or a <final_law> tag to submit the law. "
                 + self.turn_usage(turn, 0)
             )
@@ -341,7 +341,7 @@ class BaselineTexts:
         out = stdout.strip()
         return (
             "<python_output>\n✅ **Python code ran successfully**\n\n"
-            f"**Output:**\n{out if out else 'No output produced'}\n\n"
+            f"**Output:**\n{out if out else '(the code printed nothing)'}\n\n"
             f"**Your code:**\n```python\n{code}\n```\n\n"
             f"**{self.turn_usage(turn, 1)}**\n"
             "**Turn limit reached:** all 1 Python calls of this turn are used.\n"
@@ -350,7 +350,7 @@ class BaselineTexts:
 
     def python_failure(self, error: str, code: str, turn: int) -> str:
         return (
-            "❌ **Python code failed while running**\n\n"
+            "❌ **The Python code stopped with an error**\n\n"
             "**Error type:** execution_error\n"
             f"**Error message:** {error_message(error)}\n\n"
             f"**Your code:**\n```python\n{code}\n```\n\n"
@@ -361,7 +361,7 @@ class BaselineTexts:
 
     def python_invalid(self, problem: str, code: str, turn: int) -> str:
         return (
-            "❌ **Python code failed validation**\n\n"
+            "❌ **The Python code did not pass the checks**\n\n"
             f"**Error:** {problem}\n\n"
             f"**Your code:**\n```python\n{code}\n```\n\n"
             "**Fix the error and send corrected Python code.**\n\n"
@@ -433,20 +433,20 @@ class BaselineTexts:
         return (
             "You are a mathematical judge. Decide whether two equations are equivalent.\n\n"
             "**Instructions:**\n"
-            "1. Compare the two equations with care\n"
+            "1. Look closely at both equations\n"
             "2. Allow algebraic manipulation, reordered variables and renamed variables\n"
             "3. Decide whether they express the same mathematical relationship\n"
             "4. First give your reasoning step by step, then exactly one answer in the form **Answer: YES/NO**\n"
-            "5. It helps to rewrite both equations into the same algebraic form.\n"
+            "5. Bringing both into one common algebraic shape makes the comparison easier.\n"
             "   - e.g. write ln(x ** 2) as 2ln(x)\n\n"
             "**Output format:**\n"
             "Reasoning: (your reasoning steps)\n"
             "Answer: (YES/NO)\n\n"
             "**Remember:**\n"
             "- An equation may be written in ordinary notation or as Python code. Python code that implies the same relationship counts as equivalent.\n"
-            "- Constants may differ in form or value. When they play the same role (for example both scale the output), they are interchangeable.\n"
+            "- Constants can be written differently or have other values; if they do the same job (for instance both scale the output), either can replace the other.\n"
             "   - For example, a constant written sqrt(k) in one equation and c in the other can be equivalent, if both act on the output the same way and a suitable value of one gives the other\n"
-            "- Variable names may differ, but the exponents and the structure of the variables must match exactly for the equations to be equivalent.\n"
+            "- Names of variables can differ, yet exponents and structure have to be identical before the two count as equivalent.\n"
             "   - For example, exponents 4 and 4.03 are different\n"
             "- Write YES/NO on the same line as \"Answer:\"\n\n"
             f"**Examples:**\n\n{examples}\n\n"
