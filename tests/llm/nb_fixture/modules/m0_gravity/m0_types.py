@@ -1,0 +1,1 @@
+from modules.common.types import ExperimentSystem

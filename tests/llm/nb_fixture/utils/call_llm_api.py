@@ -1,0 +1,5 @@
+"""Placeholder of the API client; tests replace ``call_llm_api``."""
+
+
+def call_llm_api(messages, model_name, trial_info=None, temperature=0.4):
+    raise RuntimeError("the fixture makes no API call; a test patches call_llm_api")
