@@ -10,6 +10,7 @@ exact mode against the stand-in server, and compares the request bodies.
 from __future__ import annotations
 
 import contextlib
+import json
 import copy
 import importlib
 import importlib.util
@@ -214,3 +215,49 @@ def test_wrong_signature_is_incompatible(tmp_path):
     p.write_text(p.read_text().replace("def discovered_law(mass1, mass2, distance):", "def discovered_law(m1, m2, r):"))
     with pytest.raises(NewtonBenchCheckoutError, match="signature"):
         NewtonBenchTexts(str(root)).task_prompt(task_view(TASK), noisy=False, interpreter=False)
+
+
+def _cfg(**llm):
+    return {"name": "x", "judge": "llm", "llm": {"base_url": "http://127.0.0.1:9/v1", **llm},
+            "grids": [{"model": "test-model", "configurations": ["baseline_n", "variance_n"], "tasks": ["m0_gravity"]}]}
+
+
+def test_config_loads_the_checkout_or_exits_2(tmp_path, monkeypatch, capsys):
+    import yaml
+
+    from etc_fast.run import main
+    from etc_fast.runner import ConfigError, RunStore, parse_config
+
+    monkeypatch.delenv("NEWTONBENCH_PATH", raising=False)
+    with pytest.raises(ConfigError, match="llm.newtonbench_path: .*NEWTONBENCH_PATH"):
+        parse_config(_cfg(prompts="newtonbench"))
+    cfg = parse_config(_cfg(prompts="newtonbench", newtonbench_path=str(FIXTURE)))
+    assert cfg.llm.newtonbench_path == str(FIXTURE.resolve()) and cfg.llm.newtonbench_version.startswith("no-git+sha256:")
+    ident = cfg.identity()["llm"]
+    assert ident["prompts"] == "newtonbench" and ident["newtonbench_version"] == cfg.llm.newtonbench_version
+    assert cfg.policy_options("test-model")["prompts"] == "newtonbench" and cfg.judge_kwargs()["newtonbench_path"]
+    # The run records the checkout in versions.json.
+    with RunStore.open(cfg, tmp_path / "run") as store:
+        pass
+    versions = json.loads((tmp_path / "run" / "versions.json").read_text())
+    assert versions["prompts"]["newtonbench_files"]["utils/vanilla_agent.py"] == NewtonBenchTexts(str(FIXTURE)).identity()["newtonbench_files"]["utils/vanilla_agent.py"]
+    assert store is not None
+    # A checkout lacking the task's module: one line, exit 2.
+    bad = dict(_cfg(prompts="newtonbench", newtonbench_path=str(FIXTURE)))
+    bad["grids"] = [{"model": "test-model", "configurations": ["baseline_c"], "tasks": ["m4_snell_law"]}]
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(bad))
+    assert main([str(path), "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "has no modules/m4_snell_law/prompts.py" in err and len(err.splitlines()) == 1
+
+
+def test_identity_marks_llm_baselines_only():
+    from etc_fast.runner import parse_config
+
+    plain = parse_config(_cfg())
+    assert plain.identity()["llm"]["baselines"] == "newtonbench" and "prompts" not in plain.identity()["llm"]
+    planners = parse_config({**_cfg(), "grids": [{"model": "test-model", "configurations": ["variance_n"], "tasks": ["m0_gravity"]}]})
+    assert "baselines" not in planners.identity()["llm"]
+    offline = parse_config({"name": "x", "grids": [{"model": "symbolic", "configurations": ["baseline_n"], "tasks": ["m0_gravity"]}]})
+    assert "llm" not in offline.identity()
