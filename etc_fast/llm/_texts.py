@@ -502,11 +502,11 @@ def parse_verdict(reply: str | None) -> bool | None:
 
 __all__ = [
     "DEFAULT_TEXTS",
-    "PROMPT_MODES",
-    "make_texts",
     "NEMOTRON_SWITCH",
+    "PROMPT_MODES",
     "BaselineTexts",
     "error_message",
+    "make_texts",
     "parse_verdict",
     "register_apparatus",
     "task_system",

@@ -21,7 +21,11 @@ import numpy as np
 from etc_fast.errors import InfrastructureError
 from etc_fast.llm import _prompts as P
 from etc_fast.llm._client import LLMClient, LLMConfigError, LLMSettings
-from etc_fast.llm._parse import MAX_REPLY_CHARS, parse_action, parse_baseline_newtonbench
+from etc_fast.llm._parse import (
+    MAX_REPLY_CHARS,
+    parse_action,
+    parse_baseline_newtonbench,
+)
 from etc_fast.llm._texts import BaselineTexts, make_texts
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
@@ -294,7 +298,7 @@ class LLMPolicy:
     def _baseline_feedback(self, obs: Observation, interpreter: bool) -> str | None:
         """The reply to the previous baseline action (``None``: no reply)."""
         T = self.texts
-        X_new, y_new, _ = self._new_rows(obs)
+        _, y_new, _ = self._new_rows(obs)
         kind = obs.feedback_kind
         turn = self._last_round + 1  # NewtonBench counts turns from 1
         info = self._last_info

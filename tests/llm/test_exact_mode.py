@@ -10,10 +10,10 @@ exact mode against the stand-in server, and compares the request bodies.
 from __future__ import annotations
 
 import contextlib
-import json
 import copy
 import importlib
 import importlib.util
+import json
 import os
 import sys
 import types

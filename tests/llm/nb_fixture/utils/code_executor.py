@@ -1,3 +1,4 @@
+# ruff: noqa  (a stand-in for NewtonBench's code: its shape is kept on purpose)
 """Fixture interpreter (NewtonBench's structure, placeholder texts)."""
 
 from .code_executor_base import CodeExecutorBase

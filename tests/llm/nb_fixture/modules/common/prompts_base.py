@@ -1,3 +1,4 @@
+# ruff: noqa  (a stand-in for NewtonBench's code: its shape is kept on purpose)
 OBJECTIVE_PROMPT = """FIXTURE objective."""
 
 ASSISTING_LAWS_DISCLAIMER = """FIXTURE disclaimer."""
