@@ -333,7 +333,9 @@ class Observation:
         feedback_kind: What ``feedback`` answers: ``experiment`` (baseline measurement output,
             already in NewtonBench's ``<experiment_output>`` format), ``selection`` (planner batch
             measured), ``analysis`` (interpreter output), ``refusal`` (action not allowed now),
-            ``repair`` (unusable action, say what to fix); ``None`` without feedback. At the
+            ``repair`` (unusable action, say what to fix), ``validation`` (baseline analysis code
+            failed the code checks; not run), ``request_error`` (a baseline experiment request
+            could not be run); ``None`` without feedback. At the
             forced final call (phase ``final``) the feedback is the reply to the last round's
             action; the phase itself is the instruction to submit now.
         new_rows: Number of observations added by the previous action (the last rows of ``X``).

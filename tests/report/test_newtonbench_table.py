@@ -73,3 +73,17 @@ def test_empty_and_noise_split():
     rows = [("gpt", "baseline_n", "m0", "easy", "v0", 0, 0.1, True, "completed", n, 1) for n in (0.0, 0.01)]
     out = table_newtonbench(_frame(rows))
     assert "noise" in out.columns and sorted(set(out.get_column("noise").to_list())) == [0.0, 0.01]
+
+
+def test_report_header_names_the_prompt_source(tmp_path):
+    import json
+
+    from etc_fast.report._write import prompts_line
+
+    df = pl.DataFrame({"model": ["gpt41mini"]})
+    assert "etc_fast's wording" in prompts_line(tmp_path, df)[0]
+    assert prompts_line(tmp_path, pl.DataFrame({"model": ["symbolic"]})) == []
+    (tmp_path / "versions.json").write_text(json.dumps({"prompts": {
+        "prompts": "newtonbench", "newtonbench_path": "/nb", "newtonbench_commit": "912a4ba", "newtonbench_version": "912a4ba+sha256:ab"}}))
+    line = prompts_line(tmp_path, df)[0]
+    assert "NewtonBench's own texts" in line and "/nb" in line and "912a4ba" in line
