@@ -333,6 +333,10 @@ def config_identity(resolved: Mapping[str, Any]) -> dict[str, Any]:
         if llm.get("prompts", "etc_fast") != "etc_fast":
             keep["llm"]["prompts"] = llm["prompts"]
             keep["llm"]["newtonbench_version"] = llm.get("newtonbench_version")
+        if resolved.get("judge") == "llm":
+            # The judge's prompt and verdict rule as NewtonBench's (docs/fidelity.md): verdicts
+            # stored before that change are not resumed into the same run directory.
+            keep["llm"]["judge_prompt"] = "newtonbench"
         if _llm_baselines(resolved):
             # Baseline agents that behave as NewtonBench's (docs/fidelity.md): LLM baseline results
             # stored before that change are not resumed into the same run directory.

@@ -261,3 +261,6 @@ def test_identity_marks_llm_baselines_only():
     assert "baselines" not in planners.identity()["llm"]
     offline = parse_config({"name": "x", "grids": [{"model": "symbolic", "configurations": ["baseline_n"], "tasks": ["m0_gravity"]}]})
     assert "llm" not in offline.identity()
+    assert plain.identity()["llm"]["judge_prompt"] == "newtonbench"  # judge: llm
+    structural = parse_config({**_cfg(), "judge": "structural"})
+    assert "judge_prompt" not in structural.identity()["llm"]
