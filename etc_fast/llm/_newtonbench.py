@@ -319,20 +319,22 @@ class NewtonBenchTexts(BaselineTexts):
         for node in ast.walk(c.tree(_TYPES)):
             if isinstance(node, ast.ClassDef) and node.name == "ExperimentSystem":
                 for st in node.body:
-                    if isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant):
-                        systems[st.targets[0].id] = st.value.value  # type: ignore[union-attr]
+                    if isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
+                        for t in st.targets:
+                            if isinstance(t, ast.Name):
+                                systems[t.id] = st.value.value
         if "VANILLA_EQUATION" not in systems:
             raise c.fail(_TYPES, "ExperimentSystem.VANILLA_EQUATION")
         self._systems = types.SimpleNamespace(**systems)
         self._judge_template = c.constant(_PROMPTS_BASE, "SYMBOLIC_EQUIVALENCE_JUDGE_PROMPT")
         judge_fn = c.function(_EVAL, "llm_symbolic_equivalence_judge")
-        self._judge_switch = None
+        self._judge_switch: str | None = None
         for node in ast.walk(judge_fn):
             if isinstance(node, ast.Dict):
                 keys = [k.value if isinstance(k, ast.Constant) else None for k in node.keys]
                 if keys.count("role") and keys.count("content"):
                     r, v = node.values[keys.index("role")], node.values[keys.index("content")]
-                    if isinstance(r, ast.Constant) and r.value == "system" and isinstance(v, ast.Constant):
+                    if isinstance(r, ast.Constant) and r.value == "system" and isinstance(v, ast.Constant) and isinstance(v.value, str):
                         self._judge_switch = v.value
         self._modules: dict[str, tuple[Any, dict[str, str]]] = {}
 
@@ -473,7 +475,9 @@ class NewtonBenchTexts(BaselineTexts):
                        task_name: str | None = None) -> list[dict[str, str]]:
         if task_name is not None:
             param_description = self._module(task_name)[1]["PARAM_DESCRIPTION"]
-        messages = [{"role": "system", "content": self._judge_switch}] if ("nemotron" in model and self._judge_switch) else []
+        messages: list[dict[str, str]] = []
+        if "nemotron" in model and self._judge_switch:
+            messages.append({"role": "system", "content": self._judge_switch})
         messages.append({"role": "user", "content": self.judge_prompt(ground_truth, submitted, param_description)})
         return messages
 

@@ -123,3 +123,23 @@ def test_code_assisted_order():
     assert a.kind == "final" and a.source == LAW
     a, _ = parse_baseline_newtonbench("<python>print(1)</python>", interpreter=True, final_only=True)
     assert a.kind == "invalid"
+
+
+def test_parsing_knob_on_a_baseline_trial(serve):
+    from etc_fast.llm import LLMClient
+    from etc_fast.policies.llm import LLMPolicy
+    from etc_fast.protocol import get_configuration, run_trial
+    from tests.llm._server import ok
+    from tests.llm.conftest import fast_settings
+
+    fenced = '<run_experiment>\n```json\n[{"mass1": 1, "mass2": 1, "distance": 2}]\n```\n</run_experiment>'
+    final = "<final_law>\n```python\n" + LAW + "\n```\n</final_law>"
+    results = {}
+    for parsing in ("newtonbench", "lenient"):
+        srv = serve([ok(fenced), ok(final)])
+        client = LLMClient(fast_settings(srv.base_url, cache_mode="off"), sleep=lambda s: None, environ={})
+        cfg = get_configuration("baseline_n", name=f"b_{parsing}", baseline_rounds=2, parsing=parsing)
+        results[parsing] = run_trial(TrialSpec(model="test-model", config=cfg, task="m0_gravity"), LLMPolicy(client=client))
+    strict, lenient = results["newtonbench"], results["lenient"]
+    assert strict.measurements == 0 and strict.final_source.endswith("```") and not strict.evaluation["valid"]
+    assert lenient.measurements == 1 and lenient.final_source == LAW and lenient.evaluation["valid"]
