@@ -7,6 +7,9 @@ and the NewtonBench symbolic judge.
   ``use``, ``refresh``, ``off``, ``replay``.
 * :func:`parse_action` — a model reply to a protocol :class:`~etc_fast.protocol.Action`.
 * :mod:`etc_fast.llm.judge` — :class:`~etc_fast.llm.judge.LLMJudge`.
+* :class:`BaselineTexts` — every message of the free-form baselines and the judge (etc_fast's
+  words); :class:`NewtonBenchTexts` — the same read from a NewtonBench checkout (exact mode);
+  :func:`register_apparatus` — the apparatus section of a task message per experiment system.
 """
 
 from etc_fast.llm import _cache, _client, _parse
@@ -38,4 +41,8 @@ from etc_fast.llm._parse import (
     parse_experiments,
 )
 
-__all__ = sorted({*_cache.__all__, *_client.__all__, *_parse.__all__})
+from etc_fast.llm._newtonbench import NewtonBenchCheckoutError, NewtonBenchTexts
+from etc_fast.llm._texts import BaselineTexts, make_texts, register_apparatus
+
+__all__ = sorted({*_cache.__all__, *_client.__all__, *_parse.__all__, "BaselineTexts", "NewtonBenchCheckoutError",
+                  "NewtonBenchTexts", "make_texts", "register_apparatus"})

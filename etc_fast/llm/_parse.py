@@ -417,6 +417,101 @@ def parse_action(text: str | None, *, phase: str, allowed: Collection[str]) -> A
     return _invalid(raw, "; ".join(dict.fromkeys(problems)))
 
 
+# ----------------------------------------------------------------------------------------
+# Baseline replies under NewtonBench's rules (``parsing: newtonbench``)
+# ----------------------------------------------------------------------------------------
+_NB_LAW_RE = re.compile(r"(def discovered_law.*?(?=\ndef|\Z))", re.DOTALL)
+
+
+def _nb_block(text: str, tag: str) -> str | None:
+    """NewtonBench's block rule: from the last ``<tag>`` (exact case) to the first ``</tag>`` after
+    it, stripped; ``None`` when either is missing."""
+    start = text.rfind(f"<{tag}>")
+    if start < 0:
+        return None
+    end = text.find(f"</{tag}>", start)
+    if end < 0:
+        return None
+    return text[start + len(tag) + 2 : end].strip()
+
+
+def nb_final_law(text: str) -> str | None:
+    """The law NewtonBench extracts from a reply: the last ``def discovered_law...`` (up to a
+    newline followed by ``def``, or the end) in the last complete ``<final_law>`` block, stripped.
+    Nothing is repaired: a Markdown fence inside the block stays part of the law."""
+    block = _nb_block(text, "final_law")
+    if block is None:
+        return None
+    found = _NB_LAW_RE.findall(block)
+    return found[-1].strip() if found else None
+
+
+def nb_experiments(text: str) -> tuple[list[Any] | None, bool]:
+    """NewtonBench's experiment request: (list of entries or ``None``, whether it was one object).
+
+    The last complete ``<run_experiment>`` block, stripped, read with strict ``json.loads``: a list
+    is the request, an object is a request of one; anything else (invalid JSON, a fence, another
+    type) is ``None``. The entries are not checked here.
+    """
+    block = _nb_block(text, "run_experiment")
+    if block is None:
+        return None, False
+    try:
+        data = json.loads(block)
+    except Exception:  # noqa: BLE001 - NewtonBench treats every failure alike
+        return None, False
+    if isinstance(data, dict):
+        return [data], True
+    if isinstance(data, list):
+        return data, False
+    return None, False
+
+
+def parse_baseline_newtonbench(text: str | None, *, interpreter: bool, final_only: bool = False,
+                               nan_law: str | None = None) -> tuple[Action, dict[str, Any]]:
+    """A baseline reply read as NewtonBench's agents read it. Returns the action and facts the
+    reply's answer depends on (``single``: the request was one object; ``silent``: NewtonBench's
+    code-assisted agent sends no reply to it).
+
+    Vanilla (``interpreter`` false): a complete ``<final_law>`` holding ``def discovered_law``
+    ends the trial; else a non-empty request is run; else the reply is invalid.
+    Code-assisted: a reply holding both ``<final_law>`` and ``</final_law>`` ends the trial (its
+    law, or ``nan_law`` when none can be extracted); else a non-empty ``<python>`` block whose
+    last opening tag comes after the last ``<run_experiment>`` is analysis; else a reply holding
+    both experiment tags is a request (one that cannot be read gets no reply at all); else invalid.
+    ``final_only``: the forced final call, where only a law counts.
+    """
+    raw = text if isinstance(text, str) else ""
+    info: dict[str, Any] = {"single": False, "silent": False}
+    body = raw[:MAX_REPLY_CHARS]
+    law = nb_final_law(body)
+    if interpreter and not final_only and "<final_law>" in body and "</final_law>" in body:
+        return Action(kind="final", source=law if law is not None else nan_law, raw=raw), info
+    if law is not None:
+        return Action(kind="final", source=law, raw=raw), info
+    if final_only:
+        return _invalid(raw, "the reply holds no complete <final_law> block with def discovered_law(...)"), info
+    if interpreter:
+        code = _nb_block(body, "python")
+        if code and body.rfind("<python>") > body.rfind("<run_experiment>"):
+            return Action(kind="analysis", code=code, raw=raw), info
+        if "<run_experiment>" in body and "</run_experiment>" in body:
+            points, single = nb_experiments(body)
+            if points:
+                info["single"] = single
+                return Action(kind="experiment", points=tuple(points), raw=raw), info
+            info["silent"] = True
+            return _invalid(raw, "the <run_experiment> block could not be read (strict JSON, a non-empty array or an object)"), info
+        return _invalid(raw, "the reply holds no usable action (<run_experiment>, <python> or <final_law>)"), info
+    points, single = nb_experiments(body)
+    if points:
+        info["single"] = single
+        return Action(kind="experiment", points=tuple(points), raw=raw), info
+    if "<run_experiment>" in body:
+        return _invalid(raw, "the <run_experiment> block is missing its closing tag or is not a non-empty strict JSON array or object"), info
+    return _invalid(raw, "the reply holds neither a <run_experiment> block nor a complete <final_law> block"), info
+
+
 _BLOCK_CACHE: dict[str, re.Pattern[str]] = {}
 
 
@@ -448,7 +543,10 @@ __all__ = [
     "extract_final_law",
     "extract_law",
     "last_block",
+    "nb_experiments",
+    "nb_final_law",
     "parse_action",
+    "parse_baseline_newtonbench",
     "parse_committee",
     "parse_experiments",
 ]

@@ -1,15 +1,14 @@
-"""Prompt texts for the LLM policies and the judge.
+"""Prompt texts for the LLM planner.
 
-Two families share one task description:
+The planner's prompts (explore-then-commit):
 
 * **Planner** (explore-then-commit): an exploration system prompt and per-turn messages that show
   the observations, the automatic diagnostics and the actions allowed this turn (a JSON committee,
   a ``<python>`` analysis, a ``<draft_law>``); then a fresh synthesis prompt with every observation
   and the draft, which must end in a ``<final_law>``.
-* **Baseline** (NewtonBench's free-form agents): ``<run_experiment>`` / ``<python>`` /
-  ``<final_law>`` tags, the forced-final message and the invalid-reply message.
 
-The structure and tags follow NewtonBench; the wording is this project's own.
+The free-form baselines' and the judge's messages are in :mod:`etc_fast.llm._texts` (this
+project's words) and :mod:`etc_fast.llm._newtonbench` (NewtonBench's own, from a checkout).
 """
 
 from __future__ import annotations
@@ -323,120 +322,8 @@ def synthesis_next_message(feedback: str | None, *, turns_left: int, interpreter
 
 
 # ----------------------------------------------------------------------------------------
-# Baseline (NewtonBench-style free-form agents)
+# Observation feedback (planner and synthesis; the baselines' texts are in _texts.py)
 # ----------------------------------------------------------------------------------------
-def baseline_system_prompt(max_turns: int, interpreter: bool) -> str:
-    lines = [
-        "You are a research assistant in a simulated universe whose physical laws may differ from the ones "
-        "you know. Your job is to find the law behind the quantity described in the task.",
-        "You gather evidence by designing experiments: put the inputs inside <run_experiment> tags, and the "
-        "lab answers with the measured values inside <experiment_output> tags. A value of NaN means the "
-        "simulator could not compute that point (for example an inverse sine out of range or an overflowing "
-        "exponential); such points can be ignored.",
-        "Rules:",
-        f"- You have {max_turns} rounds. Use them: test your ideas against fresh data before you commit.",
-    ]
-    if interpreter:
-        lines += [
-            "- You also have a Python interpreter: put code inside <python> tags for any non-trivial "
-            "arithmetic, fitting or checking; its printed output comes back inside <python_output> tags.",
-            "- Take exactly ONE action per reply: one <run_experiment>, one <python> or one <final_law> block. "
-            "Do not combine them and do not repeat a tag.",
-            "- Write no comments inside the final law.",
-        ]
-    else:
-        lines.append("- Take exactly ONE action per reply: a <run_experiment> block or a <final_law> block.")
-    lines += [
-        "- Check every candidate law against all the data you have.",
-        "- Submitting <final_law> ends the mission; it cannot be changed afterwards.",
-    ]
-    return "\n".join(lines)
-
-
-def _placeholder_request(task: TaskView) -> str:
-    keys = _var_keys(task)
-    obj = "{" + ", ".join(f'"{k}": ...' for k in keys) + "}"
-    return f"<run_experiment>\n[{obj},\n {obj}]\n</run_experiment>"
-
-
-def baseline_task_message(task: TaskView, *, noisy: bool, interpreter: bool) -> str:
-    """The user message that opens a baseline trial (NewtonBench's four-block skeleton)."""
-    desc = task.description.strip()
-    apparatus = [
-        f"Apparatus: {desc}" if desc else "Apparatus: a device that measures the output for chosen inputs.",
-        f"It measures `{task.output_name}`: {task.output_description.strip()}",
-        "You control these inputs (the JSON keys of a request):",
-        variables_block(task, keys=True),
-        "To measure, send a JSON array of one or as many input sets as you like inside <run_experiment> "
-        "tags; each object is one measurement. " + noise_sentence(noisy),
-        "Request format:",
-        _placeholder_request(task),
-        "The lab answers with one value per input set, in order:",
-        "<experiment_output>\n" + ("[1.234, 0.5678]" if interpreter else '["1.234000000000000e+00", "5.678000000000000e-01"]')
-        + "\n</experiment_output>",
-    ]
-    blocks = [objective_block(task), "\n".join(apparatus)]
-    if interpreter:
-        names = _var_names(task)
-        blocks.append(
-            "Python tool: put code inside <python> ... </python> tags to analyse your data. "
-            + analysis_data_note(task)
-            + " Example:\n<python>\nimport numpy as np\n"
-            + f"print(np.corrcoef(np.log(np.abs({names[0]}) + 1e-300), np.log(np.abs(y) + 1e-300)))\n</python>\n"
-            "The printed output comes back as:\n<python_output>\n...\n</python_output>"
-        )
-    blocks.append(submission_block(task))
-    return "\n\n".join(blocks)
-
-
-def action_reminder(turns_left: int, measurements_left: int | None = None) -> str:
-    """The line added to every code-assisted baseline message (NewtonBench adds one each turn)."""
-    budget = "" if measurements_left is None else f" Measurements left: {measurements_left}."
-    return (
-        "Reminder: one action per reply, either a <run_experiment> block or a <python> block; spend them "
-        f"wisely and submit <final_law> only when you are confident. Rounds left: {turns_left}.{budget}"
-    )
-
-
-def forced_final_message(task: TaskView, interpreter: bool) -> str:
-    """Appended after the last round: the forced final call."""
-    msg = "All experiment rounds are used up. Submit your final law now, inside <final_law> tags."
-    if interpreter:
-        msg += (
-            f" Use exactly the signature `{task.signature}`, keep all numbers as local variables of the "
-            "function body, and leave out comments."
-        )
-    return msg
-
-
-def invalid_reply_message(interpreter: bool, problem: str | None = None) -> str:
-    """Sent after an unusable baseline reply."""
-    tags = "a <run_experiment> block with a JSON array of input objects"
-    if interpreter:
-        tags += ", a <python> block"
-    msg = f"Your reply could not be used. Reply with {tags} or a <final_law> block to submit the law."
-    if problem:
-        msg += f" (Problem: {problem}.)"
-    return msg
-
-
-# ----------------------------------------------------------------------------------------
-# Observation feedback
-# ----------------------------------------------------------------------------------------
-def format_vanilla_value(v: Any) -> str:
-    """NewtonBench's vanilla formatting of one output: ``"{:.15e}"``."""
-    if isinstance(v, complex):
-        return f"{v:.15e}"
-    return f"{float(v):.15e}"
-
-
-def experiment_output(values: Sequence[float] | np.ndarray, *, interpreter: bool) -> str:
-    """``<experiment_output>`` block: ``{:.15e}`` strings (vanilla) or raw numbers (code-assisted)."""
-    from etc_fast.protocol._baseline import format_experiment_output
-
-    return format_experiment_output(np.asarray(values, dtype=np.float64), interpreter)
-
-
 def python_output(feedback: str) -> str:
     """Interpreter feedback wrapped in ``<python_output>`` tags."""
     text = feedback.strip("\n")
@@ -445,51 +332,12 @@ def python_output(feedback: str) -> str:
     return f"<python_output>\n{text}\n</python_output>"
 
 
-# ----------------------------------------------------------------------------------------
-# Judge
-# ----------------------------------------------------------------------------------------
-def judge_prompt(ground_truth: str, submitted: str, param_description: str) -> str:
-    """The equivalence question put to the judge model (NewtonBench judge intent, own wording)."""
-    return (
-        "Decide whether two equations describe the same mathematical relationship.\n\n"
-        "Treat them as equivalent when one can be turned into the other by algebra (expanding, factoring, "
-        "using identities such as ln(x**2) = 2*ln(x) or sqrt(x**2) = x for positive x) and by renaming or "
-        "reordering variables. Python code counts as an equation: read what the function returns.\n"
-        "Constants: numerical constants may differ in value or in how they are written, as long as they play "
-        "the same role (for example an overall scale factor); a constant that is absent counts as 1.\n"
-        "Structure and exponents must match exactly: a different exponent (4 versus 4.03, x**2 versus x**2.02), "
-        "a variable in a different place, a missing or extra dependency, or a different functional form "
-        "makes them NOT equivalent.\n\n"
-        "Examples:\n"
-        "- C*a*b/r**2 versus 6.7e-11*a*b/r**2: YES (the constant is only a scale).\n"
-        "- C*a*b/r**2 versus C*a*b/r**2.05: NO (the exponent differs).\n"
-        "- C*a**2*b versus C*a*b**2: NO (the exponents sit on different variables).\n"
-        "- C*sqrt(x**2)*y versus K*x*y with positive x: YES.\n"
-        "- C*ln(x**2) versus G*ln(x): YES (ln(x**2) = 2 ln(x), the 2 joins the constant).\n"
-        "- C*exp(-k*t) versus C*exp(-k*t**1.5): NO.\n\n"
-        f"Equation 1 (reference):\n{ground_truth.strip()}\n\n"
-        f"Equation 2 (submitted):\n{submitted.strip()}\n\n"
-        f"Parameters:\n{param_description.strip()}\n\n"
-        "First explain your comparison, then give the verdict on its own line, exactly in this format:\n"
-        "Reasoning: <your reasoning>\n"
-        "Answer: YES or NO"
-    )
-
-
 __all__ = [
     "HYPOTHESIS_LANGUAGE",
     "action_menu",
-    "action_reminder",
-    "baseline_system_prompt",
-    "baseline_task_message",
     "diagnostics_block",
-    "experiment_output",
     "explore_first_message",
     "explore_next_message",
-    "forced_final_message",
-    "format_vanilla_value",
-    "invalid_reply_message",
-    "judge_prompt",
     "objective_block",
     "observations_table",
     "planner_system_prompt",

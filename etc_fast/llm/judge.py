@@ -3,8 +3,12 @@
 The judge model (default ``gpt41`` at temperature 0.6) is shown the ground-truth text of the law
 (Equation 1), the raw submitted source (Equation 2) and the parameter description, and asked whether
 they are the same relationship up to algebra and renaming, constants free in value but exponents and
-structure exact. The reply is upper-cased and searched for ``ANSWER: YES|NO``; failing that, the last
-whole-word YES or NO decides. A reply with neither (or one cut at the token limit) is asked again;
+structure exact. The prompt is :meth:`~etc_fast.llm._texts.BaselineTexts.judge_prompt`: this
+project's words with NewtonBench's instructions and seven worked examples, the parameter
+descriptions before the two equations (``prompts: etc_fast``), or NewtonBench's own template read
+from a checkout (``prompts: newtonbench``). The reply is stripped and upper-cased; the first
+``ANSWER:`` followed by YES or NO decides; failing that, the last whole-word YES or NO
+(NewtonBench's rule). A reply with neither (or one cut at the token limit) is asked again;
 after three such replies the submission is not credited. A call that gets no reply at all is no
 verdict: the :class:`~etc_fast.errors.InfrastructureError` is raised (the trial record then says
 ``judge status: error`` and the runner judges it again on resume).
@@ -16,10 +20,10 @@ import dataclasses
 import re
 from typing import Any
 
-from etc_fast.evaluate._judge import Verdict
 from etc_fast.errors import InfrastructureError
+from etc_fast.evaluate._judge import Verdict
 from etc_fast.llm._client import LLMClient, LLMConfigError, LLMSettings
-from etc_fast.llm._prompts import judge_prompt
+from etc_fast.llm._texts import BaselineTexts, make_texts, parse_verdict
 from etc_fast.tasks._base import Task
 
 #: Judge model and temperature used by NewtonBench's run_experiments.
@@ -27,26 +31,7 @@ DEFAULT_JUDGE_MODEL = "gpt41"
 DEFAULT_JUDGE_TEMPERATURE = 0.6
 DEFAULT_ATTEMPTS = 3
 
-_ANSWER_RE = re.compile(r"ANSWER\s*\**\s*:\s*\**\s*(YES|NO)\b")
-_WORD_RE = re.compile(r"\b(YES|NO)\b")
 _SIGNATURE_RE = re.compile(r"def\s+discovered_law\s*\(")
-
-
-def parse_verdict(reply: str | None) -> bool | None:
-    """``True`` for YES, ``False`` for NO, ``None`` when the reply holds no verdict.
-
-    The last ``ANSWER: YES|NO`` (case-insensitive, Markdown bold tolerated) wins; without one, the last
-    whole-word YES or NO.
-    """
-    if not reply:
-        return None
-    text = reply.upper()
-    found = _ANSWER_RE.findall(text)
-    if not found:
-        found = _WORD_RE.findall(text)
-    if not found:
-        return None
-    return found[-1] == "YES"
 
 
 class LLMJudge:
@@ -56,6 +41,9 @@ class LLMJudge:
         settings: Client settings; default ``gpt41`` at temperature 0.6.
         attempts: Calls before giving up (NewtonBench: 3).
         client: A ready client (tests); built from ``settings`` otherwise.
+        prompts: ``etc_fast`` or ``newtonbench`` (the template of a NewtonBench checkout).
+        newtonbench_path: The checkout (``None``: ``NEWTONBENCH_PATH``).
+        texts: Ready texts (instead of ``prompts``).
         **overrides: Settings fields (``model``, ``base_url``, ``cache_path``, ...) applied to the
             defaults when ``settings`` is not given.
 
@@ -71,8 +59,12 @@ class LLMJudge:
         *,
         attempts: int = DEFAULT_ATTEMPTS,
         client: LLMClient | None = None,
+        prompts: str = "etc_fast",
+        newtonbench_path: str | None = None,
+        texts: BaselineTexts | None = None,
         **overrides: Any,
     ) -> None:
+        self.texts = texts if texts is not None else make_texts(prompts, newtonbench_path)
         if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
             raise ValueError(f"attempts must be a positive integer, got {attempts!r}")
         if settings is not None and overrides:
@@ -94,8 +86,14 @@ class LLMJudge:
         self.last_reply: str | None = None
 
     def messages(self, source: str, task: Task) -> list[dict[str, str]]:
-        """The chat messages sent for ``source`` (one user message, as NewtonBench)."""
-        return [{"role": "user", "content": judge_prompt(task.ground_truth_text, source, task.param_description)}]
+        """The chat messages sent for ``source`` (one user message, as NewtonBench; a system message
+        first for Nemotron judges)."""
+        model = str(self.settings.model)
+        if self.texts.name == "newtonbench" and task.source == "newtonbench":
+            return self.texts.judge_messages(  # type: ignore[call-arg]
+                task.ground_truth_text, source, task.param_description, model=model, task_name=task.module,
+            )
+        return self.texts.judge_messages(task.ground_truth_text, source, task.param_description, model=model)
 
     def judge(self, source: str, task: Task) -> Verdict:
         """Ask the judge model; never raises for a bad submission or a reply without a verdict.

@@ -21,7 +21,12 @@ import numpy as np
 from etc_fast.errors import InfrastructureError
 from etc_fast.llm import _prompts as P
 from etc_fast.llm._client import LLMClient, LLMConfigError, LLMSettings
-from etc_fast.llm._parse import MAX_REPLY_CHARS, parse_action
+from etc_fast.llm._parse import (
+    MAX_REPLY_CHARS,
+    parse_action,
+    parse_baseline_newtonbench,
+)
+from etc_fast.llm._texts import BaselineTexts, make_texts
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
 #: Longest feedback text (characters) put into one message; longer text is cut with a note.
@@ -63,6 +68,10 @@ class LLMPolicy:
         settings: Full client settings (instead of ``model`` + options).
         client: A ready client (shares its cache and concurrency limit).
         max_feedback_chars: Cut longer feedback (interpreter output) to this many characters.
+        prompts: ``etc_fast`` (the baselines' messages in this project's words, NewtonBench's
+            content) or ``newtonbench`` (NewtonBench's own texts, read from ``newtonbench_path``).
+        newtonbench_path: A NewtonBench checkout (``None``: the ``NEWTONBENCH_PATH`` variable).
+        texts: Ready :class:`~etc_fast.llm._texts.BaselineTexts` (instead of ``prompts``).
 
     Attributes:
         transcript: The whole chat of the current trial across its contexts, for the trial
@@ -84,8 +93,12 @@ class LLMPolicy:
         *,
         client: LLMClient | None = None,
         max_feedback_chars: int = DEFAULT_MAX_FEEDBACK_CHARS,
+        prompts: str = "etc_fast",
+        newtonbench_path: str | None = None,
+        texts: BaselineTexts | None = None,
         **options: Any,
     ) -> None:
+        self.texts = texts if texts is not None else make_texts(prompts, newtonbench_path)
         if client is not None:
             if settings is not None or options:
                 raise LLMConfigError("pass either a client or settings/options, not both")
@@ -114,6 +127,8 @@ class LLMPolicy:
         self.messages: list[dict[str, str]] = []
         self._shown = 0  # observation rows already shown in this conversation
         self._last: Action | None = None
+        self._last_info: dict[str, Any] = {}  # facts of the last baseline reply (single request, silent)
+        self._last_round = 0  # 0-based round of the last baseline decision
 
     def begin(self, phase: str, task: TaskView, config: ProtocolConfig, seed: int) -> None:
         """Start a fresh conversation for ``phase`` (``explore``, ``synthesis`` or ``baseline``)."""
@@ -127,7 +142,7 @@ class LLMPolicy:
         elif phase == "synthesis":
             system = P.synthesis_system_prompt(config.interpreter)
         else:
-            system = P.baseline_system_prompt(config.baseline_rounds, config.interpreter)
+            system = self.texts.system_prompt(config.baseline_rounds, config.interpreter, model=self.settings.model)
         self.messages.append({"role": "system", "content": system})
         self.transcript.append({"event": "begin", "phase": phase, "seed": int(seed)})
         self.transcript.append({"role": "system", "content": system})
@@ -153,9 +168,12 @@ class LLMPolicy:
             self.transcript.append({"event": "call_failed", "error_kind": exc.kind, "error": exc.one_line()})
             raise
         shown = _kept_reply(reply.content)
-        if reply.reasoning:
+        if reply.reasoning and reply.reasoning.strip():
             # Reasoning returned separately is kept and sent back with the answer (as NewtonBench does).
-            shown = f"[reasoning]\n{_kept_reply(reply.reasoning)}\n\n[reply]\n{shown}"
+            if self._phase == "baseline":
+                shown = self.texts.combine_reasoning(_kept_reply(reply.reasoning), shown)
+            else:
+                shown = f"[reasoning]\n{_kept_reply(reply.reasoning)}\n\n[reply]\n{shown}"
         self.messages.append({"role": "assistant", "content": shown})
         self.transcript.append({"role": "assistant", "content": shown, "call": reply.call_record()})
         if reply.truncated:
@@ -166,9 +184,11 @@ class LLMPolicy:
             )
         else:
             try:
-                action = parse_action(reply.content, phase=obs.phase, allowed=obs.allowed)
+                action = self._parse(reply.content, obs)
             except Exception as exc:  # noqa: BLE001 - the reply is unusable; its tokens still count
                 action = Action(kind="invalid", error=f"the reply could not be parsed: {type(exc).__name__}: {exc}")
+        if self._phase == "baseline" and obs.phase == "baseline":
+            self._last_round = int(obs.turn)
         cached = bool(reply.cached)
         usage = {
             "prompt_tokens": int(reply.prompt_tokens),
@@ -182,6 +202,17 @@ class LLMPolicy:
         action = dataclasses.replace(action, raw=reply.content, usage=usage)
         self._last = action
         return action
+
+    def _parse(self, content: str, obs: Observation) -> Action:
+        self._last_info = {}
+        cfg = self._config
+        if self._phase == "baseline" and cfg is not None and cfg.resolved_parsing == "newtonbench":
+            action, self._last_info = parse_baseline_newtonbench(
+                content, interpreter=bool(obs.interpreter), final_only=obs.phase == "final",
+                nan_law=self.texts.nan_law(obs.task),
+            )
+            return action
+        return parse_action(content, phase=obs.phase, allowed=obs.allowed)
 
     def close(self) -> None:
         """Close the client's connections (reopened if the policy is used again)."""
@@ -241,22 +272,57 @@ class LLMPolicy:
         )
 
     def _render_baseline(self, obs: Observation, first: bool) -> str:
+        """The next user message of a baseline conversation, assembled as NewtonBench's agents do:
+        the reply to the last action (none after a request the code-assisted agent ignores), then
+        (code-assisted) the turn reminder before every call, or the forced final instruction."""
+        T = self.texts
         interpreter = bool(obs.interpreter)
         parts: list[str] = []
         if first:
-            parts.append(P.baseline_task_message(obs.task, noisy=obs.noisy, interpreter=interpreter))
+            parts.append(T.task_prompt(obs.task, noisy=obs.noisy, interpreter=interpreter))
             self._new_rows(obs)
         else:
             fb = self._baseline_feedback(obs, interpreter)
             if fb:
                 parts.append(fb)
+        if obs.measurements_left is not None and obs.phase != "final":
+            parts.append(f"(Measurement budget: {obs.measurements_left} left.)")
         if obs.phase == "final":
-            parts.append(P.forced_final_message(obs.task, interpreter))
+            parts.append(T.forced_final(obs.task, interpreter))
         elif interpreter:
-            parts.append(P.action_reminder(obs.turns_left + 1, obs.measurements_left))
-        if not parts:
-            parts.append(P.action_reminder(obs.turns_left + 1, obs.measurements_left))
+            parts.append(T.turn_reminder())
+        if not parts:  # a vanilla call with nothing to answer (not reached by the protocol)
+            parts.append(T.invalid_reply(False))
         return "\n\n".join(parts)
+
+    def _baseline_feedback(self, obs: Observation, interpreter: bool) -> str | None:
+        """The reply to the previous baseline action (``None``: no reply)."""
+        T = self.texts
+        _, y_new, _ = self._new_rows(obs)
+        kind = obs.feedback_kind
+        turn = self._last_round + 1  # NewtonBench counts turns from 1
+        info = self._last_info
+        res = obs.analysis_result or {}
+        if kind == "experiment":
+            out = T.experiment_output(y_new, interpreter=interpreter, single=bool(info.get("single")))
+            notes = [ln for ln in (obs.feedback or "").split("\n") if ln.startswith("Only the first ")]
+            return "\n".join([p for p in [out, *notes] if p]) or None
+        if kind == "analysis":
+            code = str(res.get("code") or (self._last.code if self._last is not None else "") or "")
+            if res.get("ok"):
+                return self._cut(T.python_success(str(res.get("stdout") or ""), code, turn))
+            return self._cut(T.python_failure(str(res.get("error") or obs.feedback or ""), code, turn))
+        if kind == "validation":
+            code = str(res.get("code") or "")
+            problem = T.validation_message(code, str(res.get("validation_error") or ""))
+            return self._cut(T.python_invalid(problem, code, turn))
+        if kind == "request_error":
+            return T.request_error(interpreter, (obs.feedback or "").strip() or None, turn)
+        if kind == "repair" or (self._last is not None and self._last.kind == "invalid"):
+            if info.get("silent"):
+                return None
+            return T.invalid_reply(interpreter, turn)
+        return (self._cut(obs.feedback) or "").strip() or None
 
     def _feedback_text(self, obs: Observation) -> str:
         """The protocol's feedback, wrapped by kind (interpreter output in ``<python_output>``)."""
@@ -269,25 +335,6 @@ class LLMPolicy:
         if kind == "analysis" or (kind is None and self._last is not None and self._last.kind == "analysis"):
             return P.python_output(fb)
         return fb.strip()
-
-    def _baseline_feedback(self, obs: Observation, interpreter: bool) -> str:
-        X_new, y_new, _ = self._new_rows(obs)
-        fb = self._cut(obs.feedback)
-        kind = obs.feedback_kind
-        last = self._last.kind if self._last is not None else None
-        if kind == "experiment" or (kind is None and last == "experiment"):
-            if fb and "<experiment_output>" in fb:
-                return fb.strip()
-            out = P.experiment_output(y_new, interpreter=interpreter) if y_new.shape[0] else ""
-            return "\n\n".join(p for p in (out, (fb or "").strip()) if p)
-        if kind == "analysis" or (kind is None and last == "analysis"):
-            return P.python_output(fb) if fb else P.python_output("(the code printed nothing)")
-        if last == "invalid" or kind == "repair":
-            problem = self._last.error if self._last is not None else None
-            if fb and fb.strip():
-                return fb.strip()
-            return P.invalid_reply_message(interpreter, problem)
-        return (fb or "").strip()
 
 
 __all__ = ["LLMPolicy"]

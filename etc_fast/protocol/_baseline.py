@@ -3,13 +3,22 @@
 ``baseline_rounds`` rounds (NewtonBench: 10), one decision each: an experiment request of any size,
 a Python analysis (interpreter variant only; one per round, and a run uses the round), or the final
 law (ends the trial, status ``completed``). An unusable reply also uses the round. Analysis code
-that fails validation (it does not parse as Python) does not: as in NewtonBench's code-assisted
-agent, the policy is told why and asked again in the same round (at most
-:data:`MAX_VALIDATION_RETRIES` times per round, so a policy that never sends valid code cannot loop
-forever; the retry after that uses the round). After the last round one forced final call is made
-(status ``max_turns_reached``); when it yields no law, NewtonBench's stand-in
-``return float('nan')`` with the task's signature is submitted (origin ``forced_nan``).
-Baselines get no diagnostics.
+that fails validation does not: as in NewtonBench's code-assisted agent, the checks are a Python
+parse and a blocklist of operations (:data:`BLOCKED_CODE_PATTERNS`, matched case-insensitively),
+and the policy is asked again in the same round (at most ``max_validation_retries`` times per round,
+default 3, so a policy that never sends valid code cannot loop forever; NewtonBench sets no bound).
+After the last round one forced final call is made (status ``max_turns_reached``); when it yields no
+law, NewtonBench's stand-in (the signature followed by ``return float('nan')`` on the same line) is
+submitted (origin ``forced_nan``). Baselines get no diagnostics.
+
+The interpreter starts as the configuration's ``interpreter_data`` says: ``empty`` (the baselines'
+default, NewtonBench's: no observation variable exists, the code carries its own numbers) or
+``preloaded``.
+
+An experiment request that cannot be run (a missing required key, a value that is not a number)
+uses the round and gets the feedback kind ``request_error``: NewtonBench's code-assisted agent
+sends no reply at all then, its vanilla agent crashes and restarts the whole trial; an LLM policy
+words its reply (see docs/fidelity.md).
 
 Request size: NewtonBench runs every point of a request. Here one request runs at most
 :data:`MAX_EXPERIMENT_POINTS` points (10,000: far above anything a real agent asks for, low enough
@@ -22,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -33,18 +43,28 @@ from etc_fast.protocol._types import Observation, to_jsonable
 #: Most points one experiment request runs (the rest are not measured; the feedback says so).
 MAX_EXPERIMENT_POINTS = 10_000
 
-#: Analysis replies failing validation that a round absorbs without being used (NewtonBench sets
-#: no limit; this only bounds a policy that never sends valid code).
+#: Analysis replies failing validation that a round absorbs without being used, unless the
+#: configuration sets ``max_validation_retries`` (NewtonBench sets no limit; this only bounds a
+#: policy that never sends valid code).
 MAX_VALIDATION_RETRIES = 3
+
+#: NewtonBench's code checks (regular expressions searched case-insensitively in the code); a match
+#: is a validation failure, as is code that does not parse.
+BLOCKED_CODE_PATTERNS = (
+    r"import\s+os", r"import\s+sys", r"import\s+subprocess", r"__import__", r"eval\(", r"exec\(", r"open\(",
+    r"file\(", r"input\(", r"raw_input\(", r"compile\(", r"globals\(", r"locals\(",
+)
 
 
 def nan_law(variable_names: Any) -> str:
-    """NewtonBench's stand-in when no law can be extracted: the signature returning NaN."""
-    return f"def discovered_law({', '.join(variable_names)}):\n    return float('nan')\n"
+    """NewtonBench's stand-in when no law can be extracted: the signature and ``return
+    float('nan')`` on one line (it passes validation; its RMSLE is NaN)."""
+    return f"def discovered_law({', '.join(variable_names)}): return float('nan')"
 
 
 def analysis_validation_error(code: str) -> str | None:
-    """Why analysis code fails validation (it does not parse as Python), or ``None``."""
+    """Why analysis code fails NewtonBench's validation, or ``None``: it does not parse as Python,
+    or it matches one of :data:`BLOCKED_CODE_PATTERNS` (checked in that order)."""
     try:
         ast.parse(code)
     except SyntaxError as exc:
@@ -52,6 +72,9 @@ def analysis_validation_error(code: str) -> str | None:
         return f"syntax error{where}: {exc.msg}"
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return f"the code cannot be parsed: {type(exc).__name__}"
+    for pattern in BLOCKED_CODE_PATTERNS:
+        if re.search(pattern, code, re.IGNORECASE):
+            return f"the code uses a blocked operation (pattern {pattern})"
     return None
 
 INVALID_VANILLA = (
@@ -94,8 +117,11 @@ def run_baseline(state: TrialState) -> Outcome:
     allowed = frozenset({"experiment", "final"} | ({"analysis"} if cfg.interpreter else set()))
     invalid_text = INVALID_CODE if cfg.interpreter else INVALID_VANILLA
     cap = request_cap(cfg)
+    preload = cfg.resolved_interpreter_data == "preloaded"
+    max_retries = cfg.resolved_validation_retries
     feedback: str | None = None
     fkind: str | None = None
+    result: dict[str, Any] | None = None
     new_rows = 0
     retries = 0
     r = 0
@@ -106,26 +132,28 @@ def run_baseline(state: TrialState) -> Outcome:
             turns_left=cfg.baseline_rounds - r - 1, measurements_used=state.measurements,
             measurements_left=state.budget_left, allowed=allowed, interpreter=cfg.interpreter,
             feedback=feedback, noisy=bool(spec.noise > 0), batch_cap=cfg.batch_cap, feedback_kind=fkind,
-            new_rows=new_rows,
+            new_rows=new_rows, analysis_result=result, interpreter_data=cfg.resolved_interpreter_data,
         )
         action, ev = _decide_event(state, obs, "baseline", r, None, max_points=cap)
         if r == 0 and retries == 0 and begin_error is not None:
             ev["policy_begin_error"] = begin_error
         new_rows = 0
+        result = None
         kind = action.kind
         if kind == "final":
             ev["outcome"] = "final law submitted"
             state.events.append(ev)
             return Outcome(status="completed", final_source=action.source, submission_origin="baseline")
         problem = analysis_validation_error(action.code) if kind == "analysis" and cfg.interpreter else None
-        if problem is not None and retries < MAX_VALIDATION_RETRIES:
+        if problem is not None and retries < max_retries:
             retries += 1
             feedback = (
                 f"The Python code failed validation ({problem}); it was not run and the round is not used. "
                 "Send corrected code, an experiment, or your final law."
             )
-            fkind = "repair"
-            ev["outcome"] = f"analysis code failed validation; round not used (retry {retries} of {MAX_VALIDATION_RETRIES})"
+            fkind = "validation"
+            result = {"ok": False, "validation_error": problem, "code": action.code, "stdout": "", "error": problem}
+            ev["outcome"] = f"analysis code failed validation; round not used (retry {retries} of {max_retries})"
             ev["feedback"] = feedback
             ev["feedback_kind"] = fkind
             state.events.append(ev)
@@ -134,9 +162,15 @@ def run_baseline(state: TrialState) -> Outcome:
         r += 1
         if kind == "experiment":
             feedback, fkind, new_rows = _experiment(state, action.points, ev, cap)
+        elif kind == "analysis" and cfg.interpreter and problem is not None:
+            feedback = f"The Python code failed validation ({problem}); it was not run."
+            fkind = "validation"
+            result = {"ok": False, "validation_error": problem, "code": action.code, "stdout": "", "error": problem}
+            ev["outcome"] = "analysis code failed validation; retries spent, round used"
         elif kind == "analysis" and cfg.interpreter:
-            feedback, ev["analysis"] = run_analysis(state, action.code)
+            feedback, ev["analysis"] = run_analysis(state, action.code, preload=preload)
             fkind = "analysis"
+            result = {**ev["analysis"], "code": action.code}
         else:
             feedback = invalid_text
             fkind = "repair"
@@ -152,7 +186,7 @@ def run_baseline(state: TrialState) -> Outcome:
         phase="final", task=state.view, X=X_obs, y=y_obs, diagnostics=None, turn=0, turns_left=0,
         measurements_used=state.measurements, measurements_left=0, allowed=frozenset({"final"}),
         interpreter=cfg.interpreter, feedback=feedback, noisy=bool(spec.noise > 0), batch_cap=cfg.batch_cap,
-        feedback_kind=fkind, new_rows=new_rows,
+        feedback_kind=fkind, new_rows=new_rows, analysis_result=result, interpreter_data=cfg.resolved_interpreter_data,
     )
     action, ev = _decide_event(state, obs, "final", 0, None)
     if action.kind == "final":
@@ -177,7 +211,7 @@ def _experiment(state: TrialState, points: Any, ev: dict[str, Any], cap: int) ->
         X_req = state.task.inputs_from_request(list(points[:cap]))
     except Exception as exc:  # noqa: BLE001 - bad requests are the policy's problem, never the trial's
         ev["outcome"] = f"bad experiment request: {exc}"
-        return f"Invalid experiment request: {exc}. No measurement was taken.", "repair", 0
+        return f"Invalid experiment request: {exc}. No measurement was taken.", "request_error", 0
     if n_req > cap:
         ev["capped_at"] = cap
     n_ok = state.allowance(int(X_req.shape[0]))

@@ -244,27 +244,31 @@ def action_record(a: Action, *, max_points: int = MAX_RECORDED_POINTS) -> dict[s
     return rec
 
 
-def run_analysis(state: TrialState, code: str) -> tuple[str, dict[str, Any]]:
-    """Run analysis code in the sandbox with the observations preloaded.
+def run_analysis(state: TrialState, code: str, *, preload: bool = True) -> tuple[str, dict[str, Any]]:
+    """Run analysis code in the sandbox, with the observations preloaded unless ``preload`` is false.
 
     Preloaded names: ``X`` (n, d), ``y`` (n,), one array per variable name, ``data`` (list of
-    dicts: variable names and ``y``). Returns the feedback text and a record of the run.
+    dicts: variable names and ``y``). With ``preload=False`` (NewtonBench's interpreter) no
+    observation variable exists: the code must carry its numbers. Returns the feedback text and a
+    record of the run (``ok``, ``error``, ``stdout``, ``truncated``).
     """
     from etc_fast.sandbox import run_code  # lazy: the sandbox pulls in process machinery
 
     names = state.task.variable_names
     reserved = {"X", "y", "data", "np", "math"}
-    data: dict[str, Any] = {"X": state.X.copy(), "y": state.y.copy()}
+    data: dict[str, Any] = {}
     shadowed = []
-    for k, name in enumerate(names):
-        if name in reserved:
-            shadowed.append(name)
-            continue
-        data[name] = state.X[:, k].copy()
-    data["data"] = [
-        {**{name: float(state.X[i, k]) for k, name in enumerate(names)}, "y": float(state.y[i])}
-        for i in range(state.measurements)
-    ]
+    if preload:
+        data = {"X": state.X.copy(), "y": state.y.copy()}
+        for k, name in enumerate(names):
+            if name in reserved:
+                shadowed.append(name)
+                continue
+            data[name] = state.X[:, k].copy()
+        data["data"] = [
+            {**{name: float(state.X[i, k]) for k, name in enumerate(names)}, "y": float(state.y[i])}
+            for i in range(state.measurements)
+        ]
     try:
         res = run_code(code, data, limits=state.limits)
         ok, error, stdout, truncated = bool(res.ok), res.error, res.stdout or "", bool(res.truncated)

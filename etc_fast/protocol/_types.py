@@ -56,6 +56,21 @@ class ProtocolConfig:
         synthesis_turns: Synthesis turns; ``None`` = 1 without interpreter, 3 with.
         max_experiment_points: Most points one baseline experiment request may run (``None`` =
             10,000; NewtonBench sets no limit, this only stops a runaway reply).
+        interpreter_data: What the analysis interpreter starts with: ``preloaded`` (the
+            observations as ``X``, ``y``, one array per input and ``data``) or ``empty`` (no
+            observation variables: the agent types the numbers into its code, as in NewtonBench).
+            ``None`` = the family's default: ``empty`` for baselines (NewtonBench), ``preloaded``
+            for planners (the paper's protocol).
+        parsing: How an LLM's baseline reply is read: ``newtonbench`` (NewtonBench's rules: case-
+            sensitive tags, strict JSON with nothing repaired, no code fences removed, its
+            action order per agent) or ``lenient`` (fences and case tolerated). ``None`` = the
+            family's default: ``newtonbench`` for baselines, ``lenient`` for planners (planner
+            replies are not NewtonBench actions).
+        max_validation_retries: Analysis replies failing validation that one baseline round
+            absorbs without being used (``None`` = 3; NewtonBench sets no bound).
+
+    The last three fields are left out of the trial id while ``None`` (see
+    :data:`ID_OMITTED_WHEN_NONE`), so trial ids of earlier runs stay valid.
     """
 
     name: str
@@ -73,6 +88,9 @@ class ProtocolConfig:
     baseline_rounds: int = 10
     synthesis_turns: int | None = None
     max_experiment_points: int | None = None
+    interpreter_data: Literal["preloaded", "empty"] | None = None
+    parsing: Literal["newtonbench", "lenient"] | None = None
+    max_validation_retries: int | None = None
 
     def __post_init__(self) -> None:
         errors = []
@@ -103,6 +121,15 @@ class ProtocolConfig:
             not isinstance(self.synthesis_turns, int) or isinstance(self.synthesis_turns, bool) or self.synthesis_turns < 1
         ):
             errors.append(f"synthesis_turns must be a positive integer or null, got {self.synthesis_turns!r}")
+        if self.interpreter_data not in (None, "preloaded", "empty"):
+            errors.append(f"interpreter_data must be 'preloaded', 'empty' or null, got {self.interpreter_data!r}")
+        if self.parsing not in (None, "newtonbench", "lenient"):
+            errors.append(f"parsing must be 'newtonbench', 'lenient' or null, got {self.parsing!r}")
+        if self.max_validation_retries is not None and (
+            isinstance(self.max_validation_retries, bool) or not isinstance(self.max_validation_retries, int)
+            or not 0 <= self.max_validation_retries <= 1000
+        ):
+            errors.append(f"max_validation_retries must be an integer from 0 to 1,000 or null, got {self.max_validation_retries!r}")
         for field in ("interpreter", "diagnostics", "synthesis_diagnostics"):
             if not isinstance(getattr(self, field), bool):
                 errors.append(f"{field} must be a boolean (true or false), got {getattr(self, field)!r}")
@@ -112,6 +139,39 @@ class ProtocolConfig:
     @property
     def n_synthesis_turns(self) -> int:
         return self.synthesis_turns if self.synthesis_turns is not None else (3 if self.interpreter else 1)
+
+    @property
+    def resolved_interpreter_data(self) -> str:
+        """``interpreter_data`` with the family default applied."""
+        if self.interpreter_data is not None:
+            return self.interpreter_data
+        return "empty" if self.family == "baseline" else "preloaded"
+
+    @property
+    def resolved_parsing(self) -> str:
+        """``parsing`` with the family default applied."""
+        if self.parsing is not None:
+            return self.parsing
+        return "newtonbench" if self.family == "baseline" else "lenient"
+
+    @property
+    def resolved_validation_retries(self) -> int:
+        """``max_validation_retries`` with its default (3) applied."""
+        return 3 if self.max_validation_retries is None else self.max_validation_retries
+
+
+#: Configuration fields left out of the trial id (and of a stored spec) while ``None``: fields
+#: added after results were stored, so that those results keep their ids.
+ID_OMITTED_WHEN_NONE = ("interpreter_data", "parsing", "max_validation_retries")
+
+
+def config_dict(cfg: ProtocolConfig) -> dict[str, Any]:
+    """``cfg`` as a JSON dict without the :data:`ID_OMITTED_WHEN_NONE` fields that are ``None``."""
+    d = to_jsonable(cfg)
+    for name in ID_OMITTED_WHEN_NONE:
+        if d.get(name) is None:
+            d.pop(name, None)
+    return d
 
 
 def _preset(name: str, family: Family, acquisition: Acquisition, interpreter: bool) -> ProtocolConfig:
@@ -195,7 +255,9 @@ class TrialSpec:
         return self.rollout
 
     def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(dataclasses.asdict(self))
+        d = to_jsonable(dataclasses.asdict(self))
+        d["config"] = config_dict(self.config)
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrialSpec:
@@ -271,10 +333,16 @@ class Observation:
         feedback_kind: What ``feedback`` answers: ``experiment`` (baseline measurement output,
             already in NewtonBench's ``<experiment_output>`` format), ``selection`` (planner batch
             measured), ``analysis`` (interpreter output), ``refusal`` (action not allowed now),
-            ``repair`` (unusable action, say what to fix); ``None`` without feedback. At the
+            ``repair`` (unusable action, say what to fix), ``validation`` (baseline analysis code
+            failed the code checks; not run), ``request_error`` (a baseline experiment request
+            could not be run); ``None`` without feedback. At the
             forced final call (phase ``final``) the feedback is the reply to the last round's
             action; the phase itself is the instruction to submit now.
         new_rows: Number of observations added by the previous action (the last rows of ``X``).
+        analysis_result: For ``feedback_kind`` ``analysis`` (and ``validation``): the run's
+            record (``ok``, ``stdout``, ``error``, ``code``; ``validation_error`` when the code
+            was not run), so a policy can word the reply itself.
+        interpreter_data: ``preloaded`` or ``empty`` (what the interpreter starts with).
     """
 
     phase: Phase
@@ -294,6 +362,8 @@ class Observation:
     batch_cap: int = 4
     feedback_kind: str | None = None
     new_rows: int = 0
+    analysis_result: dict[str, Any] | None = None
+    interpreter_data: str = "preloaded"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -32,6 +32,8 @@ __all__ = [
     "table_modules_wide",
     "coverage_curves",
     "group_variants",
+    "nb_mask_outliers",
+    "table_newtonbench",
     "TAUS",
 ]
 
@@ -307,3 +309,138 @@ def table_modules_wide(df: pl.DataFrame) -> pl.DataFrame:
     cfgs = list(dict.fromkeys(long.get_column("configuration").to_list()))
     wide = long.with_columns(cell=cell).pivot(on="configuration", index=keys + ["task"], values="cell")
     return wide.select(keys + ["task"] + cfgs)
+
+
+# ----------------------------------------------------------------------------------------
+# NewtonBench's own aggregation (result_analysis/summarize_results.py), for comparison
+# ----------------------------------------------------------------------------------------
+#: Modified z-score above which NewtonBench masks an RMSLE as an outlier.
+NB_OUTLIER_Z = 3.5
+
+
+def nb_mask_outliers(values: Sequence[float | None], threshold: float = NB_OUTLIER_Z) -> list[float | None]:
+    """NewtonBench's outlier rule on one group's RMSLEs: infinities count as missing; with
+    ``median`` and ``MAD`` of the finite values, a value whose modified z-score
+    ``0.6745 * (x - median) / MAD`` exceeds ``threshold`` in magnitude (or is not finite) becomes
+    ``None``; when ``MAD`` is 0 only non-finite values are masked."""
+    import numpy as np
+
+    data = np.array([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+    if data.size == 0:
+        return []
+    stats = np.where(np.isinf(data), np.nan, data)
+    if np.all(np.isnan(stats)):
+        return [None] * data.size
+    median = np.nanmedian(stats)
+    mad = np.nanmedian(np.abs(stats - median))
+    if mad == 0:
+        mask = ~np.isfinite(data)
+    else:
+        with np.errstate(invalid="ignore"):
+            z = 0.6745 * (data - median) / mad
+        mask = (np.abs(z) > threshold) | ~np.isfinite(z)
+    return [None if m else float(v) for v, m in zip(data, mask, strict=True)]
+
+
+def _nb_trial_stats(frame: pl.DataFrame) -> tuple[float | None, float | None, float | None, float | None, int]:
+    """NewtonBench's ``calculate_trial_stats``: per trial index the mean accuracy and mean RMSLE
+    (missing RMSLEs skipped), trials whose either mean is missing dropped, then the mean and the
+    sample standard deviation (0 for one trial) of those per-trial means."""
+    import math
+
+    if frame.height == 0:
+        return None, None, None, None, 0
+    per = (
+        frame.group_by("nb_trial")
+        .agg(pl.col("nb_acc").mean().alias("acc"), pl.col("nb_rmsle").drop_nulls().mean().alias("rmsle"))
+        .drop_nulls(["acc", "rmsle"])
+    )
+    if per.height == 0:
+        return None, None, None, None, 0
+
+    def mean_std(col: str) -> tuple[float, float]:
+        vals = per.get_column(col).to_list()
+        m = sum(vals) / len(vals)
+        if len(vals) < 2:
+            return m, 0.0
+        return m, math.sqrt(sum((v - m) ** 2 for v in vals) / (len(vals) - 1))
+
+    acc_m, acc_s = mean_std("acc")
+    r_m, r_s = mean_std("rmsle")
+    return acc_m, acc_s, r_m, r_s, per.height
+
+
+def table_newtonbench(df: pl.DataFrame) -> pl.DataFrame:
+    """NewtonBench's aggregation of the same trials (not the paper's statistics).
+
+    As ``result_analysis/summarize_results.py``: failed trials are left out; infinite RMSLEs
+    become missing; RMSLE outliers (modified z-score > 3.5) are masked within each module x
+    difficulty x system x configuration (NewtonBench's ``agent_backend``); then per model x
+    configuration (x noise and law version when they vary, which NewtonBench would pool) and per
+    system x difficulty, plus an ``all`` row over every system and difficulty, the per-trial means
+    of accuracy (credited, 0/1) and RMSLE are averaged over trial indices (NewtonBench's
+    ``trial_id``: the rollout, per law version) and their sample standard deviation is given.
+    ``system`` is the trials' ``system`` column when present, else ``vanilla_equation``.
+    Columns ``acc`` / ``rmsle`` hold NewtonBench's text form (``88.9 (±4.811)``,
+    ``0.0123 (±0.0045)``); ``tokens_mean`` is the mean completion tokens (NewtonBench's
+    ``total_tokens``).
+    """
+    schema = {
+        "model": pl.String, "configuration": pl.String, "system": pl.String, "difficulty": pl.String,
+        "trials": pl.Int64, "masked": pl.Int64, "acc_mean_pct": pl.Float64, "acc_std_pct": pl.Float64,
+        "rmsle_mean": pl.Float64, "rmsle_std": pl.Float64, "acc": pl.String, "rmsle": pl.String, "tokens_mean": pl.Float64,
+    }
+    if df.height == 0:
+        return pl.DataFrame(schema=schema)
+    d = df.filter(pl.col("status") != "failed") if "status" in df.columns else df
+    if d.height == 0:
+        return pl.DataFrame(schema=schema)
+    extra = [c for c in ("noise", "law_version") if d.get_column(c).n_unique() > 1]
+    if "system" not in d.columns:
+        d = d.with_columns(pl.lit("vanilla_equation").alias("system"))
+    rm = pl.col("rmsle").cast(pl.Float64)
+    d = d.with_columns(
+        pl.when(rm.is_finite()).then(rm).otherwise(None).alias("nb_rmsle_raw"),
+        pl.col("credited").cast(pl.Float64).alias("nb_acc"),
+        (pl.col("law_version").cast(pl.String) + pl.lit("/") + pl.col("rollout").cast(pl.String)).alias("nb_trial"),
+    ).with_row_index("nb_row")
+    masked_parts = []
+    group_keys = ["model", "task", "difficulty", "system", "configuration", *extra]
+    for _, g in d.group_by(group_keys, maintain_order=True):
+        cleaned = nb_mask_outliers(g.get_column("nb_rmsle_raw").to_list())
+        masked_parts.append(g.with_columns(pl.Series("nb_rmsle", cleaned, dtype=pl.Float64)))
+    d = pl.concat(masked_parts).sort("nb_row")
+    d = d.with_columns((pl.col("nb_rmsle_raw").is_not_null() & pl.col("nb_rmsle").is_null()).alias("nb_masked"))
+    rows = []
+    systems_order = {"vanilla_equation": 0, "simple_system": 1, "complex_system": 2}
+    present = set(d.get_column("configuration").to_list())
+    cfgs = [c for c in CONFIG_ORDER if c in present] + sorted(present - set(CONFIG_ORDER))
+    for model in sorted(set(d.get_column("model").to_list())):
+        for cfg in cfgs:
+            sub = d.filter((pl.col("model") == model) & (pl.col("configuration") == cfg))
+            if sub.height == 0:
+                continue
+            combos = sub.select(extra).unique().sort(extra).rows() if extra else [()]
+            for combo in combos:
+                part = sub
+                for k, v in zip(extra, combo, strict=True):
+                    part = part.filter(pl.col(k) == v)
+                cells = []
+                systems = sorted(set(part.get_column("system").to_list()), key=lambda s: (systems_order.get(s, 9), s))
+                for system in systems:
+                    for diff in sorted(set(part.get_column("difficulty").to_list()), key=lambda x: _DIFF_ORDER.get(x, 9)):
+                        cells.append((system, diff, part.filter((pl.col("system") == system) & (pl.col("difficulty") == diff))))
+                cells.append(("all", "all", part))
+                for system, diff, frame in cells:
+                    acc_m, acc_s, r_m, r_s, n = _nb_trial_stats(frame)
+                    row = {"model": model, "configuration": cfg, **dict(zip(extra, combo, strict=True)), "system": system,
+                           "difficulty": diff, "trials": n, "masked": int(frame.get_column("nb_masked").sum()),
+                           "acc_mean_pct": None if acc_m is None else 100 * acc_m,
+                           "acc_std_pct": None if acc_s is None else 100 * acc_s,
+                           "rmsle_mean": r_m, "rmsle_std": r_s,
+                           "acc": "N/A" if acc_m is None else f"{acc_m * 100:.1f} (±{acc_s * 100:.3f})",
+                           "rmsle": "N/A" if r_m is None else f"{r_m:.4f} (±{r_s:.4f})",
+                           "tokens_mean": float(frame.get_column("completion_tokens").mean()) if "completion_tokens" in frame.columns else None}
+                    rows.append(row)
+    out = pl.DataFrame(rows, schema_overrides={**schema, **{k: d.schema[k] for k in extra}}, infer_schema_length=None)
+    return out.select(["model", "configuration", *extra, *[c for c in schema if c not in ("model", "configuration")]])

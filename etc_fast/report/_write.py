@@ -28,6 +28,7 @@ _TITLES = {
     "table_savings": "Measurement savings per module (baseline − planner-family mean)",
     "table_modules": "Per module and configuration",
     "table_modules_wide": "Per module and configuration (compact)",
+    "table_newtonbench": "NewtonBench's own aggregation (outlier-masked mean ± std; not the paper's statistics)",
 }
 _NOTES = {
     "table1_families": "{variants} RMSLE averages finite scores only "
@@ -49,9 +50,34 @@ _NOTES = {
     "table_savings": "Positive `savings` = the planner family used fewer simulator evaluations. {variants}",
     "table_modules": "Mean measurements, mean finite RMSLE, complete and credited counts per module and configuration.",
     "table_modules_wide": "Each cell: mean measurements · mean finite RMSLE · complete/n · credited/n.",
+    "table_newtonbench": "Computed as NewtonBench's `result_analysis/summarize_results.py` does, for comparison with "
+    "NewtonBench's published numbers: failed trials left out, inf RMSLE → missing, RMSLE outliers (modified z-score "
+    "> 3.5) masked per module × difficulty × system × configuration (`masked` counts them), then mean and sample std "
+    "over trial indices (rollout per law version) of the per-trial mean accuracy (`acc`, %) and RMSLE; `system` = "
+    "the trials' system column, else vanilla_equation; `all` = every system and difficulty.",
 }
 _PCT = ("sa_pct",)
 _INT_LIKE = ("n", "credited", "finite", "complete", "n_modules", "n_pos", "n_neg", "n_zero", "rollout")
+
+
+def prompts_line(root: Path, df: pl.DataFrame) -> list[str]:
+    """The header line naming where the baselines' and the judge's messages came from (LLM runs)."""
+    import json
+
+    try:
+        versions = json.loads((root / "versions.json").read_text())
+    except (OSError, ValueError):
+        versions = {}
+    src = versions.get("prompts") if isinstance(versions, dict) else None
+    if isinstance(src, dict) and src.get("prompts") == "newtonbench":
+        return [
+            f"Baseline and judge messages: NewtonBench's own texts, read from `{src.get('newtonbench_path')}` "
+            f"(commit {src.get('newtonbench_commit') or 'unknown'}; version `{src.get('newtonbench_version')}`)."
+        ]
+    models = set(df.get_column("model").to_list()) if df.height else set()
+    if models - {"symbolic", "scripted", "sr"}:
+        return ["Baseline and judge messages: etc_fast's wording of NewtonBench's messages (docs/fidelity.md)."]
+    return []
 
 
 def variants_sentence(df: pl.DataFrame) -> str:
@@ -117,6 +143,7 @@ def build_tables(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED) 
         "table_savings": _tables.table_savings(df),
         "table_modules": _tables.table_modules(df),
         "table_modules_wide": _tables.table_modules_wide(df),
+        "table_newtonbench": _tables.table_newtonbench(df),
     }
 
 
@@ -161,6 +188,7 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         "on the shared grid.",
         f"Coverage audit of the preset configurations: {n_fin_incomplete} finite-but-incomplete submission(s), "
         f"{n_sign} with sign disagreements (Table S3). {variants}",
+        *prompts_line(root, df),
         "",
         "## Figures",
         "",

@@ -111,6 +111,14 @@ class LLMSettings:
         model_id: Id sent to the server instead of the model name's resolution.
         max_consecutive_failures: The run stops after this many trials in a row failed for want of
             a reply (circuit breaker); not passed to the policies.
+        prompts: The baselines' and the judge's messages: ``etc_fast`` (this project's words,
+            NewtonBench's content) or ``newtonbench`` (NewtonBench's own texts, read at run time
+            from the checkout ``newtonbench_path``; see docs/fidelity.md). Planner prompts are
+            etc_fast's in both.
+        newtonbench_path: The NewtonBench checkout for ``prompts: newtonbench`` (``None``: the
+            ``NEWTONBENCH_PATH`` environment variable); stored resolved.
+        newtonbench_version: Set by the loader, not by users: the checkout's commit and the
+            SHA-256 of the files read (part of the run's identity).
     """
 
     base_url: str | None = None
@@ -125,11 +133,17 @@ class LLMSettings:
     max_tokens: int | None = None
     model_id: str | None = None
     max_consecutive_failures: int = 5
+    prompts: str = "etc_fast"
+    newtonbench_path: str | None = None
+    newtonbench_version: str | None = None
 
     def policy_options(self) -> dict[str, Any]:
         """Keyword arguments for ``create_policy(model, **options)``."""
         opts = dataclasses.asdict(self)
         del opts["max_consecutive_failures"]
+        del opts["newtonbench_version"]
+        if opts["prompts"] == "etc_fast":
+            del opts["prompts"], opts["newtonbench_path"]
         return opts
 
     def judge_options(self) -> dict[str, Any]:
@@ -316,7 +330,32 @@ def config_identity(resolved: Mapping[str, Any]) -> dict[str, Any]:
         for k in ("model_id", "max_tokens"):  # only when set, so runs stored before they existed still match
             if llm.get(k) is not None:
                 keep["llm"][k] = llm[k]
+        if llm.get("prompts", "etc_fast") != "etc_fast":
+            keep["llm"]["prompts"] = llm["prompts"]
+            keep["llm"]["newtonbench_version"] = llm.get("newtonbench_version")
+        if resolved.get("judge") == "llm":
+            # The judge's prompt and verdict rule as NewtonBench's (docs/fidelity.md): verdicts
+            # stored before that change are not resumed into the same run directory.
+            keep["llm"]["judge_prompt"] = "newtonbench"
+        if _llm_baselines(resolved):
+            # Baseline agents that behave as NewtonBench's (docs/fidelity.md): LLM baseline results
+            # stored before that change are not resumed into the same run directory.
+            keep["llm"]["baselines"] = "newtonbench"
     return keep
+
+
+def _llm_baselines(resolved: Mapping[str, Any]) -> bool:
+    """Whether a grid of ``resolved`` plays a baseline configuration with an LLM model."""
+    ablations = resolved.get("ablations") or {}
+    for g in resolved.get("grids") or []:
+        if g.get("model") in OFFLINE_MODELS:
+            continue
+        for name in g.get("configurations") or []:
+            base = ablations.get(name, {}).get("base", name) if isinstance(ablations.get(name), Mapping) else name
+            preset = CONFIGURATIONS.get(base)
+            if preset is not None and preset.family == "baseline":
+                return True
+    return False
 
 
 def _ablation_dict(cfg: ProtocolConfig) -> dict[str, Any]:
@@ -519,7 +558,7 @@ _TOP_KEYS = (
 _GRID_KEYS = tuple(f.name for f in dataclasses.fields(GridConfig))
 _LLM_KEYS = (
     "base_url", "api_key_env", "temperature", "timeout_s", "max_retries", "retry_budget_s", "seed", "cache", "max_tokens",
-    "model_id", "max_consecutive_failures",
+    "model_id", "max_consecutive_failures", "prompts", "newtonbench_path", "newtonbench_version",
 )
 _PROTOCOL_KNOBS = tuple(f.name for f in dataclasses.fields(ProtocolConfig) if f.name not in ("name", "family", "acquisition"))
 
@@ -536,6 +575,7 @@ def _grid_size(g: GridConfig) -> int:
 class _Parser:
     def __init__(self, source: str) -> None:
         self.src = source
+        self._ablations: dict[str, ProtocolConfig] = {}
 
     def err(self, key: str, message: str) -> ConfigError:
         return ConfigError(self.src, key, message)
@@ -581,6 +621,7 @@ class _Parser:
             kwargs["require_isolation"] = flag
         ablations = self.ablations(doc.get("ablations"))
         kwargs["ablations"] = ablations
+        self._ablations = ablations
         grids = _list(doc["grids"], src, "grids")
         kwargs["grids"] = tuple(self.grid(g, f"grids[{i}]", ablations) for i, g in enumerate(grids))
         total = 0
@@ -591,7 +632,28 @@ class _Parser:
                     f"grids[{i}]", f"the run would have more than {MAX_TRIALS:,} trials ({total:,} up to this grid); "
                     "split it into several runs or reduce rollouts, tasks or configurations"
                 )
+        if "llm" in kwargs and kwargs["llm"].prompts == "newtonbench":
+            kwargs["llm"] = self.newtonbench(kwargs["llm"], kwargs["grids"], kwargs.get("judge", "structural"))
         return RunConfig(**kwargs)
+
+    def _plays_baseline(self, g: GridConfig) -> bool:
+        return any(
+            (self._ablations[c].family if c in self._ablations else CONFIGURATIONS[c].family) == "baseline"
+            for c in g.configurations if c in self._ablations or c in CONFIGURATIONS
+        )
+
+    def newtonbench(self, llm: LLMSettings, grids: Sequence[GridConfig], judge: str) -> LLMSettings:
+        """Load the NewtonBench checkout of ``prompts: newtonbench`` now: every LLM-played task's
+        module must be there (a missing or incompatible checkout is a configuration error)."""
+        from etc_fast.llm._newtonbench import NewtonBenchCheckoutError, NewtonBenchTexts
+
+        try:
+            texts = NewtonBenchTexts(llm.newtonbench_path)
+            names = {t for g in grids if g.model not in OFFLINE_MODELS and self._plays_baseline(g) for t in g.tasks}
+            texts.check_tasks(sorted(names))
+        except NewtonBenchCheckoutError as exc:
+            raise self.err("llm.newtonbench_path", str(exc)) from None
+        return dataclasses.replace(llm, newtonbench_path=str(texts.root), newtonbench_version=texts.version())
 
     def llm(self, raw: Any) -> LLMSettings:
         src = self.src
@@ -618,6 +680,10 @@ class _Parser:
             kw["max_consecutive_failures"] = _positive_int(d["max_consecutive_failures"], src, "llm.max_consecutive_failures")
         if d.get("seed") is not None:
             kw["seed"] = _positive_int(d["seed"], src, "llm.seed", minimum=0)
+        if d.get("prompts") is not None:
+            kw["prompts"] = _one_of(d["prompts"], ("etc_fast", "newtonbench"), src, "llm.prompts")
+        if d.get("newtonbench_path") is not None:
+            kw["newtonbench_path"] = _string(d["newtonbench_path"], src, "llm.newtonbench_path")
         if "cache" in d:
             cache = _mapping(d["cache"], src, "llm.cache")
             _check_keys(cache, ("path", "mode"), src, "llm.cache")

@@ -344,6 +344,20 @@ def _atomic_write(path: Path, data: bytes) -> None:
         os.fsync(fh.fileno())
 
 
+def prompt_sources(config: RunConfig) -> dict[str, Any]:
+    """Where the baselines' and the judge's texts come from (``prompts: newtonbench``): the
+    checkout, its commit, the SHA-256 of each file read."""
+    from etc_fast.llm._newtonbench import NewtonBenchTexts
+
+    texts = NewtonBenchTexts(config.llm.newtonbench_path)
+    names = sorted({t for g in config.grids for t in g.tasks if not t.endswith((".yaml", ".yml"))})
+    try:
+        texts.check_tasks(names)
+    except ValueError:
+        pass  # custom or absent modules: recorded is what could be read
+    return {**texts.identity(), "newtonbench_version": config.llm.newtonbench_version}
+
+
 def package_versions() -> dict[str, str]:
     """Versions of Python, the numeric stack, etc_fast and the platform."""
     import etc_fast
@@ -457,7 +471,7 @@ class RunStore:
                 with contextlib.suppress(FileNotFoundError):
                     (root / MANIFEST).unlink()
                 store.write_config(config)
-                store.write_versions()
+                store.write_versions(config)
         except BaseException:
             store.close()
             raise
@@ -503,10 +517,12 @@ class RunStore:
         text += yaml.safe_dump(config.to_dict(), sort_keys=False, default_flow_style=None, width=110)
         _atomic_write(self.root / CONFIG, text.encode())
 
-    def write_versions(self) -> None:
+    def write_versions(self, config: RunConfig | None = None) -> None:
         from etc_fast.sandbox import probe_layers
 
         versions = {**package_versions(), "sandbox_layers": probe_layers()}
+        if config is not None and config.llm.prompts != "etc_fast":
+            versions["prompts"] = prompt_sources(config)
         _atomic_write(self.root / VERSIONS, (json.dumps(versions, indent=2) + "\n").encode())
 
     def append(self, record: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ CONSTANTS: dict[str, dict[str, float]] = {
     "m7_malus_law": {},
     "m8_sound_speed": {"HIDDEN_CONSTANT": 351.6},
     "m9_hooke_law": {"k": 231.141, "CONSTANT2": 1241.9012, "CONSTANT3": 12.578},
-    "m10_be_distribution": {"HIDDEN_CONSTANT_C": 1.0513e-14},
+    "m10_be_distribution": {"HIDDEN_CONSTANT": 1.0513e-14},
     "m11_heat_transfer": {},
 }
 
@@ -142,15 +142,15 @@ _RAW: dict[str, dict[tuple[str, str], str]] = {
         ("hard", "v2"): "2 * k * x ** 3.4 + CONSTANT2 * x ** 0.5 + CONSTANT3 / x ** (10/3)",
     },
     "m10_be_distribution": {
-        ("easy", "v0"): "1 / (np.exp(HIDDEN_CONSTANT_C * omega / T) + 1)",
-        ("medium", "v0"): "1 / (np.exp(HIDDEN_CONSTANT_C * (omega**1.5) / T) + 1)",
-        ("hard", "v0"): "1 / (np.exp(HIDDEN_CONSTANT_C * (omega**1.5) / (T**2)) + 1)",
-        ("easy", "v1"): "1 / (np.exp(HIDDEN_CONSTANT_C * (omega**0.5) / T) - 1)",
-        ("medium", "v1"): "1 / (np.exp(HIDDEN_CONSTANT_C * (omega**0.5) * T) - 1)",
-        ("hard", "v1"): "1 / (np.exp(HIDDEN_CONSTANT_C * (omega**0.5 * T**2.3)) - 1)",
-        ("easy", "v2"): "1 / (np.exp(HIDDEN_CONSTANT_C * omega / (T ** 3)) - 1)",
-        ("medium", "v2"): "1 / (np.exp(HIDDEN_CONSTANT_C * (omega**1.5) / (T ** 3)) - 1)",
-        ("hard", "v2"): "1 / (-np.log(HIDDEN_CONSTANT_C * (omega**1.5) / (T ** 3)) - 1)",
+        ("easy", "v0"): "1 / (np.exp(HIDDEN_CONSTANT * omega / T) + 1)",
+        ("medium", "v0"): "1 / (np.exp(HIDDEN_CONSTANT * (omega**1.5) / T) + 1)",
+        ("hard", "v0"): "1 / (np.exp(HIDDEN_CONSTANT * (omega**1.5) / (T**2)) + 1)",
+        ("easy", "v1"): "1 / (np.exp(HIDDEN_CONSTANT * (omega**0.5) / T) - 1)",
+        ("medium", "v1"): "1 / (np.exp(HIDDEN_CONSTANT * (omega**0.5) * T) - 1)",
+        ("hard", "v1"): "1 / (np.exp(HIDDEN_CONSTANT * (omega**0.5 * T**2.3)) - 1)",
+        ("easy", "v2"): "1 / (np.exp(HIDDEN_CONSTANT * omega / (T ** 3)) - 1)",
+        ("medium", "v2"): "1 / (np.exp(HIDDEN_CONSTANT * (omega**1.5) / (T ** 3)) - 1)",
+        ("hard", "v2"): "1 / (-np.log(HIDDEN_CONSTANT * (omega**1.5) / (T ** 3)) - 1)",
     },
     "m11_heat_transfer": {
         ("easy", "v0"): "m * c * (delta_T ** 2.5)",

@@ -221,7 +221,7 @@ CASES = [
     ("m9_hooke_law", "medium", "v2", W, "extra constant 1e-6", "462.282 * x ** 3.4 + 1241.9 * x ** 0.5 + 1e-6"),
     ("m9_hooke_law", "hard", "v2", R, "10/3 as a fraction", "462.282 * x ** 3.4 + 1241.9 * x ** 0.5 + 12.578 * x ** (-10 / 3)"),
     ("m9_hooke_law", "hard", "v2", W, "3.3 for 10/3", "462.282 * x ** 3.4 + 1241.9 * x ** 0.5 + 12.578 / x ** 3.3"),
-    # ---- m10 Bose-Einstein (HIDDEN_CONSTANT_C) ---------------------------------------
+    # ---- m10 Bose-Einstein (HIDDEN_CONSTANT) ---------------------------------------
     ("m10_be_distribution", "easy", "v0", R, "the law", "1 / (np.exp(1.0513e-14 * omega / T) + 1)"),
     ("m10_be_distribution", "easy", "v0", R, "constant far from the truth's", "1 / (np.exp(1e-15 * omega / T) + 1)"),
     ("m10_be_distribution", "easy", "v0", R, "logistic form", "0.5 - 0.5 * np.tanh(0.5 * 1.2e-14 * omega / T)"),

@@ -88,7 +88,7 @@ def test_no_free_scale_without_hidden_constant(judge):
 def test_scale_far_from_truth_is_credited_with_reason():
     task = get_task("m10_be_distribution", "easy", "v0")
     v = StructuralJudge().judge(_wrap(task, "1 / (np.exp(1e-15 * omega / T) + 1)"), task)
-    assert v.credited and "HIDDEN_CONSTANT_C 1e-15 vs 1.0513e-14: allowed" in v.reason
+    assert v.credited and "HIDDEN_CONSTANT 1e-15 vs 1.0513e-14: allowed" in v.reason
 
 
 @pytest.mark.parametrize("src,fragment", [

@@ -20,14 +20,17 @@ LAW = "def discovered_law(mass1, mass2, distance):\n    C = 6.7e-5\n    return C
         ("Reasoning: same.\nAnswer: YES", True),
         ("Reasoning: differs.\nAnswer: NO", False),
         ("reasoning: ...\nanswer: yes", True),
-        ("Reasoning: x\n**Answer:** NO", False),
+        ("Reasoning: x\n**Answer:** NO", False),  # no "ANSWER: NO" here: the last whole word decides
+        ("Answer: maybe. **Answer:** YES, not NO", False),  # NewtonBench: the last whole word, even here
+        ("**Answer: YES**", True),
         ("Reasoning: x\nANSWER:NO", False),
         ("Reasoning: I first thought yes, but the exponent differs. Answer: NO", False),
         ("The answer is NO, definitely not... actually YES", True),  # last whole word
         ("NOTHING here says YESTERDAY", None),  # no whole-word YES/NO
         ("", None),
         (None, None),
-        ("Answer: YES\nOn reflection. Answer: NO", False),  # the last verdict line wins
+        ("Answer: YES\nOn reflection. Answer: NO", True),  # NewtonBench: the FIRST "ANSWER: YES|NO" decides
+        ("  answer:   no  ", False),
     ],
 )
 def test_parse_verdict(reply, verdict):
@@ -63,7 +66,13 @@ def test_judge_sends_truth_submission_and_parameters(serve):
     assert body["model"] == "gpt41" and body["temperature"] == 0.6
     prompt = body["messages"][-1]["content"]
     assert task.ground_truth_text in prompt and LAW in prompt and task.param_description.strip() in prompt
-    assert "Answer: YES or NO" in prompt
+    assert "Answer: (YES/NO)" in prompt
+    # NewtonBench's order: the parameter descriptions, then Equation 1 (truth), then Equation 2 (submission).
+    pd, eq1, eq2 = (prompt.rindex(t) for t in (task.param_description, "Equation 1: " + task.ground_truth_text, "Equation 2: " + LAW))
+    assert pd < eq1 < eq2 and prompt.endswith(LAW)
+    # The seven worked examples, with NewtonBench's verdicts in NewtonBench's order.
+    verdicts = [line.split(": ", 1)[1] for line in prompt.split("\n") if line.startswith("Answer: ") and "(" not in line]
+    assert verdicts == ["YES", "NO", "YES", "NO", "YES", "YES", "YES"]
 
 
 def test_no_is_not_credited(serve):

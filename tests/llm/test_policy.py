@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -193,6 +195,8 @@ def test_reasoning_is_kept_and_resent(serve):
 
 
 def test_baseline_messages_follow_newtonbench(serve):
+    from etc_fast.llm._texts import DEFAULT_TEXTS as T
+
     srv = serve([
         ok('<run_experiment>[{"mass1": 1, "mass2": 2, "distance": 3}]</run_experiment>'),
         ok("<run_experiment>[{mass1: 1}]</run_experiment>"),
@@ -203,28 +207,38 @@ def test_baseline_messages_follow_newtonbench(serve):
     a = p.act(baseline_obs(empty, np.empty(0)))
     assert a.kind == "experiment" and a.points == ({"mass1": 1, "mass2": 2, "distance": 3},)
     first = srv.requests[0]["messages"]
-    assert "<run_experiment>" in first[0]["content"] and "<final_law>" in first[1]["content"]
-    assert VIEW.signature in first[1]["content"] and '"distance": ...' in first[1]["content"]
+    assert first[0]["content"] == T.system_prompt(10, False)
+    assert first[1]["content"] == T.task_prompt(VIEW, noisy=False, interpreter=False)
     X1 = np.array([[1.0, 2.0, 3.0]])
     y1 = TASK.truth(X1)
-    out = '<experiment_output>\n["' + f"{y1[0]:.15e}" + '"]\n</experiment_output>'
-    b = p.act(baseline_obs(X1, y1, feedback=out, kind="experiment", turn=1))
-    assert b.kind == "invalid" and "not valid JSON" in b.error
-    assert srv.requests[1]["messages"][-1]["content"].startswith(out)
-    c = p.act(baseline_obs(X1, y1, phase="final", feedback="Invalid response.", kind="repair", turn=0))
-    assert c.kind == "final"
+    b = p.act(baseline_obs(X1, y1, feedback="ignored by the LLM policy", kind="experiment", turn=1))
+    assert b.kind == "invalid" and "strict JSON" in b.error
+    # The reply to an experiment is the <experiment_output> block alone (vanilla: no reminder).
+    assert srv.requests[1]["messages"][-1]["content"] == '<experiment_output>\n["' + f"{y1[0]:.15e}" + '"]\n</experiment_output>'
+    c = p.act(baseline_obs(X1, y1, phase="final", feedback="x", kind="repair", turn=0))
+    assert c.kind == "final" and c.source == DRAFT
     forced = srv.requests[2]["messages"][-1]["content"]
-    assert forced.startswith("Invalid response.") and "<final_law>" in forced and "used up" in forced
+    assert forced == T.invalid_reply(False) + "\n\n" + T.forced_final(VIEW, False)
 
 
 def test_code_assisted_baseline_wraps_python_output_and_reminds(serve):
+    from etc_fast.llm._texts import DEFAULT_TEXTS as T
+
     srv = serve([ok("<python>\nprint(1)\n</python>"), ok("<final_law>\n" + DRAFT + "\n</final_law>")])
     p = started(srv, phase="baseline", config="baseline_c")
     empty = np.empty((0, 3))
-    assert p.act(baseline_obs(empty, np.empty(0), interpreter=True)).kind == "analysis"
-    p.act(baseline_obs(empty, np.empty(0), feedback="Python execution succeeded.\nOutput:\n1", kind="analysis", turn=1, interpreter=True))
+    a = p.act(baseline_obs(empty, np.empty(0), interpreter=True))
+    assert a.kind == "analysis" and a.code == "print(1)"
+    assert srv.requests[0]["messages"][1]["content"].endswith("\n\n" + T.turn_reminder())
+    result = {"ok": True, "stdout": "1\n", "error": None, "code": "print(1)"}
+    obs = dataclasses.replace(
+        baseline_obs(empty, np.empty(0), feedback="Python execution succeeded.", kind="analysis", turn=1, interpreter=True),
+        analysis_result=result,
+    )
+    p.act(obs)
     last = srv.requests[1]["messages"][-1]["content"]
-    assert last.startswith("<python_output>\nPython execution succeeded.") and "Reminder: one action per reply" in last
+    assert last == T.python_success("1\n", "print(1)", 1) + "\n\n" + T.turn_reminder()
+    assert "Rounds left" not in last and "left" not in T.turn_reminder()  # no countdown, as NewtonBench
 
 
 # -- construction -----------------------------------------------------------------------------------

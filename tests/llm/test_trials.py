@@ -12,9 +12,11 @@ from __future__ import annotations
 import pytest
 
 from etc_fast.llm import LLMClient
+from etc_fast.llm._texts import DEFAULT_TEXTS
 from etc_fast.llm.judge import LLMJudge
 from etc_fast.policies.llm import LLMPolicy
 from etc_fast.protocol import TrialSpec, get_configuration, run_trial
+from etc_fast.tasks import get_task, task_view
 from tests.llm._server import dropped, error, not_json, ok, slow
 from tests.llm.conftest import fast_settings
 
@@ -130,7 +132,7 @@ def test_baseline_trial_end_to_end(serve):
     kinds = [e["action"]["kind"] for e in record.events if "action" in e]
     assert kinds == ["experiment", "invalid", "invalid", "experiment", "final"]
     errors = [e["action"].get("error", "") for e in record.events if "action" in e]
-    assert "not valid JSON" in errors[1] and "empty" in errors[2]
+    assert "strict JSON" in errors[1] and "neither" in errors[2]
     assert record.llm_calls == 5
     # The four attempts of the fourth call sent the very same bytes.
     assert len({srv.raw_requests[i] for i in (3, 4, 5, 6)}) == 1
@@ -153,7 +155,10 @@ def test_baseline_forced_final_call(serve):
     record = run_trial(TrialSpec(model="test-model", config=cfg, task="m0_gravity"), _policy(srv, cache_mode="off"))
     assert record.status == "max_turns_reached" and record.submission_origin == "forced" and record.final_source == LAW
     forced = srv.requests[2]["messages"][-1]["content"]
-    assert "used up" in forced and "<final_law>" in forced
+    # NewtonBench: the forced instruction is appended (after a blank line) to the last reply, here
+    # the one-action reminder sent for the unusable second reply; no turn reminder precedes it.
+    T = DEFAULT_TEXTS
+    assert forced == T.invalid_reply(True, 2) + "\n\n" + T.forced_final(task_view(get_task("m0_gravity")), True)
 
 
 @pytest.mark.parametrize("config", ["baseline_n", "random_n"])

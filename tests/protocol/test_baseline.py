@@ -73,7 +73,9 @@ def test_code_failing_validation_does_not_use_the_round(play):
     rec, pol = play(make_spec("baseline_c", baseline_rounds=2), script)
     # two validation failures, then the experiment still runs in round 0 and the final law in round 1
     assert [o.turn for o in pol.observations] == [0, 0, 0, 1]
-    assert pol.observations[1].feedback_kind == "repair" and "validation" in pol.observations[1].feedback
+    assert pol.observations[1].feedback_kind == "validation" and "validation" in pol.observations[1].feedback
+    assert pol.observations[1].analysis_result["validation_error"].startswith("syntax error")
+    assert pol.observations[1].analysis_result["code"] == "print(("
     assert "round is not used" in pol.observations[2].feedback
     assert rec.measurements == 1 and rec.status == "completed"
     assert not any("analysis" in e for e in rec.events)  # nothing ran in the sandbox
@@ -96,12 +98,34 @@ def test_bad_request_is_feedback_not_a_crash(play):
     rec, pol = play(make_spec("baseline_n"), [experiment({"mass1": 1.0}), experiment({**P, "mass2": "heavy"}), final()])
     assert rec.measurements == 0
     for o in pol.observations[1:]:
-        assert o.feedback.startswith("Invalid experiment request") and o.feedback_kind == "repair"
+        assert o.feedback.startswith("Invalid experiment request") and o.feedback_kind == "request_error"
     assert "mass2" in pol.observations[1].feedback or "mass2" in pol.observations[2].feedback
 
 
+def test_blocked_operations_fail_validation_as_in_newtonbench(play):
+    from etc_fast.protocol._baseline import analysis_validation_error
+
+    for code in ("import os", "x = 1  # import   SYS", "x = eval('1')", "open('f')", "print(globals())", "__import__('math')"):
+        assert analysis_validation_error(code) is not None and "blocked" in analysis_validation_error(code), code
+    assert analysis_validation_error("import math\nprint(math.pi)") is None
+    rec, pol = play(make_spec("baseline_c", baseline_rounds=1), [analysis("import os\nprint(1)"), final()])
+    assert pol.observations[1].feedback_kind == "validation" and pol.observations[1].turn == 0
+    assert not any("analysis" in e for e in rec.events)
+
+
+def test_interpreter_starts_empty_by_default(play):
+    # NewtonBench's interpreter has no observation variables: the code must carry its numbers.
+    rec, pol = play(make_spec("baseline_c"), [experiment(P), analysis("print(X.shape)"), analysis("print(2 + 2)"), final()])
+    assert pol.observations[2].feedback_kind == "analysis" and pol.observations[2].analysis_result["ok"] is False
+    assert "name 'X' is not defined" in pol.observations[2].analysis_result["error"]
+    assert pol.observations[3].analysis_result == {**pol.observations[3].analysis_result, "ok": True, "code": "print(2 + 2)"}
+    assert pol.observations[3].analysis_result["stdout"].strip() == "4"
+    assert pol.observations[0].interpreter_data == "empty"
+
+
 def test_interpreter_baseline_runs_one_analysis_per_round(play):
-    rec, pol = play(make_spec("baseline_c"), [experiment(P, P), analysis("print(X.shape, y.size)"), final()])
+    rec, pol = play(make_spec("baseline_c", interpreter_data="preloaded"),
+                    [experiment(P, P), analysis("print(X.shape, y.size)"), final()])
     assert pol.observations[0].allowed == frozenset({"experiment", "final", "analysis"})
     assert pol.observations[2].feedback_kind == "analysis"
     assert "(2, 3) 2" in pol.observations[2].feedback

@@ -56,7 +56,7 @@ def test_rejudge_rewrites_verdicts_and_names_the_judge(run_dir, capsys):
     md = (run_dir / "report" / "report.md").read_text()
     label = f"structural v{JUDGE_VERSION}"
     assert f"Judge: **{label}**" in md
-    assert md.count(f"Credit and SA: judge {label}.") == 9
+    assert md.count(f"Credit and SA: judge {label}.") == 10  # one per table (NewtonBench aggregation included)
     assert check_manifest(run_dir) == []
 
 

@@ -40,7 +40,7 @@ def test_reference_value_v0(module, difficulty, args, expected):
         (("m9_hooke_law", "hard", "v0"), "2 * k * x ** 2 + CONSTANT2 * x + CONSTANT3 / np.sqrt(x)"),
         (("m4_snell_law", "easy", "v0"), "math.degrees(math.acos(n1 * math.sin(math.radians(angle1)) / n2))"),
         (("m6_underdamped_harmonic", "hard", "v0"), "(k / m - b / (2 * m ** 2)) ** 1.5"),
-        (("m10_be_distribution", "easy", "v0"), "1 / (np.exp(HIDDEN_CONSTANT_C * omega / T) + 1)"),
+        (("m10_be_distribution", "easy", "v0"), "1 / (np.exp(HIDDEN_CONSTANT * omega / T) + 1)"),
     ],
 )
 def test_ground_truth_text_in_newtonbench_style(key, text):

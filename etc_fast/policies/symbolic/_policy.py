@@ -95,6 +95,19 @@ for k in range(Xf.shape[1]):
 """
 
 
+def with_data_literals(X: np.ndarray, y: np.ndarray) -> str:
+    """Lines defining ``np``, ``X`` and ``y`` from the observations as literals (exact ``repr``
+    floats), for an interpreter that starts empty: what an LLM agent types into its code."""
+    def num(v: float) -> str:
+        v = float(v)
+        return repr(v) if np.isfinite(v) else f"float({str(v)!r})"
+
+    rows = ", ".join("[" + ", ".join(num(v) for v in row) + "]" for row in np.asarray(X, dtype=np.float64))
+    ys = ", ".join(num(v) for v in np.asarray(y, dtype=np.float64).reshape(-1))
+    d = int(np.asarray(X).shape[1]) if np.asarray(X).ndim == 2 else 0
+    return f"import numpy as np\nX = np.array([{rows}], dtype=float).reshape(-1, {d})\ny = np.array([{ys}], dtype=float)\n"
+
+
 def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, complexity_gap: float = 3.0,
                  noisy: bool = False) -> bool:
     """Whether the best candidate explains the data and clearly beats the runner-up.
@@ -263,7 +276,10 @@ class SymbolicPolicy:
 
     def _analysis_action(self, obs: Observation) -> Action:
         self._pending = int(obs.y.size)
-        return Action(kind="analysis", code=ANALYSIS_CODE,
+        code = ANALYSIS_CODE
+        if obs.interpreter_data == "empty":  # NewtonBench's interpreter: the code carries its numbers
+            code = with_data_literals(obs.X, obs.y) + code
+        return Action(kind="analysis", code=code,
                       raw=f"analysis of {obs.y.size} observations (the grammar search runs on them next turn)")
 
     def _decision_search(self, obs: Observation, can_analyse: bool) -> tuple[SearchResult | None, Action | None]:
