@@ -10,6 +10,7 @@ trials.parquet are exactly what a run writes, and the report is the real ``write
 
 from __future__ import annotations
 
+import functools
 import itertools
 import zlib
 from pathlib import Path
@@ -25,17 +26,24 @@ HOSTILE_LAW = 'def discovered_law(x):\n    return "</script><img src=x onerror=a
 HOSTILE_REASON = "judge says </script><img src=x onerror=\"window.__pwned=1\"> & <b>bold</b> \u2028 end"
 
 
+@functools.lru_cache(maxsize=1)
+def _corpus() -> str:
+    root = Path(__file__).resolve().parents[2]
+    parts = [q.read_text(encoding="utf-8") for q in sorted((root / "docs").glob("*.md")) + sorted((root / "etc_fast" / "protocol").glob("*.py"))]
+    return " ".join(" ".join(parts).split(" "))
+
+
 def _chat(rng: np.random.Generator, n_calls: int, chars: int, hostile: bool) -> list[dict]:
-    # text about as compressible as a model's: a 3000-word vocabulary and numbers in full precision
-    letters = np.array(list("etaoinshrdlucmfwypvbgkqjxz"))
-    vocab = ["".join(rng.choice(letters, size=int(rng.integers(2, 10)))) for _ in range(3000)]
+    # text about as compressible as a model's: windows of the project's own prose and code at
+    # random offsets, with numbers in full precision mixed in
+    corpus = _corpus()
 
     def text(n: int) -> str:
-        parts, size = [], 0
-        while size < n:
-            size += len(parts[-1]) + 1 if parts else 0
-            parts.append(f"{rng.normal() * 10.0 ** int(rng.integers(-4, 5)):.9e}" if rng.random() < 0.15 else vocab[int(rng.integers(3000))])
-        return " ".join(parts)
+        at = int(rng.integers(0, max(1, len(corpus) - n)))
+        words = corpus[at: at + n].split(" ")
+        for k in rng.integers(0, len(words), size=max(1, len(words) // 12)):
+            words[int(k)] = f"{rng.normal() * 10.0 ** int(rng.integers(-4, 5)):.9e}"
+        return " ".join(words)
 
     out: list[dict] = [{"event": "begin", "phase": "explore", "seed": 7}, {"role": "system", "content": "You are a careful scientist. " * 40}]
     for i in range(n_calls):
