@@ -61,9 +61,10 @@ def browser():
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    """16 trials (baseline_n, variance_c on 4 modules, 2 rollouts); the first is hostile."""
+    """16 trials (baseline_n, variance_c on 4 modules, 2 rollouts); the first is hostile. Each has
+    a 4-call chat, one call per decision of the stored events."""
     root = make_run(tmp_path_factory.mktemp("vb") / "run", tasks=("m0_gravity", "m4_snell_law", "m9_hooke_law", "m7_malus_law"),
-                    rollouts=2, hostile=1, chat_calls=3, chat_chars=300, model="gpt41mini", n_draws=50)
+                    rollouts=2, hostile=1, chat_calls=4, chat_chars=300, model="gpt41mini", n_draws=50)
     build_viewer(root)
     return root
 
@@ -135,7 +136,8 @@ def test_trials_filter_search_sort_url_and_csv(tab, frame):
     assert _count(page) == frame.height == page.locator("#trials-table tbody tr[data-trial-id]").count()
     # every results column is a column of the table
     heads = page.locator("#trials-table thead th").all_inner_texts()
-    assert heads[: frame.width] == frame.columns
+    assert sorted(heads) == sorted([*frame.columns, "final law"])
+    assert heads[:3] == ["task", "difficulty", "law_version"]
     page.select_option('select[data-filter="configuration"]', "variance_c")
     assert _count(page) == frame.filter(pl.col("configuration") == "variance_c").height
     page.select_option('select[data-filter="configuration"]', "")
@@ -152,7 +154,7 @@ def test_trials_filter_search_sort_url_and_csv(tab, frame):
     page.fill('input[data-range="measurements"][data-bound="min"]', "")
     # sort by rmsle: numbers ascending, NaN and nulls last; then descending, still last
     page.click('#trials-table th[data-column="rmsle"]')
-    col = frame.columns.index("rmsle")
+    col = heads.index("rmsle")
 
     def shown():
         return [page.locator("#trials-table tbody tr").nth(i).locator("td").nth(col).inner_text() for i in range(frame.height)]
@@ -179,8 +181,8 @@ def test_trials_filter_search_sort_url_and_csv(tab, frame):
         page.click("#download-csv")
     text = Path(dl.value.path()).read_text(encoding="utf-8")
     table = list(csv.reader(io.StringIO(text)))
-    assert table[0][: frame.width] == frame.columns and table[0][-1] == "final law"
-    assert [r[0] for r in table[1:]] == rows
+    assert table[0] == heads
+    assert [r[heads.index("trial_id")] for r in table[1:]] == rows
 
 
 def test_keyboard_next_previous(tab):
@@ -232,6 +234,11 @@ def test_one_planner_trial(tab, run, frame):
     msg = page.locator('.chat .msg[data-role="assistant"]').first.inner_text()
     assert "finish_reason" in msg and "attempts" in msg and "latency" in msg and "gpt-4.1-mini" in msg
     assert page.locator("pre.synthesis-input").is_visible()
+    # each decision's prompt and reply sit in its timeline row
+    decisions = [e for e in record["events"] if e.get("observation") and e.get("action")]
+    assert page.locator("table.timeline details.prompt").count() == len(decisions) == 4
+    first_prompt = next(m["content"] for m in record["chat"] if m.get("role") == "user")
+    assert page.locator("table.timeline details.prompt pre").first.text_content() == first_prompt
     page.click("text=Raw JSON")
     expect(page.locator("#raw-json")).to_contain_text('"trial_id"')
     assert json.loads(page.locator("#raw-json").inner_text()) == record

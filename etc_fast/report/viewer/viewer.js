@@ -143,7 +143,7 @@
     var p = new URLSearchParams(location.hash.replace(/^#/, ''));
     var s = { view: p.get('view') || (DATA.mode === 'compare' ? 'compare' : 'study'), cat: {}, rng: {}, q: p.get('q') || '',
               sort: p.get('sort') || '', run: p.get('run'), id: p.get('id'), ev: p.get('ev'),
-              a: p.get('a'), b: p.get('b'), pair: p.get('pair') };
+              a: p.get('a'), b: p.get('b'), pair: p.get('pair'), show: p.get('show') };
     p.forEach(function (v, k) {
       if (k.slice(0, 2) === 'c.') s.cat[k.slice(2)] = v;
       else if (k.slice(0, 2) === 'n.') {
@@ -163,7 +163,7 @@
     });
     if (s.q) p.set('q', s.q);
     if (s.sort) p.set('sort', s.sort);
-    ['run', 'id', 'ev', 'a', 'b', 'pair'].forEach(function (k) { if (s[k] !== null && s[k] !== undefined && s[k] !== '') p.set(k, s[k]); });
+    ['run', 'id', 'ev', 'a', 'b', 'pair', 'show'].forEach(function (k) { if (s[k] !== null && s[k] !== undefined && s[k] !== '') p.set(k, s[k]); });
     return '#' + p.toString();
   }
   function go(s) { location.hash = writeState(s); }
@@ -318,9 +318,9 @@
       var heat = run.tables.filter(function (t) { return t.stem === 'table_heatmap'; })[0];
       if (heat) out.push(heatmap(run, r, heat));
       if (run.figures.length) out.push(el('h2', null, 'Figures'));
-      run.figures.forEach(function (f) {
-        out.push(el('figure', null, el('img', { src: 'data:image/png;base64,' + f.png, alt: f.title }), el('figcaption', { 'class': 'muted' }, f.title + ' (' + f.name + ')')));
-      });
+      out.push(el('div', { 'class': 'figures' }, run.figures.map(function (f) {
+        return el('figure', null, el('img', { src: 'data:image/png;base64,' + f.png, alt: f.title }), el('figcaption', { 'class': 'muted' }, f.title + ' (' + f.name + ')'));
+      })));
       if (run.tables.length) out.push(el('h2', null, 'Tables'));
       run.tables.forEach(function (t) {
         out.push(el('section', { 'class': 'report-table', 'data-stem': t.stem }, el('h3', null, t.title),
@@ -335,7 +335,14 @@
   // ------------------------------------------------------------------------------------
   // Trials view
   // ------------------------------------------------------------------------------------
-  var TABLE_COLUMNS = COLUMNS.concat([{ name: 'final law', kind: 'str' }]);
+  // what a reader scans first, then every other column in the results table's order
+  var FRONT = ['task', 'difficulty', 'law_version', 'noise', 'rollout', 'configuration', 'model', 'credited', 'rmsle', 'measurements', 'status', 'judge_reason', 'final law'];
+  var TABLE_COLUMNS = (function () {
+    var all = COLUMNS.concat([{ name: 'final law', kind: 'str' }]);
+    var front = FRONT.map(function (n) { return all.filter(function (c) { return c.name === n; })[0]; }).filter(Boolean);
+    if (MULTI) front.unshift(all[0]);  // the run
+    return front.concat(all.filter(function (c) { return front.indexOf(c) < 0; }));
+  })();
   function trialValue(t, name) { return name === 'final law' ? t.final : t.c[name]; }
   function toCsv(list) {
     function q(v) {
@@ -710,11 +717,19 @@
         el('div', { 'class': opts.narrow ? '' : 'two' }, el('div', null, domainPlot(t, rec, k, plotState)), el('div', { 'class': 'scroll tall' }, observationTable(t, rec, k)))]);
       if (opts.onTurn) opts.onTurn(k);
     }
+    // an LLM policy's k-th decision is its k-th prompt and reply: shown in the timeline when the counts agree
+    var users = (rec.chat || []).filter(function (m) { return m.role === 'user'; });
+    var replies = (rec.chat || []).filter(function (m) { return m.role === 'assistant'; });
+    var decisions = events.filter(function (e) { return e.observation && e.action; });
+    var linked = users.length > 0 && users.length === decisions.length && replies.length === decisions.length;
     var tl = el('tbody');
     events.forEach(function (e, k) {
-      tl.appendChild(el('tr', { 'data-event': String(k), onclick: function () { showTurn(k); } },
+      var d = linked ? decisions.indexOf(e) : -1;
+      var prompt = d >= 0 ? el('details', { 'class': 'prompt' }, el('summary', null, 'prompt sent (' + users[d].content.length + ' characters)'), pre(users[d].content)) : null;
+      var reply = d >= 0 ? el('details', { 'class': 'reply' }, el('summary', null, 'reply (' + replies[d].content.length + ' characters)'), pre(replies[d].content)) : null;
+      tl.appendChild(el('tr', { 'data-event': String(k), onclick: function (ev) { if (!ev.target.closest('details')) showTurn(k); } },
         el('td', { 'class': 'num' }, k), el('td', null, e.phase || ''), el('td', { 'class': 'num' }, e.turn === undefined ? '' : e.turn), el('td', null, eventLabel(e)),
-        el('td', null, pre(toldText(e))), el('td', null, didText(e) ? pre(didText(e)) : ''), el('td', null, cellText(e.outcome || e.reason || (e.measured !== undefined && typeof e.measured === 'number' ? e.measured + ' measured' : '')))));
+        el('td', null, pre(toldText(e)), prompt), el('td', null, didText(e) ? pre(didText(e)) : '', reply), el('td', null, cellText(e.outcome || e.reason || (e.measured !== undefined && typeof e.measured === 'number' ? e.measured + ' measured' : '')))));
     });
     var timeline = el('div', { 'class': 'scroll' }, el('table', { 'class': 'data timeline' }, el('thead', null, el('tr', null, ['#', 'phase', 'turn', 'action', 'what it was told', 'what it did', 'outcome'].map(function (h) { return el('th', null, h); }))), tl));
     var committees = events.map(function (e, k) { return e.selection || e.committee ? committeeBlock(e, k) : null; }).filter(Boolean);
@@ -833,17 +848,22 @@
         '; B lower in ' + dr.filter(function (x) { return x < 0; }).length + ', higher in ' + dr.filter(function (x) { return x > 0; }).length + '. Measurements B \u2212 A: mean ' +
         fmtNum(mean(dm)) + ', median ' + fmtNum(median(dm)) + ' (' + dm.filter(function (x) { return x < 0; }).length + ' pairs with fewer in B).'));
     var tbody = el('tbody');
+    var show = s.show || 'all';
     rows.forEach(function (p) {
-      tbody.appendChild(el('tr', { 'data-pair': p.k, 'class': p.change + (p.k === s.pair ? ' current' : ''), onclick: function () { var st = { view: 'compare', cat: {}, rng: {}, q: '', sort: '', a: a.key, b: b.key, pair: p.k }; go(st); } },
+      if (show === 'changed' ? (p.change !== 'gained' && p.change !== 'lost') : (show !== 'all' && p.change !== show)) return;
+      tbody.appendChild(el('tr', { 'data-pair': p.k, 'class': p.change + (p.k === s.pair ? ' current' : ''), onclick: function () { var st = { view: 'compare', cat: {}, rng: {}, q: '', sort: '', a: a.key, b: b.key, pair: p.k, show: s.show }; go(st); } },
         PAIR_KEYS.map(function (k) { return el('td', null, fmt(p.ta.c[k], KIND[k])); }),
         el('td', { 'class': p.ta.c.credited ? 'yes' : 'no' }, p.ta.c.credited ? 'yes' : 'no'), el('td', { 'class': p.tb.c.credited ? 'yes' : 'no' }, p.tb.c.credited ? 'yes' : 'no'),
         el('td', { 'class': 'change' }, p.change),
         el('td', { 'class': 'num' }, fmtNum(p.ta.c.rmsle)), el('td', { 'class': 'num' }, fmtNum(p.tb.c.rmsle)), el('td', { 'class': 'num' }, fmtNum(p.dr)),
         el('td', { 'class': 'num' }, fmtNum(p.ta.c.measurements)), el('td', { 'class': 'num' }, fmtNum(p.tb.c.measurements)), el('td', { 'class': 'num' }, fmtNum(p.dm))));
     });
-    var table = el('div', { 'class': 'scroll' }, el('table', { 'class': 'data', id: 'compare-table' }, el('thead', null, el('tr', null,
+    var showSel = el('select', { id: 'compare-show', onchange: function () { var st = { view: 'compare', cat: {}, rng: {}, q: '', sort: '', a: a.key, b: b.key, pair: s.pair, show: showSel.value === 'all' ? '' : showSel.value }; go(st); } },
+      ['all', 'changed', 'gained', 'lost', 'both', 'neither'].map(function (v) { return el('option', { value: v }, v === 'all' ? 'all pairs' : (v === 'changed' ? 'credit changed' : v)); }));
+    showSel.value = show;
+    var table = el('div', { 'class': 'scroll pairs' }, el('table', { 'class': 'data', id: 'compare-table' }, el('thead', null, el('tr', null,
       PAIR_KEYS.concat(['A credited', 'B credited', 'change', 'A RMSLE', 'B RMSLE', '\u0394 RMSLE', 'A meas.', 'B meas.', '\u0394 meas.']).map(function (h) { return el('th', null, h); }))), tbody));
-    var out = [el('h2', null, 'Compare'), el('div', { 'class': 'bar' }, el('label', null, 'A ', choose('a', a)), el('label', null, 'B ', choose('b', b))), summary, table];
+    var out = [el('h2', null, 'Compare'), el('div', { 'class': 'bar' }, el('label', null, 'A ', choose('a', a)), el('label', null, 'B ', choose('b', b)), el('label', null, 'show ', showSel)), summary, table];
     var pair = rows.filter(function (p) { return p.k === s.pair; })[0];
     if (pair) out.push(sideBySide(pair.ta, pair.tb));
     else out.push(el('p', { 'class': 'muted' }, 'Click a pair to see the two trials side by side, aligned by turn.'));
@@ -903,6 +923,7 @@
         el('tbody', null, rows.map(function (row) { return el('tr', null, el('td', null, row.label), cell(ra, row.a), cell(rb, row.b)); })))));
       box.appendChild(el('div', { 'class': 'two' }, el('div', null, el('h3', null, 'A: chat'), chatBlock(ra)), el('div', null, el('h3', null, 'B: chat'), chatBlock(rb))));
       box.setAttribute('data-ready', '1');
+      box.scrollIntoView({ block: 'start' });
     }).catch(function (err) { box.textContent = ''; box.appendChild(el('p', { 'class': 'err' }, 'Cannot open the transcripts: ' + err)); box.setAttribute('data-ready', '1'); });
     return box;
   }
