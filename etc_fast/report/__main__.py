@@ -119,9 +119,12 @@ def _compare(runs: Sequence[str], out: str) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line_warning
             path = build_compare(runs[0], runs[1], out)
-    except (OSError, RunDirError) as exc:
-        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-        print(f"error: cannot write the comparison in {out}{where}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+    except RunDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"error: cannot write the comparison in {out}{where}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except pl.exceptions.PolarsError as exc:
         print(f"error: a results table cannot be read ({type(exc).__name__})", file=sys.stderr)

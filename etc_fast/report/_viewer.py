@@ -173,7 +173,10 @@ def run_data(run_dir: str | os.PathLike[str], *, run_index: int = 0) -> tuple[di
     trials = _frame(df)
     ids = df.get_column("trial_id").to_list() if "trial_id" in df.columns else [None] * df.height
     transcripts: list[tuple[str, str]] = []
-    tx_ids, shas, finals, origins = [], [], [], []
+    tx_ids: list[str | None] = []
+    shas: list[str | None] = []
+    finals: list[str | None] = []
+    origins: list[str | None] = []
     for i, tid in enumerate(ids):
         entry = entries.get(tid) if tid is not None else None
         blob = None

@@ -287,3 +287,31 @@ def test_compare_across_runs(browser, run, tmp_path):
     page.wait_for_selector("#side-by-side[data-ready]")
     assert page.locator("#side-by-side .side-head").count() == 2
     t.close("compare_across_runs")
+
+
+def test_a_failed_trial_and_a_missing_transcript_open_cleanly(browser, tmp_path):
+    from etc_fast.runner._store import RunStore
+    from tests.report._viewer_run import make_record
+
+    root = tmp_path / "run"
+    failed = make_record("variance_c", "m0_gravity", model="gpt41mini")
+    failed.update(status="failed", error="no reply from the model (auth)", error_kind="auth", events=[], observations={},
+                  evaluation={}, judge={}, synthesis_input=None, draft=None, final_source="", submission_origin="none",
+                  chat=[{"event": "begin", "phase": "explore", "seed": 1}, {"event": "call_failed", "error_kind": "auth", "error": "401"}])
+    with RunStore(root) as store:
+        store.append(failed)
+        gone = store.append(make_record("baseline_n", "m0_gravity", model="gpt41mini"))
+        store.export_parquet()
+    (root / gone["transcript"]).unlink()
+    page_path = build_viewer(root)  # no report/ tables: the page has the trials only
+    t = Page(browser, page_path.as_uri(), tmp_path)
+    page = t.open(f"#view=trial&run=0&id={failed['trial_id']}")
+    page.wait_for_selector("#trial-body[data-ready]")
+    assert "not credited" in page.locator(".verdict").inner_text() and "auth" in page.locator(".verdict").inner_text()
+    assert "call_failed" in page.locator(".chat").inner_text()
+    page = t.open(f"#view=trial&run=0&id={gone['trial_id']}")
+    page.wait_for_selector("#trial-body[data-ready]")
+    assert "no transcript is stored" in page.locator("#trial-body .err").inner_text()
+    page = t.open("#view=study")
+    assert "No report tables" in page.locator("#app").inner_text()
+    t.close("failed_and_missing")

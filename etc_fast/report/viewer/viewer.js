@@ -423,6 +423,10 @@
       }
       return el('label', null, name, el('span', null, box(0), ' \u2013 ', box(1)));
     }));
+    // filters the selects cannot show (a heatmap click on a numeric condition such as noise)
+    var shownCats = CATEGORIES.map(function (c) { return c.name; });
+    var hidden = Object.keys(s.cat).filter(function (k) { return shownCats.indexOf(k) < 0; });
+    var hiddenLine = hidden.length ? el('p', { 'class': 'muted', id: 'other-filters' }, 'Also filtered by: ' + hidden.map(function (k) { return k + ' = ' + s.cat[k]; }).join(', ') + ' (Clear filters removes them).') : null;
     var rangeBox = el('details', Object.keys(s.rng).length ? { open: true } : null, el('summary', null, 'Numeric ranges'), ranges);
     var bar = el('div', { 'class': 'bar' },
       el('span', null, countEl, ' of ' + ALL.length + ' trials shown'),
@@ -432,7 +436,7 @@
       el('span', { 'class': 'muted' }, 'Keys: ', el('span', { 'class': 'kbd' }, 'j'), '/', el('span', { 'class': 'kbd' }, 'k'), ' next/previous row, ',
         el('span', { 'class': 'kbd' }, 'Enter'), ' open; in a trial ', el('span', { 'class': 'kbd' }, 'j'), '/', el('span', { 'class': 'kbd' }, 'k'), ' next/previous trial.'));
     refresh();
-    return [el('h2', null, 'Trials'), cats, rangeBox, bar, el('div', { 'class': 'scroll tall' }, table)];
+    return [el('h2', null, 'Trials'), cats, hiddenLine, rangeBox, bar, el('div', { 'class': 'scroll tall' }, table)];
   }
   function openTrial(t, s) {
     var st = filterOnly(s);
