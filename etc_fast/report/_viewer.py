@@ -7,7 +7,7 @@ as stored, deflate-compressed and base64-encoded in its own inert ``<script>`` e
 in the page only when the trial is opened (``DecompressionStream``, which needs no server).
 
 Safety: the Content-Security-Policy forbids every network access (``default-src 'none'``) and runs
-only the page's own script (by its SHA-256); embedded JSON has ``<``, ``>``, ``&``, U+2028 and
+only the page's own script and stylesheet (by their SHA-256); embedded JSON has ``<``, ``>``, ``&``, U+2028 and
 U+2029 escaped so that no stored text can close its script element; the page's script inserts
 model-written text with ``textContent`` only. Builds are deterministic: the same run directory
 gives the same bytes (no clock, no random, sorted inputs).
@@ -248,14 +248,15 @@ def render_page(runs: Sequence[tuple[dict[str, Any], list[tuple[str, str]]]], *,
     (the view the page opens on)."""
     import jinja2
 
-    script = _static("viewer.js")
+    script, style = _static("viewer.js"), _static("viewer.css")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     template = env.from_string(_static("page.html.j2"))
     data = {"version": DATA_VERSION, "mode": mode, "title": title, "runs": [r for r, _ in runs]}
     transcripts = [t for _, ts in runs for t in ts]
     return template.render(
         title=title,
-        style=_markup(_static("viewer.css")),
+        style=_markup(style),
+        style_hash=_csp_hash(style),
         script=_markup(script),
         script_hash=_csp_hash(script),
         data=_markup(embed_json(data)),

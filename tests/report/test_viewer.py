@@ -96,7 +96,9 @@ def test_csp_forbids_the_network_and_allows_only_the_pages_script(html):
     (script,) = [t for a, t in page.scripts if not a]
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     assert rules["script-src"] == [f"'sha256-{digest}'"], "the script may run only by its own hash"
-    assert "'unsafe-inline'" not in rules["script-src"] and "'unsafe-eval'" not in csp
+    assert "'unsafe-inline'" not in csp and "'unsafe-eval'" not in csp
+    (style,) = re.findall(r"<style>(.*?)</style>", html, re.S)
+    assert rules["style-src"] == ["'sha256-" + base64.b64encode(hashlib.sha256(style.encode()).digest()).decode() + "'"]
     # the CSP comes before any script: it governs them all
     first_script = min(i for i, (t, _) in enumerate(page.tags) if t == "script")
     first_meta = min(i for i, (t, a) in enumerate(page.tags) if t == "meta" and a.get("http-equiv"))
