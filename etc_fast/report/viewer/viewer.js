@@ -605,7 +605,7 @@
     }
     var box = el('div', { 'class': 'plotbox' });
     var svgHolder = el('div');
-    function column(idx) { return idx < 0 ? Y.map(num) : X.map(function (row) { return num(row[idx]); }); }
+    function column(idx) { return idx < 0 ? Y.map(num) : X.map(function (row) { return Array.isArray(row) ? num(row[idx]) : null; }); }
     function draw() {
       var W = 520, H = 360, L = 62, R = 12, T = 12, B = 44;
       var cx = column(holder.axes[0]).slice(0, end), cy = column(holder.axes[1]).slice(0, end);
@@ -623,7 +623,7 @@
         if (x === null || y === null || !isFinite(x) || !isFinite(y) || (ax.log && x <= 0) || (ay.log && y <= 0)) continue;
         var X0 = px(x), Y0 = py(y);
         var title = sv('title', null, '#' + (i + 1) + ' ' + (src[i] || '') + (i >= sl[0] ? ' (this turn)' : '') + ': ' +
-          vars.map(function (v, j) { return v.name + '=' + fmtNum(num(X[i][j])); }).join(', ') + ', y=' + fmtNum(num(Y[i])));
+          vars.map(function (v, j) { return v.name + '=' + fmtNum(num(X[i][j])); }).join(', ') + ', ' + (f.output || 'y') + '=' + fmtNum(num(Y[i])));
         var thisTurn = i >= sl[0];
         var shape;
         if (kind === 'bootstrap') {
@@ -678,7 +678,7 @@
     for (var j = 0; j < d; j++) cols.push({ name: names[j] || ('x' + j), kind: 'num' });
     cols.push({ name: f.output || 'y', kind: 'num' });
     var rows = [];
-    for (var i = 0; i < sl[0] + sl[1]; i++) rows.push([i + 1, src[i] || '', i >= sl[0]].concat(X[i].map(num)).concat([num(Y[i])]));
+    for (var i = 0; i < sl[0] + sl[1]; i++) rows.push([i + 1, src[i] || '', i >= sl[0]].concat((Array.isArray(X[i]) ? X[i] : []).map(num)).concat([num(Y[i])]));
     return el('div', { 'class': 'obs-table', 'data-rows': String(rows.length) }, el('p', null, rows.length + ' observation(s) as of this turn (of ' + X.length + ' in the trial).'), dataTable(cols, rows));
   }
   function chatBlock(rec) {
