@@ -282,7 +282,16 @@ def test_compare_across_runs(browser, run, tmp_path):
     t = Page(browser, page_path.as_uri(), tmp_path)
     page = t.open()
     assert page.locator("#app").get_attribute("data-view") == "compare"
-    assert int(page.locator("#compare-summary").get_attribute("data-pairs")) == 4  # baseline_n of run A vs baseline_n of run B
+    # A: run A's first configuration (baseline_n, gpt41mini); B: the other run's (baseline_n, symbolic)
+    keys = ["task", "difficulty", "law_version", "noise", "rollout"]
+    a = pl.read_parquet(run / "trials.parquet").filter(pl.col("configuration") == "baseline_n")
+    b = pl.read_parquet(other / "trials.parquet").filter(pl.col("configuration") == "baseline_n")
+    pairs = a.join(b, on=keys, suffix="_b")
+    summary = page.locator("#compare-summary")
+    assert summary.get_attribute("data-pairs") == str(pairs.height) == "4"
+    assert summary.get_attribute("data-gained") == str(pairs.filter(~pl.col("credited") & pl.col("credited_b")).height)
+    assert summary.get_attribute("data-lost") == str(pairs.filter(pl.col("credited") & ~pl.col("credited_b")).height)
+    assert page.locator("#compare-a option").count() == 4, "two configurations in each run"
     page.locator("#compare-table tbody tr").first.click()
     page.wait_for_selector("#side-by-side[data-ready]")
     assert page.locator("#side-by-side .side-head").count() == 2
