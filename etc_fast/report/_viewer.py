@@ -181,11 +181,13 @@ def run_data(run_dir: str | os.PathLike[str], *, run_index: int = 0) -> tuple[di
         entry = entries.get(tid) if tid is not None else None
         blob = None
         if entry is not None:
-            path = root / entry.get("transcript", f"transcripts/{tid}.json")
-            try:
-                blob = path.read_bytes()
-            except OSError:
-                blob = None
+            path = (root / str(entry.get("transcript", f"transcripts/{tid}.json"))).resolve()
+            # only a file of the run's transcripts/ is embedded (an edited line cannot pull in another file)
+            if path.parent == (root / "transcripts").resolve():
+                try:
+                    blob = path.read_bytes()
+                except OSError:
+                    blob = None
         if blob is None:
             tx_ids.append(None)
             shas.append(None)

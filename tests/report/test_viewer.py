@@ -252,3 +252,19 @@ def test_every_run_ends_with_its_viewer(tmp_path):
     assert res.report_error is None and page.is_file()
     assert len(_data(_parse(page.read_text()))["runs"][0]["trials"]["rows"]) == res.total
     assert check_manifest(config.out) == []
+
+
+def test_only_the_runs_own_transcripts_are_embedded(tmp_path):
+    root = make_run(tmp_path / "run", tasks=("m0_gravity",), report=False)
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"private": true}')
+    lines = (root / "trials.jsonl").read_text().splitlines()
+    entry = json.loads(lines[0])
+    entry["transcript"] = "../secret.json"
+    (root / "trials.jsonl").write_text("\n".join([json.dumps(entry), *lines[1:]]) + "\n")
+    (root / "trials.parquet").unlink()
+    page = _parse(build_viewer(root).read_text())
+    data = _data(page)["runs"][0]
+    assert data["transcript"][0] is None and all(data["transcript"][1:])
+    blobs = [t for a, t in page.scripts if a.get("type") == TRANSCRIPT_TYPE]
+    assert all(b"private" not in zlib.decompress(base64.b64decode(b)) for b in blobs)
