@@ -268,8 +268,11 @@
   function heatmap(run, r, table) {
     var keys = run.condition_keys || [];
     var names = table.columns.map(function (c) { return c.name; });
-    var rowKey = keys.concat(['task']);
-    var cfgs = table.columns.filter(function (c) { return rowKey.indexOf(c.name) < 0 && c.kind === 'num'; });
+    // rows: every text column that is not a condition (task, and any other a newer report adds);
+    // cells: the numeric columns, one per configuration
+    var labels = table.columns.filter(function (c) { return keys.indexOf(c.name) < 0 && c.kind !== 'num'; }).map(function (c) { return c.name; });
+    if (labels.indexOf('task') < 0) return null;
+    var cfgs = table.columns.filter(function (c) { return keys.indexOf(c.name) < 0 && c.kind === 'num'; });
     var groups = {};
     var order = [];
     table.rows.forEach(function (row) {
@@ -282,17 +285,18 @@
     order.forEach(function (key) {
       var g = groups[key];
       var label = keys.map(function (k, j) { return k + ' ' + fmt(g.cond[j], KIND[k] || 'str'); }).join(' / ');
-      var thead = el('thead', null, el('tr', null, el('th', null, 'task'), cfgs.map(function (c) { return el('th', null, c.name); })));
+      var thead = el('thead', null, el('tr', null, labels.map(function (n) { return el('th', null, n); }), cfgs.map(function (c) { return el('th', null, c.name); })));
       var tbody = el('tbody');
       g.rows.forEach(function (row) {
         var task = row[names.indexOf('task')];
-        tbody.appendChild(el('tr', null, el('th', null, task), cfgs.map(function (c) {
+        tbody.appendChild(el('tr', null, labels.map(function (n) { return el('th', null, cellText(row[names.indexOf(n)])); }), cfgs.map(function (c) {
           var v = num(row[names.indexOf(c.name)]);
           if (v === null || Number.isNaN(v)) return el('td', { 'class': 'num muted' }, '\u2013');
           var td = el('td', {
             'class': 'heat-cell', 'data-task': task, 'data-configuration': c.name, title: 'show these trials',
             onclick: function () {
-              var cat = { task: String(task), configuration: c.name };
+              var cat = { configuration: c.name };
+              labels.forEach(function (n) { if (n in KIND) cat[n] = cellText(row[names.indexOf(n)]); });
               keys.forEach(function (k, j) { cat[k] = cellText(g.cond[j]); });
               if (MULTI) cat.run = run.name;
               go({ view: 'trials', cat: cat, rng: {}, q: '', sort: '' });
