@@ -107,7 +107,7 @@ def _write(args: argparse.Namespace) -> int:
 
 
 def _compare(runs: Sequence[str], out: str) -> int:
-    from etc_fast.report._viewer import build_compare
+    from etc_fast.report._viewer import build_compare, compare_table
     from etc_fast.runner import RunDirError
 
     for run in runs:
@@ -119,6 +119,8 @@ def _compare(runs: Sequence[str], out: str) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _one_line_warning
             path = build_compare(runs[0], runs[1], out)
+            table = compare_table(runs[0], runs[1])
+            table.write_csv(Path(out) / "compare.csv")
     except RunDirError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -129,6 +131,14 @@ def _compare(runs: Sequence[str], out: str) -> int:
     except pl.exceptions.PolarsError as exc:
         print(f"error: a results table cannot be read ({type(exc).__name__})", file=sys.stderr)
         return 2
+    # the same configuration in both runs, in a few lines (the page compares any two sides)
+    for row in table.iter_rows(named=True):
+        rm = row["rmsle_delta_mean"]
+        print(f"{row['configuration']}: {row['pairs']} pairs, B gained {row['gained']} and lost {row['lost']} credits "
+              f"({row['credited_a']} -> {row['credited_b']}); mean B-A RMSLE {'n/a' if rm is None else f'{rm:.3g}'}, "
+              f"measurements {row['measurements_delta_mean']:+.1f}", file=sys.stderr)
+    if table.height == 0:
+        print("no configuration ran in both runs on the same tasks; the page still compares any two", file=sys.stderr)
     print(path)
     return 0
 

@@ -32,7 +32,7 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["build_viewer", "build_compare", "run_data", "render_page", "embed_json", "VIEWER_FILE", "TRANSCRIPT_TYPE"]
+__all__ = ["build_viewer", "build_compare", "compare_table", "PAIR_KEYS", "run_data", "render_page", "embed_json", "VIEWER_FILE", "TRANSCRIPT_TYPE"]
 
 #: The page's file name inside ``RUN_DIR/report/``.
 VIEWER_FILE = "index.html"
@@ -292,6 +292,35 @@ def build_viewer(run_dir: str | os.PathLike[str]) -> Path:
     root = Path(run_dir)
     data = run_data(root)
     return _write(root / "report" / VIEWER_FILE, render_page([data], title=f"etc_fast run {data[0]['name']}", mode="run"))
+
+
+#: What pairs two trials in the compare view (and in :func:`compare_table`).
+PAIR_KEYS = ("task", "difficulty", "law_version", "noise", "rollout")
+
+
+def compare_table(run_a: str | os.PathLike[str], run_b: str | os.PathLike[str]) -> pl.DataFrame:
+    """Per configuration that both runs ran: trials paired on :data:`PAIR_KEYS`, credits B gained
+    and lost, and the mean B - A of RMSLE (pairs with both finite) and of measurements."""
+    from etc_fast.report._load import load_trials
+
+    cols = ["configuration", *PAIR_KEYS, "credited", "rmsle", "measurements"]
+    a, b = load_trials(run_a).select(cols), load_trials(run_b).select(cols)
+    pairs = a.join(b, on=["configuration", *PAIR_KEYS], suffix="_b")
+    finite = pl.col("rmsle").is_finite() & pl.col("rmsle_b").is_finite()
+    order = list(dict.fromkeys(a.get_column("configuration").to_list()))
+    return (
+        pairs.group_by("configuration")
+        .agg(
+            pairs=pl.len(),
+            gained=(~pl.col("credited") & pl.col("credited_b")).sum(),
+            lost=(pl.col("credited") & ~pl.col("credited_b")).sum(),
+            credited_a=pl.col("credited").sum(),
+            credited_b=pl.col("credited_b").sum(),
+            rmsle_delta_mean=(pl.col("rmsle_b") - pl.col("rmsle")).filter(finite).mean(),
+            measurements_delta_mean=(pl.col("measurements_b") - pl.col("measurements")).cast(pl.Float64).mean(),
+        )
+        .sort(pl.col("configuration").replace_strict(order, list(range(len(order))), return_dtype=pl.Int64))
+    )
 
 
 def build_compare(run_a: str | os.PathLike[str], run_b: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:

@@ -215,13 +215,29 @@ def test_compare_cli(tmp_path, capsys):
     b = make_run(tmp_path / "b", configs=("baseline_n", "variance_c", "random_n"), tasks=("m0_gravity", "m9_hooke_law"))
     out = tmp_path / "cmp"
     assert report_main(["--compare", str(a), str(b), "--out", str(out)]) == 0
-    assert capsys.readouterr().out.strip() == str(out / VIEWER_FILE)
+    captured = capsys.readouterr()
+    assert captured.out.strip() == str(out / VIEWER_FILE)
+    assert "baseline_n: 2 pairs, B gained" in captured.err
     data = _data(_parse((out / VIEWER_FILE).read_text()))
     assert data["mode"] == "compare" and [r["n_trials"] for r in data["runs"]] == [4, 6]
     # element ids never collide although both runs hold trials with the same ids
     ids = [e for r in data["runs"] for e in r["transcript"]]
     assert len(ids) == len(set(ids)) == 10
     assert build_compare(a, b, out).read_bytes() == (out / VIEWER_FILE).read_bytes()
+    # compare.csv: per configuration both ran, counted here trial by trial
+    import polars as pl
+
+    table = pl.read_csv(out / "compare.csv")
+    assert table.get_column("configuration").to_list() == ["baseline_n", "variance_c"]
+    ta, tb = pl.read_parquet(a / "trials.parquet"), pl.read_parquet(b / "trials.parquet")
+    key = lambda r: (r["configuration"], r["task"], r["difficulty"], r["law_version"], r["noise"], r["rollout"])  # noqa: E731
+    credit_b = {key(r): (r["credited"], r["measurements"]) for r in tb.iter_rows(named=True)}
+    for row in table.iter_rows(named=True):
+        mine = [r for r in ta.iter_rows(named=True) if r["configuration"] == row["configuration"] and key(r) in credit_b]
+        gained = sum(1 for r in mine if not r["credited"] and credit_b[key(r)][0])
+        lost = sum(1 for r in mine if r["credited"] and not credit_b[key(r)][0])
+        dm = sum(credit_b[key(r)][1] - r["measurements"] for r in mine) / len(mine)
+        assert (row["pairs"], row["gained"], row["lost"], row["measurements_delta_mean"]) == (len(mine), gained, lost, dm)
 
 
 @pytest.mark.parametrize("argv, message", [

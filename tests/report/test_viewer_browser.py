@@ -19,7 +19,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from etc_fast.report._viewer import VIEWER_FILE, build_compare, build_viewer
+from etc_fast.report._viewer import VIEWER_FILE, build_compare, build_viewer, compare_table
 from tests.report._viewer_run import HOSTILE_REASON, make_run
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -292,6 +292,8 @@ def test_compare_across_runs(browser, run, tmp_path):
     assert summary.get_attribute("data-gained") == str(pairs.filter(~pl.col("credited") & pl.col("credited_b")).height)
     assert summary.get_attribute("data-lost") == str(pairs.filter(pl.col("credited") & ~pl.col("credited_b")).height)
     assert page.locator("#compare-a option").count() == 4, "two configurations in each run"
+    row = compare_table(run, other).filter(pl.col("configuration") == "baseline_n").row(0, named=True)
+    assert (row["pairs"], row["gained"], row["lost"]) == tuple(int(summary.get_attribute(k)) for k in ("data-pairs", "data-gained", "data-lost"))
     page.locator("#compare-table tbody tr").first.click()
     page.wait_for_selector("#side-by-side[data-ready]")
     assert page.locator("#side-by-side .side-head").count() == 2
