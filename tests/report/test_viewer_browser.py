@@ -273,7 +273,14 @@ def test_compare_within_the_run(tab, frame):
     page.wait_for_selector("#side-by-side[data-ready]")
     rows = page.locator("#aligned-timeline tbody tr")
     assert rows.count() >= 7  # the planner's events, the baseline's aligned beside them
-    assert page.locator("#side-by-side svg.plot").count() == 2
+    # a plot of each trial's final observations, and each full trial page with its own turn plot
+    assert page.locator("#side-by-side svg.plot").count() == 4
+    assert page.locator('#side-by-side .side[data-side="A"] .trial-page').count() == 1
+    assert page.locator('#side-by-side .side[data-side="B"] .trial-page').count() == 1
+    # a step of the aligned timeline selects that event in both pages (the committee step: only B has one)
+    page.locator("#aligned-timeline tbody tr", has_text="turn 1").first.click()
+    sel_b = page.locator('#side-by-side .side[data-side="B"] table.timeline tr.sel')
+    assert sel_b.count() == 1 and "committee" in sel_b.inner_text()
 
 
 def test_compare_across_runs(browser, run, tmp_path):

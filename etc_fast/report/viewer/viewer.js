@@ -760,6 +760,7 @@
       rawBox
     ]);
     if (selK !== null) showTurn(selK);
+    page.showTurn = function (k) { if (events[k]) showTurn(k); };
     return page;
   }
   function viewTrial(s) {
@@ -925,11 +926,20 @@
         var e = rec.events[k];
         return el('td', null, el('strong', null, eventLabel(e)), ' ', cellText(e.outcome || e.reason || ''), pre(didText(e) || toldText(e)));
       }
+      var pageA = trialPage(ta, ra, { narrow: true }), pageB = trialPage(tb, rb, { narrow: true });
       box.appendChild(el('h3', null, 'Timeline aligned by phase and turn'));
+      box.appendChild(el('p', { 'class': 'muted' }, 'Click a step to show it in both trial pages below.'));
       box.appendChild(el('div', { 'class': 'scroll' }, el('table', { 'class': 'data timeline aligned', id: 'aligned-timeline' },
         el('thead', null, el('tr', null, el('th', null, 'step'), el('th', null, 'A'), el('th', null, 'B'))),
-        el('tbody', null, rows.map(function (row) { return el('tr', null, el('td', null, row.label), cell(ra, row.a), cell(rb, row.b)); })))));
-      box.appendChild(el('div', { 'class': 'two' }, el('div', null, el('h3', null, 'A: chat'), chatBlock(ra)), el('div', null, el('h3', null, 'B: chat'), chatBlock(rb))));
+        el('tbody', null, rows.map(function (row, j) {
+          return el('tr', { 'data-step': String(j), onclick: function () {
+            if (row.a !== null) pageA.showTurn(row.a);
+            if (row.b !== null) pageB.showTurn(row.b);
+            Array.prototype.forEach.call(box.querySelectorAll('#aligned-timeline tbody tr'), function (tr) { tr.classList.toggle('sel', tr.getAttribute('data-step') === String(j)); });
+          } }, el('td', null, row.label), cell(ra, row.a), cell(rb, row.b));
+        })))));
+      box.appendChild(el('h3', null, 'The two trial pages'));
+      box.appendChild(el('div', { 'class': 'two pages' }, el('div', { 'class': 'side', 'data-side': 'A' }, pageA), el('div', { 'class': 'side', 'data-side': 'B' }, pageB)));
       box.setAttribute('data-ready', '1');
       box.scrollIntoView({ block: 'start' });
     }).catch(function (err) { box.textContent = ''; box.appendChild(el('p', { 'class': 'err' }, 'Cannot open the transcripts: ' + err)); box.setAttribute('data-ready', '1'); });
