@@ -1,4 +1,5 @@
-"""``python -m etc_fast.run CONFIG``: run a study grid, store its results, write its report.
+"""``python -m etc_fast.run CONFIG``: run a study grid, store its results, write its report and its
+viewer (``OUT/report/index.html``, one page that opens from disk).
 
 Exit status: 0 when every trial of the grid is stored as a result, 1 when the report could not be
 written, 2 for configuration, policy-construction or output directory problems (nothing was run),
@@ -32,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="run directory (default: the config's out, else runs/<name>)")
     p.add_argument("--limit", type=int, help="run at most N pending trials, in grid order")
     p.add_argument("--dry-run", action="store_true", help="print the trial count and the grid; run nothing")
-    p.add_argument("--no-report", action="store_true", help="do not write OUT/report at the end")
+    p.add_argument("--no-report", action="store_true", help="do not write OUT/report (tables, figures, viewer) at the end")
     return p
 
 
@@ -89,6 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     if result.report is not None:
         print(f"report: {result.report}", file=sys.stderr)
+        viewer = result.report.parent / "index.html"
+        if viewer.is_file():
+            print(f"viewer: {viewer} (open it in a browser; no server needed)", file=sys.stderr)
     if result.unfinished:
         n = sum(result.unfinished.values())
         kinds = ", ".join(f"{k}: {v}" for k, v in sorted(result.unfinished.items()))

@@ -1,4 +1,6 @@
-"""``python -m etc_fast.report RUN_DIR``: (re)write a run's report and refresh its manifest."""
+"""``python -m etc_fast.report RUN_DIR``: (re)write a run's report (and its viewer, ``report/index.html``)
+and refresh its manifest; ``python -m etc_fast.report --compare RUN_A RUN_B --out DIR``: one viewer
+page holding two runs, opened on the compare view."""
 
 from __future__ import annotations
 
@@ -20,12 +22,24 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     p = argparse.ArgumentParser(prog="python -m etc_fast.report", description="Write RUN_DIR/report from a run's results.")
-    p.add_argument("run_dir", help="a run directory (holds trials.parquet or trials.jsonl)")
+    p.add_argument("run_dir", nargs="?", help="a run directory (holds trials.parquet or trials.jsonl)")
+    p.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"), default=None,
+                   help="write one viewer page comparing two run directories (needs --out; RUN_DIR not given)")
+    p.add_argument("--out", default=None, metavar="DIR", help="with --compare: the directory to write index.html in")
+    p.add_argument("--no-viewer", action="store_true", help="do not write report/index.html")
     p.add_argument("--draws", type=int, default=None, help="module-resampling draws for Table S2 (default 10000)")
     p.add_argument("--seed", type=int, default=None, help="seed of those draws (default 0)")
     p.add_argument("--rejudge", default=None, metavar="JUDGE",
                    help="judge every stored submission again (structural | llm | none) before writing the report")
     args = p.parse_args(argv)
+    if args.compare is not None:
+        if args.run_dir is not None or args.out is None:
+            p.error("--compare RUN_A RUN_B needs --out DIR and no RUN_DIR")
+        return _compare(args.compare, args.out)
+    if args.run_dir is None:
+        p.error("give RUN_DIR, or --compare RUN_A RUN_B --out DIR")
+    if args.out is not None:
+        p.error("--out only goes with --compare (the report of RUN_DIR is written to RUN_DIR/report)")
     with warnings.catch_warnings():  # restores the warning display when done
         warnings.showwarning = _one_line_warning
         return _write(args)
@@ -75,11 +89,56 @@ def _write(args: argparse.Namespace) -> int:
               f"{str(exc).splitlines()[0] if str(exc) else ''}); rebuild it from trials.jsonl by removing trials.parquet",
               file=sys.stderr)
         return 2
+    if not args.no_viewer:
+        from etc_fast.report._viewer import build_viewer
+
+        try:
+            build_viewer(args.run_dir)
+        except (OSError, RunDirError) as exc:
+            print(f"error: {args.run_dir}: cannot write the viewer (report/index.html): {exc}", file=sys.stderr)
+            return 2
     try:
         write_manifest(args.run_dir)
     except OSError as exc:
         print(f"error: {args.run_dir}: cannot write the manifest: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    print(path)
+    return 0
+
+
+def _compare(runs: Sequence[str], out: str) -> int:
+    from etc_fast.report._viewer import build_compare, compare_table
+    from etc_fast.runner import RunDirError
+
+    for run in runs:
+        root = Path(run)
+        if not root.is_dir() or not ((root / "trials.parquet").exists() or (root / "trials.jsonl").exists()):
+            print(f"error: {run}: not a run directory (no trials.parquet or trials.jsonl)", file=sys.stderr)
+            return 2
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _one_line_warning
+            path = build_compare(runs[0], runs[1], out)
+            table = compare_table(runs[0], runs[1])
+            table.write_csv(Path(out) / "compare.csv")
+    except RunDirError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"error: cannot write the comparison in {out}{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except pl.exceptions.PolarsError as exc:
+        print(f"error: a results table cannot be read ({type(exc).__name__})", file=sys.stderr)
+        return 2
+    # the same configuration in both runs, in a few lines (the page compares any two sides)
+    for row in table.iter_rows(named=True):
+        rm = row["rmsle_delta_mean"]
+        print(f"{row['configuration']}: {row['pairs']} pairs, B gained {row['gained']} and lost {row['lost']} credits "
+              f"({row['credited_a']} -> {row['credited_b']}); mean B-A RMSLE {'n/a' if rm is None else f'{rm:.3g}'}, "
+              f"measurements {row['measurements_delta_mean']:+.1f}", file=sys.stderr)
+    if table.height == 0:
+        print("no configuration ran in both runs on the same tasks; the page still compares any two", file=sys.stderr)
     print(path)
     return 0
 

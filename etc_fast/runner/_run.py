@@ -210,6 +210,9 @@ def run_config(
 
             with writing(config.out, "write the report"):
                 report_path = write_report(config.out)
+                from etc_fast.report._viewer import build_viewer
+
+                build_viewer(config.out)  # report/index.html: the run in one page (before the manifest)
         except RunDirError:  # the directory itself (read-only, full): an output-directory problem
             raise
         except Exception as exc:  # noqa: BLE001 - results are safe on disk; say why the report is missing
