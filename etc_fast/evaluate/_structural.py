@@ -43,6 +43,9 @@ __all__ = ["StructuralJudge", "JUDGE_VERSION"]
 JUDGE_VERSION = "2.1"
 
 _DPS = 60
+#: Seconds the algebra on one submission may take (in a killable judge child) before the verdict
+#: is "not credited: no verdict within the limit"; ``timeout_s=None`` judges in the calling process.
+DEFAULT_TIMEOUT_S = 60.0
 _IDENTITY_TOL = mpmath.mpf("1e-35")
 _SNAP_TOL = 1e-6
 _RATIONAL_TOL = 1e-9
@@ -252,20 +255,36 @@ class StructuralJudge:
         rel_tol: Largest relative difference allowed at any finite-target grid point, and between a
             submitted number and the truth's.
         grid: Optional float64[n, d] points to judge on (default: the task's evaluation grid).
+        timeout_s: Seconds one verdict's algebra may take; it runs in a child of the judge server
+            (:mod:`etc_fast.evaluate._judge_worker`) that is killed at the limit, the verdict then
+            being "not credited: no verdict within the limit". ``None``: judge in this process.
     """
 
     name = "structural"
     version = JUDGE_VERSION
 
-    def __init__(self, rel_tol: float = 1e-6, grid: np.ndarray | None = None) -> None:
+    def __init__(self, rel_tol: float = 1e-6, grid: np.ndarray | None = None,
+                 timeout_s: float | None = DEFAULT_TIMEOUT_S) -> None:
         if not rel_tol > 0:
             raise ValueError(f"tolerances must be positive, got rel_tol={rel_tol!r}")
+        if timeout_s is not None and not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s)
+                                          and timeout_s > 0):
+            raise ValueError(f"timeout_s must be a positive number of seconds or None, got {timeout_s!r}")
         self.rel_tol = float(rel_tol)
+        self.timeout_s = None if timeout_s is None else float(timeout_s)
         self.grid = None if grid is None else np.ascontiguousarray(grid, dtype=np.float64)
         self._cache: dict = {}
         self._lock = threading.Lock()
 
     def judge(self, source: str, task: Task) -> Verdict:
+        if self.timeout_s is not None:  # the algebra in a judge child that the deadline kills
+            from etc_fast.evaluate._judge_worker import judge_in_worker
+
+            return judge_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s)
+        return self.judge_here(source, task)
+
+    def judge_here(self, source: str, task: Task) -> Verdict:
+        """The verdict computed in this process (no deadline: a stalled sympy call stalls the caller)."""
         try:
             return self._judge(source, task)
         except Untranslatable as exc:
