@@ -229,8 +229,13 @@ def _attempt(payload: bytes, workdir: str, settings: dict, limits: SandboxLimits
     answer_by = time.monotonic() + ANSWER_S
     next_disk_check = time.monotonic() + 0.2
     retry: str | None = None
+    complete = False
     try:
         while sel.get_map():
+            if pid is not None and len(sel.get_map()) == 1 and exit_info is None and b"\n" in reply_bytes \
+                    and reply_bytes.partition(b"\n")[2]:
+                complete = True  # every pipe closed after a reply: the child is only exiting now
+                break
             now = time.monotonic()
             if pid is None and now > answer_by:
                 retry = f"the sandbox zygote did not answer within {ANSWER_S:g} s"
@@ -293,7 +298,7 @@ def _attempt(payload: bytes, workdir: str, settings: dict, limits: SandboxLimits
             if error or retry:
                 break
     finally:
-        if exit_info is None and status.fileno() != -1:
+        if exit_info is None and not complete:
             exit_info = _kill_and_wait(status)
         sel.close()
         status.close()
