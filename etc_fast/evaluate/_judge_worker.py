@@ -283,6 +283,7 @@ os.register_at_fork(after_in_child=_after_fork_in_child)
 # ------------------------------------------------------------------------------------------------
 def _serve(ctl: socket.socket, ppid: int) -> None:
     import ctypes
+    import gc
 
     ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
     if os.getppid() != ppid:
@@ -339,6 +340,7 @@ def _serve(ctl: socket.socket, ppid: int) -> None:
                         pass
                     conn.close()
                     continue
+                gc.freeze()  # what the server holds now stays out of the child's collections (no copy-on-write)
                 pid = os.fork()
                 if pid == 0:
                     code = 0
