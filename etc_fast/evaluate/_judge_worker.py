@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["JudgeServer", "judge_in_worker", "judge_server"]
+__all__ = ["JudgeServer", "judge_in_worker", "judge_server", "verdict_in_worker"]
 
 _HEADER = struct.Struct("!Q")
 #: Seconds a judge server may take to import sympy and say it is ready.
@@ -143,14 +143,29 @@ class JudgeServer:
         self._proc, self._sock = proc, ours
         self.starts += 1
 
-    def connect(self) -> tuple[socket.socket, subprocess.Popen]:
-        """A fresh stream socket to a new judge child's request slot, and the server it went to."""
+    def _ensure(self) -> tuple[socket.socket, subprocess.Popen]:
         with self._lock:
             self._forget_if_forked()
             if self._proc is None or self._proc.poll() is not None or self._sock is None:
                 self._stop_locked()
                 self._start()
-            sock, proc = self._sock, self._proc
+            assert self._sock is not None and self._proc is not None
+            return self._sock, self._proc
+
+    def prestart(self) -> None:
+        """Start the server in the background (a failure is retried by the first verdict)."""
+
+        def go() -> None:
+            try:
+                self._ensure()
+            except Exception:  # noqa: BLE001,S110 - the first verdict reports it
+                pass
+
+        threading.Thread(target=go, name="etc-judge-server-prestart", daemon=True).start()
+
+    def connect(self) -> tuple[socket.socket, subprocess.Popen]:
+        """A fresh stream socket to a new judge child's request slot, and the server it went to."""
+        sock, proc = self._ensure()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             socket.send_fds(sock, [b"judge"], [theirs.fileno()])
@@ -217,6 +232,12 @@ def judge_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | No
 
     Returns a :class:`etc_fast.evaluate.Verdict`; never raises for a submission.
     """
+    return verdict_in_worker(options, source, task, grid, timeout_s)[0]
+
+
+def verdict_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | None, timeout_s: float):
+    """``(verdict, reached)``: as :func:`judge_in_worker`; ``reached`` is False when the verdict only
+    reports a deadline or a failure of the machinery (such a verdict must not be remembered)."""
     from etc_fast.evaluate._judge import Verdict
     from etc_fast.sampling import evaluation_grid
 
@@ -225,7 +246,7 @@ def judge_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | No
         portable = dataclasses.replace(task, truth_fn=_Tabled(X, np.asarray(task.truth(X), dtype=np.float64)),
                                        request_transform=None)
     except Exception as exc:  # noqa: BLE001 - as the in-process judge: a failure is not credited
-        return Verdict("structural", False, f"structural judge failed: {type(exc).__name__}: {exc}")
+        return Verdict("structural", False, f"structural judge failed: {type(exc).__name__}: {exc}"), False
     request = {"options": dict(options), "grid": None if grid is None else X, "source": source, "task": portable}
     why = ""
     for _ in range(2):
@@ -242,22 +263,22 @@ def judge_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | No
                 _send_frame(sock, request)
                 reply = _recv_frame(sock)
             except (TimeoutError, socket.timeout):
-                return Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s")
+                return Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s"), False
             except (EOFError, OSError, pickle.UnpicklingError) as exc:
                 if time.monotonic() - start >= timeout_s:
-                    return Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s")
+                    return Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s"), False
                 if proc.poll() is not None:  # the server itself went: a new one gets the request
                     server.replace(proc)
                     why = "the judge server died"
                     continue
-                return Verdict("structural", False, f"structural judge failed: its process ended ({exc or 'no reply'})")
+                return Verdict("structural", False, f"structural judge failed: its process ended ({exc or 'no reply'})"), False
         finally:
             sock.close()  # a child still running is killed by the server
         if isinstance(reply, dict) and "verdict" in reply:
             v = reply["verdict"]
-            return Verdict(str(v[0]), bool(v[1]), str(v[2]))
-        return Verdict("structural", False, f"structural judge failed: {reply.get('error') if isinstance(reply, dict) else reply}")
-    return Verdict("structural", False, f"structural judge failed: {why}")
+            return Verdict(str(v[0]), bool(v[1]), str(v[2])), True
+        return Verdict("structural", False, f"structural judge failed: {reply.get('error') if isinstance(reply, dict) else reply}"), False
+    return Verdict("structural", False, f"structural judge failed: {why}"), False
 
 
 def _after_fork_in_child() -> None:

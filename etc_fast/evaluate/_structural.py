@@ -46,6 +46,8 @@ _DPS = 60
 #: Seconds the algebra on one submission may take (in a killable judge child) before the verdict
 #: is "not credited: no verdict within the limit"; ``timeout_s=None`` judges in the calling process.
 DEFAULT_TIMEOUT_S = 60.0
+#: Verdicts a judge remembers (then it starts afresh).
+_MAX_VERDICTS = 4096
 _IDENTITY_TOL = mpmath.mpf("1e-35")
 _SNAP_TOL = 1e-6
 _RATIONAL_TOL = 1e-9
@@ -274,14 +276,31 @@ class StructuralJudge:
         self.timeout_s = None if timeout_s is None else float(timeout_s)
         self.grid = None if grid is None else np.ascontiguousarray(grid, dtype=np.float64)
         self._cache: dict = {}
+        self._verdicts: dict = {}
         self._lock = threading.Lock()
 
     def judge(self, source: str, task: Task) -> Verdict:
-        if self.timeout_s is not None:  # the algebra in a judge child that the deadline kills
-            from etc_fast.evaluate._judge_worker import judge_in_worker
+        if self.timeout_s is None:
+            return self.judge_here(source, task)
+        # the algebra in a judge child that the deadline kills; a verdict it reached is remembered
+        # (the judge is a function of the submission and the task: many trials submit the same law)
+        from etc_fast.evaluate._judge_worker import verdict_in_worker
 
-            return judge_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s)
-        return self.judge_here(source, task)
+        try:
+            key = (source, self._task_key(task))
+        except Exception:  # noqa: BLE001 - an odd task object: judge without remembering
+            key = None
+        with self._lock:
+            v = self._verdicts.get(key) if key is not None else None
+        if v is not None:
+            return v
+        v, reached = verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s)
+        if reached and key is not None:
+            with self._lock:
+                if len(self._verdicts) >= _MAX_VERDICTS:
+                    self._verdicts.clear()
+                self._verdicts[key] = v
+        return v
 
     def judge_here(self, source: str, task: Task) -> Verdict:
         """The verdict computed in this process (no deadline: a stalled sympy call stalls the caller)."""
@@ -292,9 +311,13 @@ class StructuralJudge:
         except Exception as exc:  # noqa: BLE001 - a judge never raises for a submission
             return Verdict(self.name, False, f"structural judge failed: {type(exc).__name__}: {exc}")
 
+    @staticmethod
+    def _task_key(task: Task) -> tuple:
+        return (task.key, task.source, task.ground_truth_text, tuple(sorted((getattr(task, "constants", {}) or {}).items())),
+                tuple((v.name, v.low, v.high, v.scale) for v in task.variables))
+
     def _truth(self, task: Task) -> _Truth:
-        key = (task.key, task.source, task.ground_truth_text, tuple(sorted((getattr(task, "constants", {}) or {}).items())),
-               tuple((v.name, v.low, v.high, v.scale) for v in task.variables))
+        key = self._task_key(task)
         with self._lock:
             t = self._cache.get(key)
             if t is None:

@@ -171,7 +171,9 @@ class TrialWorker:
             evaluate_submission(f"def discovered_law({', '.join(task.variable_names)}):\n    return 1.0\n", task)
 
     def preflight(self, models: Sequence[str]) -> None:
-        """Build each model's policy and the judge once, so configuration errors surface early."""
+        """Build each model's policy and the judge once, so configuration errors surface early; start
+        this process's sandbox zygote (and the structural judge's server) in the background meanwhile."""
+        _prestart_helpers(self.judge)
         for model in models:
             self.make_policy(model)
         self.make_judge()
@@ -212,6 +214,21 @@ class TrialWorker:
         except (Exception, TrialTimeout) as exc:
             error = f"{type(exc).__name__}: {exc}"
             return failed_record(spec, error, wall_s=time.perf_counter() - t0, detail=traceback.format_exc())
+
+
+def _prestart_helpers(judge: str) -> None:
+    """Start the helper processes a trial needs (the sandbox zygote, the structural judge's server)
+    in background threads, so that their imports overlap other start-up work instead of the first
+    trial. Each is started by exec, once per process; a failure is reported by the first use."""
+    with contextlib.suppress(Exception):
+        from etc_fast.sandbox._zygote import zygote
+
+        zygote().prestart()
+    if judge == "structural":
+        with contextlib.suppress(Exception):
+            from etc_fast.evaluate._judge_worker import judge_server
+
+            judge_server().prestart()
 
 
 def _limit_threads(workers: int) -> None:
@@ -263,6 +280,7 @@ def _pool_init(worker: TrialWorker, workers: int, parent_pid: int | None = None)
     die_with_parent(parent_pid)
     _WORKER = worker
     _limit_threads(workers)
+    _prestart_helpers(getattr(worker, "judge", ""))
 
 
 def _pool_entry(spec_dict: dict[str, Any]) -> dict[str, Any]:

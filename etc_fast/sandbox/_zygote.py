@@ -169,6 +169,18 @@ class Zygote:
             assert self._sock is not None
             return self._sock
 
+    def prestart(self) -> None:
+        """Start the zygote in the background (its imports overlap whatever the caller does next);
+        a failure here is only retried by the next request."""
+
+        def go() -> None:
+            try:
+                self._ensure()
+            except Exception:  # noqa: BLE001,S110 - the first job reports it
+                pass
+
+        threading.Thread(target=go, name="etc-sandbox-zygote-prestart", daemon=True).start()
+
     @property
     def pid(self) -> int | None:
         """The zygote's pid (``None`` before it is started or after it stopped)."""
