@@ -46,8 +46,13 @@ _DPS = 60
 #: Seconds the algebra on one submission may take (in a killable judge child) before the verdict
 #: is "not credited: no verdict within the limit"; ``timeout_s=None`` judges in the calling process.
 DEFAULT_TIMEOUT_S = 60.0
-#: Verdicts a judge remembers (then it starts afresh).
+#: Verdicts remembered per process, shared by every judge instance (a trial thread has its own):
+#: ``{(source, task, rel_tol, grid): Verdict}``, at most ``_MAX_VERDICTS`` (then it starts afresh);
+#: and the verdicts being computed, which other threads asking for the same one wait for.
 _MAX_VERDICTS = 4096
+_VERDICTS: dict = {}
+_PENDING: dict = {}
+_VERDICTS_LOCK = threading.Lock()
 _IDENTITY_TOL = mpmath.mpf("1e-35")
 _SNAP_TOL = 1e-6
 _RATIONAL_TOL = 1e-9
@@ -276,7 +281,7 @@ class StructuralJudge:
         self.timeout_s = None if timeout_s is None else float(timeout_s)
         self.grid = None if grid is None else np.ascontiguousarray(grid, dtype=np.float64)
         self._cache: dict = {}
-        self._verdicts: dict = {}
+        self._grid_key = None if self.grid is None else (self.grid.shape, hash(self.grid.tobytes()))
         self._lock = threading.Lock()
 
     def judge(self, source: str, task: Task) -> Verdict:
@@ -287,20 +292,33 @@ class StructuralJudge:
         from etc_fast.evaluate._judge_worker import verdict_in_worker
 
         try:
-            key = (source, self._task_key(task))
+            key = (source, self._task_key(task), self.rel_tol, self._grid_key)
         except Exception:  # noqa: BLE001 - an odd task object: judge without remembering
             key = None
-        with self._lock:
-            v = self._verdicts.get(key) if key is not None else None
-        if v is not None:
+        if key is None:
+            return verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s)[0]
+        while True:
+            with _VERDICTS_LOCK:
+                v = _VERDICTS.get(key)
+                if v is not None:
+                    return v
+                busy = _PENDING.get(key)
+                if busy is None:  # this thread computes it; others asking meanwhile wait for it
+                    busy = _PENDING[key] = threading.Event()
+                    break
+            busy.wait()
+        try:
+            v, reached = verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s)
+            if reached:
+                with _VERDICTS_LOCK:
+                    if len(_VERDICTS) >= _MAX_VERDICTS:
+                        _VERDICTS.clear()
+                    _VERDICTS[key] = v
             return v
-        v, reached = verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s)
-        if reached and key is not None:
-            with self._lock:
-                if len(self._verdicts) >= _MAX_VERDICTS:
-                    self._verdicts.clear()
-                self._verdicts[key] = v
-        return v
+        finally:
+            with _VERDICTS_LOCK:
+                _PENDING.pop(key, None)
+            busy.set()
 
     def judge_here(self, source: str, task: Task) -> Verdict:
         """The verdict computed in this process (no deadline: a stalled sympy call stalls the caller)."""
