@@ -17,7 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from etc_fast.sandbox._limits import SandboxLimits
-from etc_fast.sandbox._runner import _MAX_JOB, _MAX_REPLY, _describe_exit  # limits the child applies too
+from etc_fast.sandbox._runner import (  # limits the child applies too
+    _MAX_JOB,
+    _MAX_REPLY,
+    _describe_exit,
+)
 from etc_fast.sandbox._zygote import ANSWER_S, ZygoteError, zygote
 
 __all__ = ["RUNNER", "RawRun", "clean_text", "encode_data", "isolation_settings", "run_job"]

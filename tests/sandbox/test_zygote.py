@@ -19,11 +19,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from etc_fast.sandbox import call_law, run_code
-from etc_fast.sandbox import _supervisor
+from etc_fast.sandbox import _supervisor, call_law, run_code
 from etc_fast.sandbox._supervisor import encode_data, run_job
 from etc_fast.sandbox._zygote import Zygote, zygote
-from tests.sandbox._util import SHORT, FAKE_KEY
+from tests.sandbox._util import FAKE_KEY, SHORT
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the zygote's isolation is Linux-only")
 pytestmark = linux
