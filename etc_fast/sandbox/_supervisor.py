@@ -108,7 +108,7 @@ class RawRun:
         truncated: Output was cut at the cap.
         wall_s: Seconds the run took.
         layers: Isolation layers that were active (``{layer: description or False}``), as reported
-            by the runner before any untrusted code ran; empty when unknown.
+            by the child before any untrusted code ran; empty when unknown.
     """
 
     ok: bool
