@@ -272,7 +272,13 @@ def _serve(ctl, iso, roots) -> None:
             for fd in fds:
                 os.close(fd)
             return
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as exc:  # no memory or process slot: the supervisor replaces this zygote
+            _send(status, {"refused": f"the sandbox zygote could not fork: {exc}"})
+            for fd in fds:
+                os.close(fd)
+            return
         if pid == 0:
             try:
                 _child_main(box, job_r, rep_w, out_w, err_w, iso, roots, zpid)
