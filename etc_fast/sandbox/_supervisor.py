@@ -229,7 +229,7 @@ def _attempt(payload: bytes, workdir: str, settings: dict, limits: SandboxLimits
     for fd in (out_r, err_r, rep_r):
         sel.register(fd, selectors.EVENT_READ)
     sel.register(status, selectors.EVENT_READ)
-    deadline = start + limits.wall_s
+    deadline = time.monotonic() + limits.wall_s  # reset when the child exists: its run is what is limited
     answer_by = time.monotonic() + ANSWER_S
     next_disk_check = time.monotonic() + 0.2
     retry: str | None = None
@@ -274,6 +274,7 @@ def _attempt(payload: bytes, workdir: str, settings: dict, limits: SandboxLimits
                         break
                     if "pid" in msg:
                         pid = int(msg["pid"])
+                        deadline = time.monotonic() + limits.wall_s
                     elif "exit" in msg:
                         exit_info = msg
                         sel.unregister(status)

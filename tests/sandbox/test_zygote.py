@@ -211,7 +211,7 @@ def test_a_killed_zygote_is_restarted(monkeypatch):
 def test_a_zygote_that_stops_answering_is_replaced(monkeypatch):
     z = Zygote()
     monkeypatch.setattr(_supervisor, "zygote", lambda: z)
-    monkeypatch.setattr(_supervisor, "ANSWER_S", 1.0)
+    monkeypatch.setattr(_supervisor, "ANSWER_S", 3.0)
     try:
         assert call_law(LAW, X, arg_names=["a"], limits=SHORT).ok
         first = z.pid
