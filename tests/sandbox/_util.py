@@ -62,3 +62,17 @@ def sandbox_processes(*, zygotes: bool = False) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def judge_processes() -> list[int]:
+    """Pids of live structural-judge servers (and their children) started from this interpreter."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if b"etc_fast.evaluate._judge_worker" in f.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
