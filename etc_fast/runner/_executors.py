@@ -159,7 +159,8 @@ class TrialWorker:
     def warm_up(self, spec: TrialSpec) -> None:
         """Pay once, before trials start in threads, what the first trial would otherwise pay in
         every thread at once: importing the model SDK, loading the task and the compiled
-        evaluation kernels (scoring a constant law in the sandbox)."""
+        evaluation kernels (scoring a constant law in the sandbox), starting the judge's server."""
+        _prestart_helpers(self.judge)
         if spec.model not in ("symbolic", "scripted"):
             with contextlib.suppress(ImportError):
                 import openai  # noqa: F401
@@ -172,8 +173,8 @@ class TrialWorker:
 
     def preflight(self, models: Sequence[str]) -> None:
         """Build each model's policy and the judge once, so configuration errors surface early; start
-        this process's sandbox zygote (and the structural judge's server) in the background meanwhile."""
-        _prestart_helpers(self.judge)
+        this process's sandbox zygote in the background meanwhile (the run probes it next)."""
+        _prestart_helpers("")
         for model in models:
             self.make_policy(model)
         self.make_judge()
@@ -476,6 +477,7 @@ def _ray_entry(worker: TrialWorker, spec_dict: dict[str, Any]) -> dict[str, Any]
     global _RAY_THREADS_SET
     if not _RAY_THREADS_SET:
         _limit_threads(os.cpu_count() or 1)
+        _prestart_helpers(getattr(worker, "judge", ""))
         _RAY_THREADS_SET = True
     return worker(spec_dict)
 
