@@ -198,20 +198,9 @@ class JudgeServer:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    try:
-        proc.wait(timeout=2.0)
-        return
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        proc.kill()
-        proc.wait(timeout=5)
-    except (OSError, subprocess.TimeoutExpired):  # pragma: no cover
-        pass
+    from etc_fast.sandbox._zygote import _reap
+
+    _reap(proc, grace=2.0)
 
 
 _SERVER: JudgeServer | None = None

@@ -21,6 +21,7 @@ from etc_fast.sandbox._runner import (  # limits the child applies too
     _MAX_JOB,
     _MAX_REPLY,
     _describe_exit,
+    _write_all,
 )
 from etc_fast.sandbox._zygote import ANSWER_S, ZygoteError, zygote
 
@@ -207,7 +208,7 @@ def _attempt(payload: bytes, workdir: str, settings: dict, limits: SandboxLimits
 
     def feed() -> None:
         try:
-            _write_all_fd(job_w, payload)
+            _write_all(job_w, payload)
         except OSError:
             pass
         finally:
@@ -351,13 +352,6 @@ def _attempt(payload: bytes, workdir: str, settings: dict, limits: SandboxLimits
     )
 
 
-def _write_all_fd(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
 def _recv(sock) -> dict | None:
     """One message of the zygote on a status socket (``None`` at end-of-file or when unreadable)."""
     try:
@@ -382,16 +376,9 @@ def _kill_and_wait(status) -> dict | None:
     status.settimeout(_KILL_WAIT_S)
     end = time.monotonic() + _KILL_WAIT_S
     while time.monotonic() < end:
-        try:
-            data = status.recv(1 << 16)
-        except OSError:
+        msg = _recv(status)
+        if msg is None:
             return None
-        if not data:
-            return None
-        try:
-            msg = json.loads(data)
-        except ValueError:
-            return None
-        if isinstance(msg, dict) and "exit" in msg:
+        if "exit" in msg:
             return msg
     return None
