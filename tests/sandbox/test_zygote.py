@@ -144,20 +144,12 @@ def test_one_zygote_serves_many_calls_and_was_started_by_exec(monkeypatch):
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
 
 
-def test_nothing_a_child_plants_reaches_the_next_child(tmp_path):
-    tag = uuid.uuid4().hex[:12]
-    zpid_before = None
-    z = zygote()
-    run = _kernel_job(PLANT, {"tag": tag})
-    assert run.ok and run.reply["ok"], (run.error, run.reply, run.stderr)
-    planted = json.loads(run.stdout.strip().splitlines()[-1])
-    zpid_before = z.pid
+def _check_planted(out: dict, tag: str) -> None:
+    planted, seen = out["planted"], out["seen"]
+    assert planted is not None and seen is not None, out["errors"]
     assert planted["kill_parent"] != "sent"  # the zygote is out of the child's reach
     assert planted["shmget"] >= 0 and planted["msgget"] >= 0  # planted in the child's IPC namespace
     assert planted["abstract"] == "bound"  # in the child's network namespace
-    check = _kernel_job(CHECK, {"tag": tag, "fd": planted["fd"]})
-    assert check.ok and check.reply["ok"], (check.error, check.reply, check.stderr)
-    seen = json.loads(check.stdout.strip().splitlines()[-1])
     assert seen["numpy_attr"] is False and seen["json_attr"] is False
     assert seen["numpy_pi"] == pytest.approx(np.pi, rel=1e-15) and seen["math_tau"] == pytest.approx(2 * np.pi)
     assert seen["box"] == []
@@ -167,8 +159,43 @@ def test_nothing_a_child_plants_reaches_the_next_child(tmp_path):
     assert seen["shm"] == -1 and seen["msg"] == -1  # ENOENT: a fresh IPC namespace
     assert seen["abstract"] in ("ConnectionRefusedError", "FileNotFoundError")
     assert seen["fd"] is False
-    assert z.pid == zpid_before and zpid_before is not None  # the zygote survived and was reused
-    assert seen["ppid"] == zpid_before  # (inside its pid namespace-free box the parent is the zygote)
+    assert out["zygote_before"] == out["zygote_after"] == seen["ppid"]  # the zygote survived and was reused
+
+
+def test_nothing_a_child_plants_reaches_the_next_child_as_an_unprivileged_user():
+    """The same as user 65534 (a user namespace per child instead of the uid drop)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    from tests.sandbox.test_hostile import NOBODY, _python_for_nobody, _readable_copy
+
+    if os.geteuid() != 0:
+        pytest.skip("not root: the test above already runs unprivileged")
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv is not installed")
+    tag = uuid.uuid4().hex[:12]
+    shim = Path(tempfile.mkdtemp(prefix="etc-nobody-py-", dir="/tmp"))
+    try:
+        py = _python_for_nobody(shim)
+        if py is None:
+            pytest.skip("no Python with NumPy/SciPy that user 65534 can run")
+        main = _readable_copy(shim / "src") / "tests" / "sandbox" / "_planted_main.py"
+        proc = subprocess.run([*NOBODY, py, str(main), tag], capture_output=True, text=True, timeout=300, cwd="/tmp",
+                              env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    finally:
+        shutil.rmtree(shim, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out["layers"].get("identity"), out["layers"]  # a user namespace
+    _check_planted(out, tag)
+
+
+def test_nothing_a_child_plants_reaches_the_next_child(tmp_path):
+    from tests.sandbox._planted_main import plant_and_check
+
+    tag = uuid.uuid4().hex[:12]
+    _check_planted(plant_and_check(tag), tag)
 
 
 def test_planting_runs_concurrently_do_not_meet():
