@@ -43,6 +43,16 @@ __all__ = ["StructuralJudge", "JUDGE_VERSION"]
 JUDGE_VERSION = "2.1"
 
 _DPS = 60
+#: Seconds the algebra on one submission may take (in a killable judge child) before the verdict
+#: is "not credited: no verdict within the limit"; ``timeout_s=None`` judges in the calling process.
+DEFAULT_TIMEOUT_S = 60.0
+#: Verdicts remembered per process, shared by every judge instance (a trial thread has its own):
+#: ``{(source, task, rel_tol, grid): Verdict}``, at most ``_MAX_VERDICTS`` (then it starts afresh);
+#: and the verdicts being computed, which other threads asking for the same one wait for.
+_MAX_VERDICTS = 4096
+_VERDICTS: dict = {}
+_PENDING: dict = {}
+_VERDICTS_LOCK = threading.Lock()
 _IDENTITY_TOL = mpmath.mpf("1e-35")
 _SNAP_TOL = 1e-6
 _RATIONAL_TOL = 1e-9
@@ -252,20 +262,66 @@ class StructuralJudge:
         rel_tol: Largest relative difference allowed at any finite-target grid point, and between a
             submitted number and the truth's.
         grid: Optional float64[n, d] points to judge on (default: the task's evaluation grid).
+        timeout_s: Seconds one verdict's algebra may take; it runs in a child of the judge server
+            (:mod:`etc_fast.evaluate._judge_worker`) that is killed at the limit, the verdict then
+            being "not credited: no verdict within the limit". ``None``: judge in this process.
     """
 
     name = "structural"
     version = JUDGE_VERSION
 
-    def __init__(self, rel_tol: float = 1e-6, grid: np.ndarray | None = None) -> None:
+    def __init__(self, rel_tol: float = 1e-6, grid: np.ndarray | None = None,
+                 timeout_s: float | None = DEFAULT_TIMEOUT_S) -> None:
         if not rel_tol > 0:
             raise ValueError(f"tolerances must be positive, got rel_tol={rel_tol!r}")
+        if timeout_s is not None and not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s)
+                                          and timeout_s > 0):
+            raise ValueError(f"timeout_s must be a positive number of seconds or None, got {timeout_s!r}")
         self.rel_tol = float(rel_tol)
+        self.timeout_s = None if timeout_s is None else float(timeout_s)
         self.grid = None if grid is None else np.ascontiguousarray(grid, dtype=np.float64)
         self._cache: dict = {}
+        self._grid_key = None if self.grid is None else (self.grid.shape, hash(self.grid.tobytes()))
         self._lock = threading.Lock()
 
     def judge(self, source: str, task: Task) -> Verdict:
+        if self.timeout_s is None:
+            return self.judge_here(source, task)
+        # the algebra in a judge child that the deadline kills; a verdict it reached is remembered
+        # (the judge is a function of the submission and the task: many trials submit the same law)
+        from etc_fast.evaluate._judge_worker import verdict_in_worker
+
+        try:
+            key = (source, self._task_key(task), self.rel_tol, self._grid_key)
+        except Exception:  # noqa: BLE001 - an odd task object: judge without remembering
+            key = None
+        if key is None:
+            return verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s)[0]
+        while True:
+            with _VERDICTS_LOCK:
+                v = _VERDICTS.get(key)
+                if v is not None:
+                    return v
+                busy = _PENDING.get(key)
+                if busy is None:  # this thread computes it; others asking meanwhile wait for it
+                    busy = _PENDING[key] = threading.Event()
+                    break
+            busy.wait()
+        try:
+            v, reached = verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s)
+            if reached:
+                with _VERDICTS_LOCK:
+                    if len(_VERDICTS) >= _MAX_VERDICTS:
+                        _VERDICTS.clear()
+                    _VERDICTS[key] = v
+            return v
+        finally:
+            with _VERDICTS_LOCK:
+                _PENDING.pop(key, None)
+            busy.set()
+
+    def judge_here(self, source: str, task: Task) -> Verdict:
+        """The verdict computed in this process (no deadline: a stalled sympy call stalls the caller)."""
         try:
             return self._judge(source, task)
         except Untranslatable as exc:
@@ -273,9 +329,13 @@ class StructuralJudge:
         except Exception as exc:  # noqa: BLE001 - a judge never raises for a submission
             return Verdict(self.name, False, f"structural judge failed: {type(exc).__name__}: {exc}")
 
+    @staticmethod
+    def _task_key(task: Task) -> tuple:
+        return (task.key, task.source, task.ground_truth_text, tuple(sorted((getattr(task, "constants", {}) or {}).items())),
+                tuple((v.name, v.low, v.high, v.scale) for v in task.variables))
+
     def _truth(self, task: Task) -> _Truth:
-        key = (task.key, task.source, task.ground_truth_text, tuple(sorted((getattr(task, "constants", {}) or {}).items())),
-               tuple((v.name, v.low, v.high, v.scale) for v in task.variables))
+        key = self._task_key(task)
         with self._lock:
             t = self._cache.get(key)
             if t is None:

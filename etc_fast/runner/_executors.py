@@ -159,7 +159,8 @@ class TrialWorker:
     def warm_up(self, spec: TrialSpec) -> None:
         """Pay once, before trials start in threads, what the first trial would otherwise pay in
         every thread at once: importing the model SDK, loading the task and the compiled
-        evaluation kernels (scoring a constant law in the sandbox)."""
+        evaluation kernels (scoring a constant law in the sandbox), starting the judge's server."""
+        _prestart_helpers(self.judge)
         if spec.model not in ("symbolic", "scripted"):
             with contextlib.suppress(ImportError):
                 import openai  # noqa: F401
@@ -171,7 +172,9 @@ class TrialWorker:
             evaluate_submission(f"def discovered_law({', '.join(task.variable_names)}):\n    return 1.0\n", task)
 
     def preflight(self, models: Sequence[str]) -> None:
-        """Build each model's policy and the judge once, so configuration errors surface early."""
+        """Build each model's policy and the judge once, so configuration errors surface early; start
+        this process's sandbox zygote in the background meanwhile (the run probes it next)."""
+        _prestart_helpers("")
         for model in models:
             self.make_policy(model)
         self.make_judge()
@@ -212,6 +215,21 @@ class TrialWorker:
         except (Exception, TrialTimeout) as exc:
             error = f"{type(exc).__name__}: {exc}"
             return failed_record(spec, error, wall_s=time.perf_counter() - t0, detail=traceback.format_exc())
+
+
+def _prestart_helpers(judge: str) -> None:
+    """Start the helper processes a trial needs (the sandbox zygote, the structural judge's server)
+    in background threads, so that their imports overlap other start-up work instead of the first
+    trial. Each is started by exec, once per process; a failure is reported by the first use."""
+    with contextlib.suppress(Exception):
+        from etc_fast.sandbox._zygote import zygote
+
+        zygote().prestart()
+    if judge == "structural":
+        with contextlib.suppress(Exception):
+            from etc_fast.evaluate._judge_worker import judge_server
+
+            judge_server().prestart()
 
 
 def _limit_threads(workers: int) -> None:
@@ -263,6 +281,7 @@ def _pool_init(worker: TrialWorker, workers: int, parent_pid: int | None = None)
     die_with_parent(parent_pid)
     _WORKER = worker
     _limit_threads(workers)
+    _prestart_helpers(getattr(worker, "judge", ""))
 
 
 def _pool_entry(spec_dict: dict[str, Any]) -> dict[str, Any]:
@@ -458,6 +477,7 @@ def _ray_entry(worker: TrialWorker, spec_dict: dict[str, Any]) -> dict[str, Any]
     global _RAY_THREADS_SET
     if not _RAY_THREADS_SET:
         _limit_threads(os.cpu_count() or 1)
+        _prestart_helpers(getattr(worker, "judge", ""))
         _RAY_THREADS_SET = True
     return worker(spec_dict)
 

@@ -7,7 +7,8 @@ Layout of a run directory ``OUT``::
     OUT/trials.parquet            the results table (typed; rebuilt from trials.jsonl)
     OUT/config.resolved.yaml      the resolved run configuration
     OUT/versions.json             interpreter, package and platform versions; the sandbox's
-                                  active isolation layers (sandbox_layers)
+                                  active isolation layers (sandbox_layers) and what
+                                  its zygote runs (sandbox_zygote)
     OUT/manifest.sha256           SHA-256 of every file above (and the report), refreshed at the end
     OUT/report/                   tables and figures (:mod:`etc_fast.report`)
 
@@ -519,8 +520,9 @@ class RunStore:
 
     def write_versions(self, config: RunConfig | None = None) -> None:
         from etc_fast.sandbox import probe_layers
+        from etc_fast.sandbox._zygote import zygote_versions
 
-        versions = {**package_versions(), "sandbox_layers": probe_layers()}
+        versions = {**package_versions(), "sandbox_layers": probe_layers(), "sandbox_zygote": zygote_versions()}
         if config is not None and config.llm.prompts != "etc_fast":
             versions["prompts"] = prompt_sources(config)
         _atomic_write(self.root / VERSIONS, (json.dumps(versions, indent=2) + "\n").encode())

@@ -1,12 +1,13 @@
 """Sandbox for untrusted Python: submitted laws and model-written analysis code.
 
-Each call starts a fresh ``python -I`` process in a temporary working directory with an empty
-environment (plus a fixed minimal set). The kernel is the boundary (``_isolate.py``): an unprivileged
+Each call runs in a fresh fork of this process's zygote (a ``python -I`` process exec'd once with an
+empty environment plus a fixed minimal set, NumPy/SciPy imported), in a temporary working
+directory. The kernel is the boundary (``_isolate.py``), set up in the fork: an unprivileged
 identity (or a user namespace), private mount/network/IPC namespaces, a size-limited tmpfs as the
 working directory, a Landlock domain (read the Python installation and the allowed packages, write
 only the working directory, no TCP, no signals out), ``PR_SET_NO_NEW_PRIVS`` and a seccomp filter.
 An audit hook is a second layer. Which layers were active is recorded with every call; see
-``docs/sandbox.md``. Results travel over a dedicated pipe framed with a per-run random token.
+``docs/sandbox.md``. Replies travel over a pipe of their own; exit statuses come from the zygote.
 """
 
 from etc_fast.sandbox._code import CODE_IMPORTS, CodeRun, run_code

@@ -17,11 +17,12 @@ CODE_IMPORTS: tuple[str, ...] = (
     "fractions", "decimal", "random", "json", "re", "string", "operator", "heapq", "bisect", "typing",
     "dataclasses", "warnings", "time", "datetime", "textwrap", "pprint", "copy", "numbers",
 )
+#: Packages whose directories the interpreter may read (sympy imports mpmath).
+CODE_READ: tuple[str, ...] = (*CODE_IMPORTS, "mpmath")
 #: Modules imported before the code runs (and before the sandbox closes) when the code's text names
-#: SciPy, so the code finds them loaded. They take about half a second to import, which is most of
-#: an analysis call's time; code that does not mention SciPy skips them (an import the text hides,
-#: such as ``__import__("sc" + "ipy")``, still works: the sandbox's read set includes SciPy, only
-#: slower).
+#: SciPy, so the code finds them loaded. The zygote has them imported already (``_zygote.PRELOAD``),
+#: so this costs nothing there; it keeps a SciPy module the zygote could not import loaded before
+#: the sandbox closes.
 PRELOAD: tuple[str, ...] = (
     "scipy", "scipy.optimize", "scipy.stats", "scipy.special", "scipy.integrate", "scipy.linalg",
     "scipy.interpolate",
@@ -77,7 +78,7 @@ def run_code(code: str, data: Mapping[str, object] | None = None, *, limits: San
         "data": encode_data(data),
         "allowed_imports": list(CODE_IMPORTS),
         "preload": list(PRELOAD) if "scipy" in code else [],
-        "read_packages": [*CODE_IMPORTS, "mpmath"],  # sympy imports mpmath
+        "read_packages": list(CODE_READ),
     }
     run = run_job(job, limits)
     if run.ok and run.reply.get("ok"):

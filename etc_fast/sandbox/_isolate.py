@@ -1,15 +1,15 @@
 """Kernel-level isolation of a sandbox process (Linux): identity, namespaces, disk quota, Landlock.
 
-This file is standalone (standard library and ``ctypes`` only): the sandbox runner loads it by path,
+This file is standalone (standard library and ``ctypes`` only): the sandbox zygote loads it by path,
 outside the project's import path. Two entry points:
 
-* :func:`enter_box` — in the runner, before the worker is forked: new mount/network/IPC/UTS
+* :func:`enter_box` — in each child of the zygote, before it reads its job: new mount/network/IPC/UTS
   namespaces (a new user namespace first when not root), a size- and inode-limited tmpfs over the
   working directory, the Python installation made reachable for the sandbox user when one of its
   ancestors is not (a tmpfs over that ancestor with read-only bind mounts of what is needed),
   identity drop to an unprivileged uid/gid without supplementary groups and without capabilities,
   ``RLIMIT_NICE``/``RLIMIT_RTPRIO`` at 0, ``PR_SET_NO_NEW_PRIVS``, not dumpable, parent-death signal.
-* :func:`restrict_fs` — in the worker, just before untrusted code runs: a Landlock ruleset that
+* :func:`restrict_fs` — in the child, just before untrusted code runs: a Landlock ruleset that
   allows reading only the given read-only roots (files and directories), reading and writing only the
   working directory, no TCP bind/connect (ABI >= 4), no signals or abstract unix sockets leaving the
   domain (ABI >= 6).

@@ -46,7 +46,7 @@ class SandboxLimits:
         return max(16 * self.output_bytes, 1 << 20)
 
     def to_job(self) -> dict:
-        """The limits as sent to the sandbox runner with a job (it applies ``cpu_s`` and ``memory_mb``;
+        """The limits as sent to the sandbox child with a job (it applies ``cpu_s`` and ``memory_mb``;
         the supervisor enforces wall time and output size)."""
         return {"wall_s": float(self.wall_s), "cpu_s": float(self.cpu_s), "memory_mb": int(self.memory_mb),
                 "file_bytes": int(self.disk_bytes)}

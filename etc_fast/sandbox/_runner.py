@@ -1,21 +1,28 @@
-"""Child side of the sandbox: started as ``python -I _runner.py RESULT_FD BOX_JSON`` by :mod:`._supervisor`.
+"""The sandbox's zygote and its children: started as ``python -I _runner.py CONTROL_FD CONFIG_JSON``
+by :mod:`._zygote`, once per harness process (see ``docs/sandbox.md``).
 
 This file is self-contained (standard library and the sibling ``_isolate.py``, loaded by path;
-NumPy/SciPy only inside the worker), because ``-I`` keeps the repository off ``sys.path``.
+NumPy/SciPy imported by the zygote), because ``-I`` keeps the repository off ``sys.path``.
 
-Two processes run here:
+Two kinds of process run here:
 
-* the **runner** (this script's main process) never executes untrusted code. It asks to die with the
-  harness, isolates itself with ``_isolate.enter_box`` (namespaces, tmpfs quota, unprivileged
-  identity or a user namespace, no capabilities, no new privileges; see ``docs/sandbox.md``), forks
-  the worker, then reads ``<token>\\n<job JSON>`` from stdin, forwards the job to the worker, collects
-  the worker's layer record and reply and its exit status, and writes one frame
-  ``<token>\\n<result JSON>`` to the dedicated result pipe. Because the token only ever exists in this
-  process, nothing the untrusted code prints or writes can be taken for the harness's result.
-* the **worker** drops its copy of stdin and of the result pipe, imports NumPy (SciPy for
-  interpreter jobs), applies resource limits, a Landlock domain (``_isolate.restrict_fs``), a seccomp
-  filter (Linux x86-64/aarch64) and an audit hook, reports which layers are active, and only then
-  runs the untrusted code.
+* the **zygote** (this script's main process) never executes untrusted code and never sees a job. It
+  is started by exec with the sandbox's fixed environment (never forked from the harness), asks to
+  die with the harness, imports NumPy and SciPy once, computes what every child needs (the library
+  directories, the installation's roots), freezes its heap and then serves fork requests on its
+  control socket (``SOCK_SEQPACKET``). A request carries the box settings (working directory, uid,
+  disk quota, whether isolation is required: no job data) and, by ``SCM_RIGHTS``, a status socket
+  and the job's four pipes (job, reply, stdout, stderr). The zygote refuses to fork unless it has
+  exactly one thread, forks, closes its copies of the pipes, answers ``{"pid"}`` and later
+  ``{"exit", "cpu_s"}`` on the status socket, and kills the child when that socket says ``kill`` or
+  closes. It exits (killing its children) when the control socket closes, i.e. with the harness.
+* each **child** starts a session, keeps only its job's descriptors (everything else the zygote held
+  is closed), asks to die with the zygote, isolates itself with ``_isolate.enter_box`` (fresh mount,
+  network, IPC and UTS namespaces, the tmpfs quota on its own working directory, the unprivileged
+  identity or a user namespace, no capabilities, no new privileges), only then reads the job from
+  its pipe, applies resource limits, a Landlock domain (``_isolate.restrict_fs``), a seccomp filter
+  (Linux x86-64/aarch64) and an audit hook, reports which layers are active as the first line of
+  its reply pipe, and only then runs the untrusted code.
 
 The kernel layers are the boundary. The audit hook is a second layer; what it refuses (every refusal
 raises ``PermissionError``):
@@ -37,12 +44,12 @@ raises ``PermissionError``):
   ``sys.setprofile``, ``sys.addaudithook``; ``resource.setrlimit``/``prlimit``.
 
 ``sys._getframe`` stays allowed: the standard library calls it while lazily importing modules
-(``collections.namedtuple``), and the worker holds no secret a frame could reveal.
+(``collections.namedtuple``), and the child holds no secret a frame could reveal.
 
 Limits: RLIMIT_CPU (soft = limit, hard = limit + 1 s), RLIMIT_AS, RLIMIT_FSIZE, RLIMIT_CORE = 0,
-RLIMIT_NPROC = 0, RLIMIT_NICE = RLIMIT_RTPRIO = 0; runner and worker die with their parent
-(``PR_SET_PDEATHSIG``). Wall-clock time, output size and (without a tmpfs) the disk budget are
-enforced by the supervisor.
+RLIMIT_NPROC = 0, RLIMIT_NICE = RLIMIT_RTPRIO = 0; the zygote dies with the harness and each child
+with the zygote (``PR_SET_PDEATHSIG``). Wall-clock time, output size and (without a tmpfs) the disk
+budget are enforced by the supervisor.
 """
 
 from __future__ import annotations
@@ -53,8 +60,10 @@ import signal
 import sys
 
 _MAX_JOB = 256 * 1024 * 1024
-_MAX_REPLY = 4 * 1024 * 1024  # a 5,000-point law reply is ~70 KB; the supervisor reads at most 8 MB
+_MAX_REPLY = 4 * 1024 * 1024  # a 5,000-point law reply is ~70 KB
 _ADDRESS_SPACE_FLOOR_MB = 64
+#: Descriptors of one request: status socket, job (read end), reply, stdout, stderr (write ends).
+_REQUEST_FDS = 5
 
 
 def _read_all(fd: int, cap: int) -> bytes | None:
@@ -79,10 +88,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-# ------------------------------------------------------------------------------------------------
-# runner (trusted, never runs submitted code)
-# ------------------------------------------------------------------------------------------------
 def _describe_exit(status: int, cpu_used: float, limits: dict) -> str:
+    """Why a child that returned no reply ended (used by the supervisor with the zygote's status)."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:
@@ -134,99 +141,250 @@ def _missing(layers: dict, names) -> list:
     return [n for n in names if not layers.get(n)]
 
 
-def _runner_main() -> None:
-    result_fd = int(sys.argv[1])
-    cfg = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
-    iso = _load_isolate()
-    iso.die_with_parent(int(cfg.get("ppid", os.getppid())))
-    _LIB_DIRS.extend(iso.mapped_library_dirs())
-    layers = iso.enter_box(
-        os.getcwd(), uid=int(cfg.get("uid", 65534)), gid=int(cfg.get("gid", 65534)),
-        disk_bytes=int(cfg.get("disk_bytes", 64 << 20)), disk_files=int(cfg.get("disk_files", 2048)),
-        read_roots=_install_roots(),
-    )
-    if os.getppid() != int(cfg.get("ppid", os.getppid())):  # the harness died while the box was built
-        os._exit(71)
-    require = bool(cfg.get("require"))
-    job_r, job_w = os.pipe()
-    rep_r, rep_w = os.pipe()
-    missing = _missing(layers, [n for n in iso.LAYERS if n in layers]) if require else []
-    pid = -1 if missing else os.fork()
-    if pid == 0:  # worker
-        os.close(job_w)
-        os.close(rep_r)
-        os.close(result_fd)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        code = 0
-        try:
-            _worker_main(job_r, rep_w, iso, require)
-        except BaseException:  # the worker's own failure; the runner reports the exit code
-            code = 70
-            try:
-                import traceback
-
-                traceback.print_exc()
-                sys.stderr.flush()
-            except BaseException:
-                pass
-        os._exit(code)
-
-    os.close(job_r)
-    os.close(rep_w)
-    data = _read_all(0, _MAX_JOB) or b""
-    token, _, job_bytes = data.partition(b"\n")
-    if missing:
-        result = {"ok": False, "error": "isolation required but not available: " + ", ".join(missing)
-                  + (f" ({layers['notes']})" if layers.get("notes") else ""), "reply": None, "cpu_s": 0.0,
-                  "layers": layers}
-        _write_all(result_fd, token + b"\n" + json.dumps(result).encode())
-        os.close(result_fd)
-        return
+def _thread_count() -> int:
+    """Threads of this process (0 when unknown: the zygote then refuses to fork)."""
     try:
-        limits = json.loads(job_bytes)["limits"]
-    except (ValueError, KeyError, TypeError):  # no readable limits: the exit is described without a CPU limit
-        limits = {"cpu_s": float("inf")}
-    try:
-        _write_all(job_w, job_bytes)
+        return len(os.listdir("/proc/self/task"))
     except OSError:
-        pass
-    os.close(job_w)
-    # first line: the worker's own layers, written before any untrusted byte ran; then its reply
-    reply_bytes = _read_all(rep_r, _MAX_REPLY)
-    if reply_bytes is None:
-        os.kill(pid, signal.SIGKILL)
-    os.close(rep_r)
-    _, status, usage = os.wait4(pid, 0)
-    cpu_used = usage.ru_utime + usage.ru_stime
-    result: dict = {"ok": False, "error": None, "reply": None, "cpu_s": cpu_used, "layers": layers}
-    head, sep, reply_bytes = (reply_bytes or b"").partition(b"\n") if reply_bytes is not None else (b"", b"", None)
+        return 0
+
+
+# ------------------------------------------------------------------------------------------------
+# zygote (trusted, never runs submitted code, never reads a job)
+# ------------------------------------------------------------------------------------------------
+def _send(fd: int, obj: dict) -> bool:
     try:
-        worker_layers = json.loads(head) if sep else {}
-        if not isinstance(worker_layers, dict):
-            worker_layers = {}
-    except ValueError:
-        worker_layers = {}
-    for name in ("landlock_fs", "landlock_net", "landlock_scope", "seccomp", "audit_hook"):
-        layers[name] = worker_layers.get(name, False)
-    if reply_bytes is None:
-        result["error"] = "returned more than the allowed result size"
-    elif not reply_bytes:
-        result["error"] = _describe_exit(status, cpu_used, limits)
-    else:
+        os.write(fd, json.dumps(obj).encode())
+        return True
+    except OSError:
+        return False
+
+
+def _zygote_main() -> None:
+    import socket
+
+    ctl = socket.socket(fileno=int(sys.argv[1]))
+    cfg = json.loads(sys.argv[2])
+    iso = _load_isolate()
+    iso.die_with_parent(int(cfg["ppid"]))
+    try:
+        # what every child uses, imported once here (the child only finds them in sys.modules)
+        import base64  # noqa: F401
+        import cmath  # noqa: F401
+        import ctypes  # noqa: F401
+        import importlib.util  # noqa: F401
+        import math  # noqa: F401
+        import platform  # noqa: F401
+        import resource  # noqa: F401
+        import struct  # noqa: F401
+        import sysconfig  # noqa: F401
+        import traceback  # noqa: F401
+
+        import numpy
+
+        loaded = []
+        for name in cfg.get("preload", ()):
+            try:
+                __import__(name)
+                loaded.append(name)
+            except Exception:  # noqa: BLE001 - an optional module that fails to load is only not preloaded
+                pass
+        if cfg.get("test_thread"):  # tests: a zygote that is not single-threaded must refuse to fork
+            import threading
+            import time
+
+            threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+        _LIB_DIRS.extend(iso.mapped_library_dirs())
+        roots = _install_roots()
+        _ROOTS.extend(_read_roots())
+        for packages in cfg.get("package_sets", ()):
+            _PRECOMPUTED[tuple(packages)] = _landlock_sets(packages)
+        scipy = sys.modules.get("scipy")
+        hello = {"pid": os.getpid(), "python": sys.version.split()[0], "numpy": numpy.__version__,
+                 "scipy": getattr(scipy, "__version__", None), "preloaded": loaded, "threads": _thread_count()}
+        import gc
+
+        gc.collect()
+        gc.freeze()  # the heap as it is now stays out of the collector: children do not dirty its pages
+    except BaseException as exc:  # noqa: BLE001 - reported to the harness, which gives up on this zygote
+        _send(ctl.fileno(), {"error": f"zygote start failed: {type(exc).__name__}: {exc}"})
+        os._exit(70)
+    if not _send(ctl.fileno(), {"hello": hello}):
+        os._exit(71)
+    _serve(ctl, iso, roots)
+
+
+def _serve(ctl, iso, roots) -> None:
+    import select
+    import socket
+
+    zpid = os.getpid()
+    poller = select.poll()
+    poller.register(ctl.fileno(), select.POLLIN)
+    by_pidfd: dict = {}  # pidfd -> [pid, status fd or None]
+    by_status: dict = {}  # status fd -> pidfd
+
+    def kill(pidfd: int) -> None:
+        pid = by_pidfd[pidfd][0]
         try:
-            reply = json.loads(reply_bytes)
-            if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
-                raise ValueError("reply is not an object with a boolean 'ok'")
-        except Exception:  # noqa: BLE001 - the worker ran untrusted code: any bytes (even nesting deep
-            # enough for RecursionError) must turn into this error, never into a runner crash
-            result["error"] = "returned a malformed result (the result channel was written to)"
-        else:
-            result["ok"] = True
-            result["reply"] = reply
-    _write_all(result_fd, token + b"\n" + json.dumps(result).encode())
-    os.close(result_fd)
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        except OSError:
+            pass
+        try:  # its process group (the child is its leader; unreaped, so the id is still its own)
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    def drop_status(fd: int) -> None:
+        poller.unregister(fd)
+        by_pidfd[by_status.pop(fd)][1] = None
+        os.close(fd)
+
+    def shutdown() -> None:
+        for pidfd in list(by_pidfd):
+            kill(pidfd)
+        for pidfd, (pid, _) in list(by_pidfd.items()):
+            try:
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        os._exit(0)
+
+    def start(msg: bytes, fds: list) -> None:
+        if len(fds) != _REQUEST_FDS:
+            for fd in fds:
+                os.close(fd)
+            return
+        status, job_r, rep_w, out_w, err_w = fds
+        try:
+            box = json.loads(msg)
+            if not isinstance(box, dict):
+                raise ValueError("not an object")
+        except ValueError as exc:
+            _send(status, {"refused": f"malformed request: {exc}"})
+            box = None
+        threads = _thread_count()
+        if box is not None and threads != 1:
+            _send(status, {"refused": f"the sandbox zygote has {threads or 'an unknown number of'} threads; "
+                                      "it forks only while single-threaded"})
+            box = None
+        if box is None:
+            for fd in fds:
+                os.close(fd)
+            return
+        try:
+            pid = os.fork()
+        except OSError as exc:  # no memory or process slot: the supervisor replaces this zygote
+            _send(status, {"refused": f"the sandbox zygote could not fork: {exc}"})
+            for fd in fds:
+                os.close(fd)
+            return
+        if pid == 0:
+            try:
+                _child_main(box, job_r, rep_w, out_w, err_w, iso, roots, zpid)
+            finally:
+                os._exit(70)
+        for fd in (job_r, rep_w, out_w, err_w):
+            os.close(fd)
+        pidfd = os.pidfd_open(pid)
+        by_pidfd[pidfd] = [pid, status]
+        by_status[status] = pidfd
+        poller.register(pidfd, select.POLLIN)
+        poller.register(status, select.POLLIN)
+        if not _send(status, {"pid": pid}):
+            kill(pidfd)
+            drop_status(status)
+
+    while True:
+        for fd, ev in poller.poll():
+            if fd == ctl.fileno():
+                try:
+                    msg, fds, _, _ = socket.recv_fds(ctl, 1 << 16, _REQUEST_FDS + 1)
+                except OSError:
+                    msg, fds = b"", []
+                if not msg and not fds:  # the harness is gone
+                    shutdown()
+                start(msg, fds)
+            elif fd in by_pidfd:  # a child ended
+                pid, status = by_pidfd.pop(fd)
+                poller.unregister(fd)
+                os.close(fd)
+                try:
+                    _, st, ru = os.wait4(pid, 0)
+                except ChildProcessError:  # pragma: no cover
+                    st, ru = 0, None
+                if status is not None:
+                    cpu = (ru.ru_utime + ru.ru_stime) if ru is not None else 0.0
+                    _send(status, {"exit": st, "cpu_s": cpu})
+                    poller.unregister(status)
+                    by_status.pop(status, None)
+                    os.close(status)
+            elif fd in by_status:  # "kill", or the supervisor closed its end: the child goes
+                try:
+                    data = os.read(fd, 64)
+                except OSError:
+                    data = b""
+                kill(by_status[fd])
+                if not data:
+                    drop_status(fd)
+
+
+# ------------------------------------------------------------------------------------------------
+# child (one per job: isolates itself, then runs submitted code)
+# ------------------------------------------------------------------------------------------------
+def _keep_only(keep) -> None:
+    """Close every descriptor but ``keep`` (the zygote's control socket, other jobs' sockets, ...)."""
+    hi = 3
+    for fd in sorted(keep):
+        if fd >= hi:
+            os.closerange(hi, fd)
+            hi = fd + 1
+    os.closerange(hi, max(hi + 1, os.sysconf("SC_OPEN_MAX")))
+
+
+def _child_main(box: dict, job_r: int, rep_w: int, out_w: int, err_w: int, iso, roots, zpid: int) -> None:
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    _keep_only({0, 1, 2, job_r, rep_w})
+    iso.die_with_parent(zpid)
+    workdir = str(box["workdir"])
+    os.chdir(workdir)
+    os.environ["HOME"] = os.environ["TMPDIR"] = workdir
+    tempfile = sys.modules.get("tempfile")
+    if tempfile is not None:
+        tempfile.tempdir = None
+    layers = iso.enter_box(
+        workdir, uid=int(box.get("uid", 65534)), gid=int(box.get("gid", 65534)),
+        disk_bytes=int(box.get("disk_bytes", 64 << 20)), disk_files=int(box.get("disk_files", 2048)),
+        read_roots=roots,
+    )
+    if os.getppid() != zpid:  # the zygote died while the box was built
+        os._exit(71)
+    require = bool(box.get("require"))
+    missing = _missing(layers, [n for n in iso.LAYERS if n in layers]) if require else []
+    if missing:
+        os.close(job_r)
+        _write_all(rep_w, json.dumps(layers).encode() + b"\n")
+        _write_all(rep_w, json.dumps({"ok": False, "error": "isolation required but not available: "
+                                      + ", ".join(missing) + (f" ({layers['notes']})" if layers.get("notes") else "")
+                                      }).encode())
+        os._exit(0)
+    code = 0
+    try:
+        _worker_main(job_r, rep_w, iso, require, layers)
+    except BaseException:  # the child's own failure; the supervisor reports the exit code
+        code = 70
+        try:
+            import traceback
+
+            traceback.print_exc()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+    os._exit(code)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -598,9 +756,8 @@ def _site_dirs() -> set:
     return {os.path.realpath(paths[k]) for k in ("purelib", "platlib") if paths.get(k)}
 
 
-def _hide_unreadable(sites, read) -> None:
-    """Make site-packages modules outside the Landlock read set absent (``ModuleNotFoundError``) rather
-    than unreadable (``PermissionError``), so that libraries probing optional dependencies carry on."""
+def _hidden_names(sites, read) -> frozenset:
+    """Top-level names in site-packages outside the Landlock read set."""
     hidden = set()
     for s in sites:
         try:
@@ -613,24 +770,37 @@ def _hide_unreadable(sites, read) -> None:
                 if name.isidentifier():
                     hidden.add(name)
     hidden -= {os.path.basename(p).split(".")[0] for p in read}
+    return frozenset(hidden)
+
+
+def _hide(hidden: frozenset) -> None:
+    """Make site-packages modules outside the Landlock read set absent (``ModuleNotFoundError``) rather
+    than unreadable (``PermissionError``), so that libraries probing optional dependencies carry on."""
 
     class _Absent:
         @staticmethod
         def find_spec(name, path=None, target=None):
             if path is None and name in hidden:
                 raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-            return None
 
     sys.meta_path.insert(0, _Absent)
 
 
-def _landlock_paths(packages) -> tuple:
-    """What the Landlock domain of the worker allows: (read dirs, read files, list-only dirs).
+#: Landlock sets the zygote computed before forking, for the package lists of its configuration:
+#: ``{tuple(packages): (read dirs, read files, list-only dirs, hidden names)}``; and the audit hook's
+#: read roots. A child whose job names another list computes its own (slower, same result).
+_PRECOMPUTED: dict = {}
+_ROOTS: list = []
+
+
+def _landlock_sets(packages) -> tuple:
+    """What the Landlock domain of the child allows: (read dirs, read files, list-only dirs, hidden).
 
     Read: the standard library (and ``lib-dynload``), the package directories of ``packages`` and of
     every module already loaded from site-packages (with their ``<name>.libs`` siblings), and the
     directories of the shared libraries mapped into the process. Site-packages itself may be listed
-    (names only) so that imports can find the allowed packages; nothing else is readable.
+    (names only) so that imports can find the allowed packages; nothing else is readable. ``hidden``:
+    the other top-level names there, made absent rather than unreadable.
     """
     import importlib.util
     import sysconfig
@@ -652,8 +822,7 @@ def _landlock_paths(packages) -> tuple:
             if rp.startswith(s + "/"):
                 top = rp[len(s) + 1:].split("/")[0]
                 read.add(os.path.join(s, top))
-                name = top[:-3] if top.endswith(".py") else top
-                libs = os.path.join(s, name + ".libs")
+                libs = os.path.join(s, top.removesuffix(".py") + ".libs")
                 if os.path.isdir(libs):
                     read.add(libs)
 
@@ -668,10 +837,20 @@ def _landlock_paths(packages) -> tuple:
             continue
         if spec is not None and spec.origin and spec.origin not in ("built-in", "frozen"):
             add_top(spec.origin)
-    _hide_unreadable(sites, read)
+    hidden = _hidden_names(sites, read)
     files = {"/etc/ld.so.cache", "/dev/urandom", "/dev/random"}
-    read.update(_LIB_DIRS)  # the runner's mapped libraries, read before /proc was hidden
-    return tuple(sorted(read)), tuple(sorted(files)), tuple(sorted(sites))
+    read.update(_LIB_DIRS)  # the zygote's mapped libraries, read before /proc was hidden
+    return tuple(sorted(read)), tuple(sorted(files)), tuple(sorted(sites)), hidden
+
+
+def _landlock_paths(packages) -> tuple:
+    """(read dirs, read files, list-only dirs) for ``packages``; hides the rest of site-packages."""
+    got = _PRECOMPUTED.get(tuple(packages))
+    if got is None:
+        got = _landlock_sets(packages)
+    read_dirs, read_files, list_dirs, hidden = got
+    _hide(hidden)
+    return read_dirs, read_files, list_dirs
 
 
 def _decode(obj):
@@ -759,15 +938,18 @@ def _run_law(job: dict, allowed: frozenset) -> dict:
     if not callable(fn):
         return {"ok": False, "error": "the submission does not define a callable discovered_law"}
     n = X.shape[0]
-    out = np.empty(n, dtype=np.float64)
-    for i in range(n):
-        row = X[i]
-        args = [row[k] for k in range(row.shape[0])]  # numpy float64 scalars, signature order
+    out = []
+    fast = (float, np.float64)
+    # numpy float64 scalars, signature order (list() of a column yields them, as X[i][k] would)
+    for i, args in enumerate(zip(*[list(X[:, k]) for k in range(X.shape[1])])):
         try:
             value = fn(*args)
         except BaseException as exc:
             where = ", ".join(f"{a}={float(v)!r}" for a, v in zip(names, args))
             return {"ok": False, "error": f"{_describe_exc(exc, limits)} at point {i} ({where})"}
+        if type(value) in fast:
+            out.append(float(value))
+            continue
         try:
             if isinstance(value, (str, bytes, bytearray)):
                 raise TypeError(f"returned a string {value[:40]!r}")
@@ -779,10 +961,11 @@ def _run_law(job: dict, allowed: frozenset) -> dict:
                 if value.size != 1:
                     raise TypeError(f"returned an array of shape {value.shape}, expected a number")
                 value = value.reshape(()).item()
-            out[i] = float(value)
+            out.append(float(value))
         except BaseException as exc:
             text = str(exc)[:200]
             return {"ok": False, "error": f"non-numeric return value at point {i}: {type(exc).__name__}: {text}"}
+    out = np.array(out, dtype=np.float64).reshape(n)
     import base64
 
     return {"ok": True, "error": None, "values": base64.b64encode(out.tobytes()).decode("ascii"), "n": n}
@@ -803,21 +986,19 @@ def _run_code(job: dict, allowed: frozenset) -> dict:
     return {"ok": True, "error": None}
 
 
-def _worker_main(job_r: int, rep_w: int, iso, require: bool) -> None:
+def _worker_main(job_r: int, rep_w: int, iso, require: bool, box_layers: dict) -> None:
+    """The child after ``enter_box``: read the job, lock down further, report the layers, run the code."""
     import ctypes
 
-    libc = ctypes.CDLL(None)
-    libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG: die with the runner
-    if os.getppid() == 1:  # runner already gone
-        os._exit(71)
     raw = _read_all(job_r, _MAX_JOB)
     os.close(job_r)
     job = json.loads(raw)
     import cmath  # noqa: F401
     import math  # noqa: F401
 
-    import numpy  # noqa: F401
+    import numpy
 
+    numpy.random.seed()  # the legacy global generator: fresh entropy per job, as in a new process
     if job["kind"] == "code":
         for name in job.get("preload", ()):
             try:
@@ -825,7 +1006,7 @@ def _worker_main(job_r: int, rep_w: int, iso, require: bool) -> None:
             except Exception:  # noqa: BLE001 - an optional module that fails to load is only not preloaded;
                 pass  # importing it from the analysis code then reports the failure there
     allowed = frozenset(job["allowed_imports"])
-    roots = _read_roots()
+    roots = tuple(_ROOTS) or _read_roots()
     workdir = os.getcwd()
     read_dirs, read_files, list_dirs = _landlock_paths(job.get("read_packages", job["allowed_imports"]))
     _set_limits(job["limits"])
@@ -833,12 +1014,13 @@ def _worker_main(job_r: int, rep_w: int, iso, require: bool) -> None:
     second = job.get("second_layer", True)
     if second:
         _disable_primitives()
-    layers = iso.restrict_fs(read_dirs, read_files, (workdir,), ("/dev/null",), list_dirs)
+    layers = dict(box_layers)
+    layers.update(iso.restrict_fs(read_dirs, read_files, (workdir,), ("/dev/null",), list_dirs))
     layers["seccomp"] = _install_seccomp(ctypes) if second else False
     if second:
         sys.addaudithook(_make_hook(workdir, roots))
     layers["audit_hook"] = bool(second)
-    del ctypes, libc
+    del ctypes
     _write_all(rep_w, json.dumps(layers).encode() + b"\n")
     missing = [n for n in ("landlock_fs", "landlock_net", "landlock_scope", "seccomp") if not layers[n]]
     if require and missing:
@@ -857,9 +1039,15 @@ def _worker_main(job_r: int, rep_w: int, iso, require: bool) -> None:
         except BaseException:
             pass
     _write_all(rep_w, json.dumps(reply).encode())
-    os.close(rep_w)
+    # the supervisor has everything once these close: it need not wait for the teardown of the
+    # address space and the namespaces (the zygote reaps the child)
+    for fd in (rep_w, 1, 2):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
     os._exit(0)
 
 
 if __name__ == "__main__":
-    _runner_main()
+    _zygote_main()

@@ -1,4 +1,4 @@
-"""Parent side of the sandbox: start the runner, feed it, watch it, kill it, read its one result."""
+"""Parent side of the sandbox: have the zygote fork a child for a job, feed it, watch it, kill it, read its reply."""
 
 from __future__ import annotations
 
@@ -6,11 +6,8 @@ import base64
 import dataclasses
 import json
 import os
-import secrets
 import selectors
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -20,13 +17,18 @@ from pathlib import Path
 import numpy as np
 
 from etc_fast.sandbox._limits import SandboxLimits
-from etc_fast.sandbox._runner import _MAX_JOB  # the largest job the runner reads
+from etc_fast.sandbox._runner import (  # limits the child applies too
+    _MAX_JOB,
+    _MAX_REPLY,
+    _describe_exit,
+    _write_all,
+)
+from etc_fast.sandbox._zygote import ANSWER_S, ZygoteError, zygote
 
 __all__ = ["RUNNER", "RawRun", "clean_text", "encode_data", "isolation_settings", "run_job"]
 
+#: The script of the zygote and of its children (their command line names it).
 RUNNER = str(Path(__file__).with_name("_runner.py"))
-#: Bytes of the result frame read from the runner; a 5,000-point law reply is ~70 KB.
-_MAX_RESULT = 8 * 1024 * 1024
 #: Characters of an error message kept.
 ERROR_CHARS = 2048
 #: Environment variables read by every sandbox call (set by the run/replay front ends, inherited by
@@ -107,7 +109,7 @@ class RawRun:
         truncated: Output was cut at the cap.
         wall_s: Seconds the run took.
         layers: Isolation layers that were active (``{layer: description or False}``), as reported
-            by the runner before any untrusted code ran; empty when unknown.
+            by the child before any untrusted code ran; empty when unknown.
     """
 
     ok: bool
@@ -143,102 +145,109 @@ def encode_data(obj, where: str = "data"):
     raise TypeError(f"{where}: cannot pass a {type(obj).__name__} into the sandbox")
 
 
-def _clean_env(workdir: str) -> dict:
-    return {
-        "PATH": "/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "HOME": workdir,
-        "TMPDIR": workdir,
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "OPENBLAS_NUM_THREADS": "1",
-        "OMP_NUM_THREADS": "1",
-        "MKL_NUM_THREADS": "1",
-        "NUMEXPR_NUM_THREADS": "1",
-    }
+#: Seconds the supervisor waits for the zygote's exit report after it asked for a kill.
+_KILL_WAIT_S = 5.0
 
 
-def _killpg(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+class _Retry(Exception):
+    """The zygote died, refused or stopped answering before the job's child ran: try a new zygote."""
+
+
+def _close(*fds: int) -> None:
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def run_job(job: dict, limits: SandboxLimits) -> RawRun:
-    """Run one job (``kind`` = ``law`` or ``code``) in a fresh sandbox and return what came back.
+    """Run one job (``kind`` = ``law`` or ``code``) in a fresh child of this process's zygote.
 
     Never raises because of what the job does; raises ``OSError`` only when no process can be started.
     """
     start = time.monotonic()
-    token = secrets.token_hex(16).encode()
     job = dict(job, limits=limits.to_job())
-    payload = token + b"\n" + json.dumps(job, allow_nan=True).encode()
-    if len(payload) > _MAX_JOB:  # the runner would read a cut job and its reply could not be trusted
+    payload = json.dumps(job, allow_nan=True).encode()
+    if len(payload) > _MAX_JOB:  # the child would read a cut job and its reply could not be trusted
         what = "submission" if job.get("kind") == "law" else "analysis job (code and data)"
         return RawRun(
             ok=False, error=f"the {what} is too large: {len(payload) / 2**20:.0f} MiB to send into the sandbox "
             f"(limit {_MAX_JOB // 2**20} MiB)", reply=None, stdout="", stderr="", truncated=False,
             wall_s=time.monotonic() - start,
         )
-    workdir = tempfile.mkdtemp(prefix="etc-sandbox-")
     settings = isolation_settings()
-    box = dict(settings, ppid=os.getpid(), disk_bytes=limits.disk_bytes, disk_files=limits.disk_files)
-    res_r, res_w = os.pipe()
+    why = ""
+    for _ in range(2):  # a zygote that failed before the job ran is replaced once
+        workdir = tempfile.mkdtemp(prefix="etc-sandbox-")
+        try:
+            return _attempt(payload, workdir, settings, limits, start)
+        except _Retry as exc:
+            why = str(exc)
+        except ZygoteError as exc:
+            why = str(exc)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return RawRun(ok=False, error=clean_text(f"sandbox unavailable: {why}", ERROR_CHARS), reply=None, stdout="",
+                  stderr="", truncated=False, wall_s=time.monotonic() - start)
+
+
+def _attempt(payload: bytes, workdir: str, settings: dict, limits: SandboxLimits, start: float) -> RawRun:
+    box = dict(settings, workdir=workdir, disk_bytes=limits.disk_bytes, disk_files=limits.disk_files)
+    job_r, job_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-I", RUNNER, str(res_w), json.dumps(box)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=workdir,
-            env=_clean_env(workdir),
-            pass_fds=(res_w,),
-            start_new_session=True,
-            close_fds=True,
-        )
+        status, zproc = zygote().fork(box, [job_r, rep_w, out_w, err_w])
     except BaseException:
-        os.close(res_r)
-        os.close(res_w)
-        shutil.rmtree(workdir, ignore_errors=True)
+        _close(job_w, rep_r, out_r, err_r)
         raise
-    os.close(res_w)
-    pgid = proc.pid
+    finally:
+        _close(job_r, rep_w, out_w, err_w)  # only the child holds these now
 
     def feed() -> None:
         try:
-            proc.stdin.write(payload)
-        except (BrokenPipeError, OSError, ValueError):
+            _write_all(job_w, payload)
+        except OSError:
             pass
         finally:
-            try:
-                proc.stdin.close()
-            except (BrokenPipeError, OSError, ValueError):
-                pass
+            _close(job_w)
 
     feeder = threading.Thread(target=feed, daemon=True)
     feeder.start()
 
     cap = limits.output_bytes
     kill_at = limits.kill_output_bytes
-    bufs = {"stdout": bytearray(), "stderr": bytearray()}
+    bufs = {out_r: bytearray(), err_r: bytearray()}
     total_out = 0
     truncated = False
-    result = bytearray()
+    reply_bytes = bytearray()
     error: str | None = None
+    pid: int | None = None
+    exit_info: dict | None = None
     sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
-    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
-    res_file = os.fdopen(res_r, "rb", buffering=0)
-    sel.register(res_file, selectors.EVENT_READ, "result")
-    deadline = start + limits.wall_s
-    next_disk_check = start + 0.2
+    for fd in (out_r, err_r, rep_r):
+        sel.register(fd, selectors.EVENT_READ)
+    sel.register(status, selectors.EVENT_READ)
+    deadline = time.monotonic() + limits.wall_s  # reset when the child exists: its run is what is limited
+    answer_by = time.monotonic() + ANSWER_S
+    next_disk_check = time.monotonic() + 0.2
+    retry: str | None = None
+    complete = False
     try:
         while sel.get_map():
+            if pid is not None and len(sel.get_map()) == 1 and exit_info is None and b"\n" in reply_bytes \
+                    and reply_bytes.partition(b"\n")[2]:
+                complete = True  # every pipe closed after a reply: the child is only exiting now
+                break
             now = time.monotonic()
+            if pid is None and now > answer_by:
+                retry = f"the sandbox zygote did not answer within {ANSWER_S:g} s"
+                zygote().replace(zproc)
+                break
             remaining = deadline - now
-            if remaining <= 0:
+            if remaining <= 0 and pid is not None:
                 error = f"timed out after {limits.wall_s:g} s"
                 break
             if now >= next_disk_check:  # the quota where no tmpfs holds the directory
@@ -248,19 +257,42 @@ def run_job(job: dict, limits: SandboxLimits) -> RawRun:
                              f"{limits.disk_bytes} bytes, {limits.disk_files} files allowed)")
                     break
                 next_disk_check = now + 0.2
-            for key, _ in sel.select(timeout=min(remaining, 0.2)):
-                chunk = os.read(key.fd, 1 << 16)
-                if not chunk:
-                    sel.unregister(key.fileobj)
+            for key, _ in sel.select(timeout=max(0.0, min(remaining, 0.2)) if pid is not None else 0.2):
+                if key.fileobj is status:
+                    msg = _recv(status)
+                    if msg is None:  # the zygote is gone
+                        sel.unregister(status)
+                        if exit_info is None:
+                            if pid is None:
+                                retry = "the sandbox zygote ended before it forked"
+                            else:
+                                error = "the sandbox zygote ended while the job ran"
+                            zygote().replace(zproc)
+                        continue
+                    if "refused" in msg:
+                        retry = str(msg["refused"])
+                        zygote().replace(zproc)
+                        break
+                    if "pid" in msg:
+                        pid = int(msg["pid"])
+                        deadline = time.monotonic() + limits.wall_s
+                    elif "exit" in msg:
+                        exit_info = msg
+                        sel.unregister(status)
                     continue
-                if key.data == "result":
-                    result += chunk
-                    if len(result) > _MAX_RESULT:
+                fd = key.fd
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    sel.unregister(fd)
+                    continue
+                if fd == rep_r:
+                    reply_bytes += chunk
+                    if len(reply_bytes) > _MAX_REPLY:
                         error = "returned more than the allowed result size"
                         break
                     continue
                 total_out += len(chunk)
-                buf = bufs[key.data]
+                buf = bufs[fd]
                 room = cap - len(buf)
                 if room > 0:
                     buf += chunk[:room]
@@ -269,55 +301,84 @@ def run_job(job: dict, limits: SandboxLimits) -> RawRun:
                 if total_out > kill_at:
                     error = f"output limit exceeded ({total_out} bytes written, {cap} kept)"
                     break
-            if error:
+            if error or retry:
                 break
     finally:
-        _killpg(pgid)
+        if exit_info is None and not complete:
+            exit_info = _kill_and_wait(status)
         sel.close()
-        for f in (res_file, proc.stdout, proc.stderr):
-            try:
-                f.close()
-            except OSError:
-                pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL was sent
-            proc.kill()
-            proc.wait()
+        status.close()
+        _close(rep_r, out_r, err_r)
         feeder.join(timeout=1)
-        shutil.rmtree(workdir, ignore_errors=True)
+    if retry is not None:
+        raise _Retry(retry)
 
+    layers: dict = {}
     reply = None
     ok = False
-    layers: dict = {}
+    head, sep, body = bytes(reply_bytes).partition(b"\n")
+    try:
+        parsed = json.loads(head) if sep else {}
+        layers = parsed if isinstance(parsed, dict) else {}
+    except ValueError:
+        layers = {}
     if error is None:
-        head, sep, body = bytes(result).partition(b"\n")
-        if not result:
-            error = f"sandbox runner exited with code {proc.returncode} without a result"
-        elif not sep or not secrets.compare_digest(head, token):
-            error = "the result channel was tampered with"
+        if not body:
+            if exit_info is None:
+                error = "the sandbox child ended without a status"
+            else:
+                error = _describe_exit(int(exit_info["exit"]), float(exit_info.get("cpu_s", 0.0)), limits.to_job())
         else:
             try:
-                frame = json.loads(body)
-            except ValueError:
-                error = "the result channel was tampered with"
-            else:
-                layers = frame.get("layers") if isinstance(frame.get("layers"), dict) else {}
-                _warn_layers(layers)
-                if frame.get("ok"):
-                    reply = frame.get("reply")
-                    ok = isinstance(reply, dict)
-                    if not ok:
-                        error = "the result channel was tampered with"
-                else:
-                    error = str(frame.get("error") or "failed without a reason")
+                reply = json.loads(body)
+                if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
+                    raise ValueError("reply is not an object with a boolean 'ok'")
+                ok = True
+            except Exception:  # noqa: BLE001 - the child ran untrusted code: any bytes (even nesting
+                # deep enough for RecursionError) must turn into this error, never into a crash
+                reply = None
+                error = "returned a malformed result (the result channel was written to)"
+    if layers:
+        _warn_layers(layers)
     return RawRun(
         ok=ok,
         error=None if error is None else clean_text(error, ERROR_CHARS),
         reply=reply,
-        stdout=clean_text(bytes(bufs["stdout"]).decode("utf-8", "replace")),
-        stderr=clean_text(bytes(bufs["stderr"]).decode("utf-8", "replace")),
+        stdout=clean_text(bytes(bufs[out_r]).decode("utf-8", "replace")),
+        stderr=clean_text(bytes(bufs[err_r]).decode("utf-8", "replace")),
         truncated=truncated,
         wall_s=time.monotonic() - start,
         layers=layers,
     )
+
+
+def _recv(sock) -> dict | None:
+    """One message of the zygote on a status socket (``None`` at end-of-file or when unreadable)."""
+    try:
+        data = sock.recv(1 << 16)
+    except OSError:
+        return None
+    if not data:
+        return None
+    try:
+        msg = json.loads(data)
+    except ValueError:
+        return None
+    return msg if isinstance(msg, dict) else None
+
+
+def _kill_and_wait(status) -> dict | None:
+    """Ask the zygote to kill the child and wait for its exit report (``None`` if none comes)."""
+    try:
+        status.sendall(b"kill")
+    except OSError:
+        return None
+    status.settimeout(_KILL_WAIT_S)
+    end = time.monotonic() + _KILL_WAIT_S
+    while time.monotonic() < end:
+        msg = _recv(status)
+        if msg is None:
+            return None
+        if "exit" in msg:
+            return msg
+    return None

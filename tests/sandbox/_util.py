@@ -42,8 +42,14 @@ def load_corpus() -> dict:
     return out
 
 
-def sandbox_processes() -> list[int]:
-    """Pids of live sandbox runners/workers started from this checkout."""
+def sandbox_processes(*, zygotes: bool = False) -> list[int]:
+    """Pids of live sandbox processes started from this checkout (zygotes and their children).
+
+    This process's own zygote lives as long as the process and is left out unless ``zygotes``.
+    """
+    from etc_fast.sandbox._zygote import zygote
+
+    own = None if zygotes else zygote().pid
     found = []
     needle = RUNNER.encode()
     for entry in os.listdir("/proc"):
@@ -51,8 +57,22 @@ def sandbox_processes() -> list[int]:
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if needle in f.read():
+                if needle in f.read() and int(entry) != own:
                     found.append(int(entry))
         except OSError:
             continue
+    return found
+
+
+def judge_processes() -> list[int]:
+    """Pids of live structural-judge servers (and their children) started from this interpreter."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as f:
+                    if b"etc_fast.evaluate._judge_worker" in f.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
     return found

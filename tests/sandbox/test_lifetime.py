@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox._util import sandbox_processes
+from tests.sandbox._util import judge_processes, sandbox_processes
 
 REPO = Path(__file__).resolve().parents[2]
 SLEEPER = ("def discovered_law(mass1, mass2, distance):\n"
@@ -79,15 +79,18 @@ def _run_processes() -> list[int]:
 def test_sigterm_of_a_run_leaves_nothing(tmp_path):
     tmpdir = tempfile.mkdtemp(prefix="etc-lifetime-")
     before_sb, before_pool = set(sandbox_processes()), set(_run_processes())
+    before_judge = set(judge_processes())
     proc = _start([sys.executable, "-m", "etc_fast.run", str(REPO / "configs" / "smoke.yaml"), "--out",
                    str(tmp_path / "run"), "--workers", "2"], tmpdir)
     try:
         assert _wait_for(lambda: set(sandbox_processes()) - before_sb, timeout=120), "no sandbox started"
+        assert _wait_for(lambda: set(judge_processes()) - before_judge, timeout=60), "no judge server started"
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
         assert proc.returncode == 130
         assert _wait_for(lambda: not (set(sandbox_processes()) - before_sb), timeout=10), "sandbox left behind"
         assert _wait_for(lambda: not (set(_run_processes()) - before_pool), timeout=10), "pool process left behind"
+        assert _wait_for(lambda: not (set(judge_processes()) - before_judge), timeout=10), "judge server left behind"
         assert not glob.glob(os.path.join(tmpdir, "etc-sandbox-*")), "temporary directory left behind"
     finally:
         if proc.poll() is None:

@@ -56,6 +56,10 @@ def test_versions_json_records_the_layers(tmp_path):
         versions = json.loads((store.root / "versions.json").read_text())
     assert set(LAYERS) <= set(versions["sandbox_layers"])
     assert versions["sandbox_layers"]["audit_hook"] is True
+    import numpy
+
+    zyg = versions["sandbox_zygote"]
+    assert zyg["numpy"] == numpy.__version__ and "scipy.special" in zyg["preloaded"] and zyg["python"]
 
 
 def test_interpreter_output_carries_no_harness_secret(monkeypatch):

@@ -1,0 +1,105 @@
+"""The structural judge's algebra runs in a killable judge child: a deadline really stops it."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from etc_fast.evaluate._judge_worker import judge_server
+from etc_fast.evaluate._structural import StructuralJudge
+from etc_fast.tasks import get_task
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pidfds and fork are Linux-only here")
+GRAV = get_task("m0_gravity", "easy", "v0")
+# ~100 terms of sines: seconds of sympy work (about 3 s here), far past a 0.1 s deadline
+SLOW = "def discovered_law(mass1, mass2, distance):\n    return " + " + ".join(
+    f"np.sin({i}*mass1 + distance)**{i % 7 + 1} * np.cos(mass2 / {i})" for i in range(1, 100)) + "\n"
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def test_verdicts_in_the_worker_equal_those_in_process():
+    subs = [
+        "def discovered_law(mass1, mass2, distance):\n    return 3.2 * mass1 * mass2 / distance ** 1.5\n",
+        "def discovered_law(mass1, mass2, distance):\n    return 3.2 * mass1 * mass2 / distance ** 2\n",
+        "def discovered_law(mass1, mass2, distance):\n    return mass1 +\n",
+    ]
+    here, there = StructuralJudge(timeout_s=None), StructuralJudge()
+    for src in subs:
+        assert there.judge(src, GRAV) == here.judge(src, GRAV)
+    assert judge_server().pid is not None
+
+
+def test_a_stalled_verdict_is_stopped_and_its_child_killed():
+    judge = StructuralJudge(timeout_s=0.1)
+    t0 = time.monotonic()
+    v = judge.judge(SLOW, GRAV)
+    took = time.monotonic() - t0
+    assert not v.credited and "no verdict within 0.1 s" in v.reason
+    assert took < 10
+    server = judge_server().pid
+    for _ in range(100):
+        if not _children(server):
+            break
+        time.sleep(0.05)
+    assert _children(server) == []  # the child doing the algebra was killed
+    ok = judge.judge("def discovered_law(mass1, mass2, distance):\n    return 2.0 * mass1 * mass2 / distance ** 1.5\n",
+                     GRAV)
+    assert ok.credited, ok.reason  # the same server goes on judging
+
+
+def test_a_dead_judge_server_is_replaced():
+    judge = StructuralJudge()
+    src = "def discovered_law(mass1, mass2, distance):\n    return 2.0 * mass1 * mass2 / distance ** 1.5\n"
+    assert judge.judge(src, GRAV).credited
+    server = judge_server()
+    first, starts = server.pid, server.starts
+    os.kill(first, 9)
+    for _ in range(100):
+        if server.pid is None:
+            break
+        time.sleep(0.02)
+    assert judge.judge(src.replace("2.0", "3.0"), GRAV).credited  # not a remembered verdict
+    assert server.pid not in (None, first) and server.starts == starts + 1
+
+
+def test_judge_server_environment_has_no_key(monkeypatch):
+    server = judge_server()
+    server.close()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-judge-env")
+    assert StructuralJudge().judge("def discovered_law(mass1, mass2, distance):\n    return mass1\n", GRAV) is not None
+    env = Path(f"/proc/{server.pid}/environ").read_bytes()
+    assert b"sk-test-judge-env" not in env and b"OPENAI_API_KEY" not in env
+
+
+def test_reached_verdicts_are_remembered_deadlines_are_not():
+    judge = StructuralJudge(timeout_s=0.1)
+    assert "no verdict within" in judge.judge(SLOW, GRAV).reason
+    from etc_fast.evaluate import _structural
+
+    assert not [k for k in _structural._VERDICTS if k[0] == SLOW]  # a deadline is not a verdict
+    src = "def discovered_law(mass1, mass2, distance):\n    return 5.0 * mass1 * mass2 / distance ** 1.5\n"
+    first = judge.judge(src, GRAV)
+    server = judge_server()
+    server.close()  # a remembered verdict needs no server
+    assert judge.judge(src, GRAV) == first and server.pid is None
+
+
+def test_timeout_option_is_checked():
+    with pytest.raises(ValueError, match="timeout_s"):
+        StructuralJudge(timeout_s=0)
