@@ -1,7 +1,7 @@
 """Compiled helpers shared by several kernel files (private: nothing here is re-exported).
 
-* **Finiteness and range** -- :func:`_finite` (robust to the fast-math flags),
-  :func:`_first_outside_unit`.
+* **Finiteness, range, bits** -- :func:`_finite` (robust to the fast-math flags),
+  :func:`_first_outside_unit`, :func:`_bits_as_float`.
 * **Quantiles** -- NumPy's "linear" percentile: :func:`_lerp`, :func:`_quantile_sorted` (sorted
   input), :func:`_quartiles` (the 25th/50th/75th percentiles of unsorted finite values).
 * **Order keys** -- :func:`_key_of_bits` / :func:`_float_keys` map float64 values to unsigned
@@ -94,6 +94,14 @@ def _insertion_sort_pairs(keys, payload):
                 u -= 1
             keys[u] = k
             payload[u] = p
+
+
+@njit(**JIT)
+def _bits_as_float(b):
+    """The float64 with bit pattern ``b`` (uint64)."""
+    out = np.empty(1, dtype=np.uint64)
+    out[0] = b
+    return out.view(np.float64)[0]
 
 
 @njit(**JIT)

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from kernels._jit import JIT
-from kernels._shared import _finite, _quartiles
+from kernels._shared import _bits_as_float, _finite, _quartiles
 
 __all__ = ["variance_scores", "pairwise_scores", "finite_fraction"]
 
@@ -41,14 +41,6 @@ PAIRWISE_DIRECT_MAX = 16
 
 _ABS_BITS = np.uint64(0x7FFFFFFFFFFFFFFF)
 _INF_BITS = np.uint64(0x7FF0000000000000)
-
-
-@njit(**JIT)
-def _bits_as_float(b):
-    """The float64 with bit pattern ``b`` (uint64)."""
-    out = np.empty(1, dtype=np.uint64)
-    out[0] = b
-    return out.view(np.float64)[0]
 
 
 @njit(**JIT)

@@ -28,7 +28,7 @@ from numba import njit
 
 from kernels._checks import as_unit_coordinates, check_fraction, check_k
 from kernels._jit import JIT
-from kernels._shared import _finite
+from kernels._shared import _bits_as_float, _finite
 
 __all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step", "committee_step", "step_constants"]
 
@@ -208,6 +208,48 @@ def _eligible_unit(s, m):
     return _indices_at_or_above(s, cut, n_eq, m)
 
 
+_MAG = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+@njit(**JIT)
+def _order_key(b):
+    """Signed-integer key of the float64 bits ``b`` (int64) that orders like the float (NaN aside); an involution."""
+    return b if b >= 0 else b ^ _MAG
+
+
+@njit(**JIT)
+def _max_of(x):
+    """Largest entry of a contiguous float64 vector without NaN (-inf for an empty one).
+
+    An integer reduction over order-preserving keys of the bit patterns: it vectorizes, which a
+    floating-point ``max`` reduction does not without the ``nnan`` flag.
+    """
+    bits = x.view(np.int64)
+    best = _order_key(np.int64(-0x10000000000000))  # key of -inf
+    for q in range(bits.size):
+        best = max(best, _order_key(bits[q]))
+    return _bits_as_float(np.uint64(_order_key(best)))
+
+
+@njit(**JIT)
+def _min_of(x):
+    """Smallest entry of a contiguous float64 vector without NaN (+inf for an empty one); see :func:`_max_of`."""
+    bits = x.view(np.int64)
+    best = np.int64(0x7FF0000000000000)  # key of +inf
+    for q in range(bits.size):
+        best = min(best, _order_key(bits[q]))
+    return _bits_as_float(np.uint64(_order_key(best)))
+
+
+@njit(**JIT)
+def _first_equal(x, value):
+    """Index of the first entry of ``x`` equal to ``value`` (``x.size`` if none)."""
+    for q in range(x.size):
+        if x[q] == value:
+            return q
+    return x.size
+
+
 @njit(**JIT)
 def _greedy(s, U, elig, k, w_score, w_div):
     """Greedy diverse batch from the eligible set.
@@ -232,7 +274,8 @@ def _greedy(s, U, elig, k, w_score, w_div):
 
     Notes
     -----
-    Each pick is the first index of the largest objective (``np.argmax``).
+    Each pick is the first index of the largest objective, ``np.argmax``, written as a vectorized
+    maximum (:func:`_max_of`) and a scan for its first occurrence: it runs once per pick.
     """
     m = elig.size
     kk = k if k < m else m
@@ -248,9 +291,9 @@ def _greedy(s, U, elig, k, w_score, w_div):
         row = UeT[c]
         for q in range(m):
             row[q] = U[elig[q], c]
-    smax = se.max()
-    smin = se.min()
-    first = np.argmax(se)
+    smax = _max_of(se)
+    smin = _min_of(se)
+    first = _first_equal(se, smax)
     span = smax - smin
     sp = np.empty(m)
     if span > 0.0:
@@ -284,7 +327,7 @@ def _greedy(s, U, elig, k, w_score, w_div):
             dq = min(dist[q], np.sqrt(acc[q]))
             dist[q] = dq
             val[q] = -np.inf if taken[q] else w_score * sp[q] + w_div * dq * inv_sqrt_d
-        cur = np.argmax(val)
+        cur = _first_equal(val, _max_of(val))
     return picks
 
 

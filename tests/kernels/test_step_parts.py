@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernels._shared import _flag_positions, _quartiles, _select_ranks
-from kernels.select import _eligible, _eligible_unit
+from kernels.select import _eligible, _eligible_unit, _max_of, _min_of
 from kernels.step import _index_bits, _packed_keys, _packed_order
 from tests.reference import eligible_set_ref
 
@@ -136,6 +136,12 @@ def test_flag_positions(bits):
     flags = np.zeros(8 * n8, dtype=np.uint8)
     flags[: len(bits)] = bits
     npt.assert_array_equal(_flag_positions(flags, int(sum(bits))), np.flatnonzero(bits))
+
+
+@given(st.lists(st.floats(allow_nan=False), min_size=1, max_size=100))
+def test_max_min_of_equal_numpy(xs):
+    x = np.array(xs)
+    assert _max_of(x) == x.max() and _min_of(x) == x.min()
 
 
 # ------------------------------------------------------------------------------------------------
