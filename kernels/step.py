@@ -69,6 +69,13 @@ def _packed_keys(s, ib):
     sh = np.uint64(ib)
     out = np.empty(n, dtype=np.uint64)
     nf = 0
+    for j in range(n):  # branch-free count: the usual all-finite case is one vectorized pass
+        nf += abs(s[j]) < np.inf
+    if nf == n:
+        for j in range(n):
+            out[j] = ((_key_of_bits(bits[j]) >> sh) << sh) | np.uint64(j)
+        return out
+    nf = 0
     for j in range(n):
         if _finite(s[j]):
             out[nf] = ((_key_of_bits(bits[j]) >> sh) << sh) | np.uint64(j)
@@ -91,8 +98,12 @@ def _packed_order(packed, s, ib):
     order = np.empty(nf, dtype=np.int64)
     for r in range(nf):
         order[r] = np.int64(packed[r] & mask)
-    t = 0
-    while t < nf - 1 and ib > 0:
+    if ib == 0:
+        return order
+    t = nf
+    for r in range(nf - 1):  # branch-free search for the first pair of equal prefixes: usually none
+        t = min(t, r if (packed[r] >> sh) == (packed[r + 1] >> sh) else nf)
+    while t < nf - 1:
         u = t + 1
         while u < nf and (packed[u] >> sh) == (packed[t] >> sh):
             u += 1
