@@ -30,7 +30,7 @@ from kernels._checks import as_unit_coordinates, check_fraction, check_k
 from kernels._jit import JIT
 from kernels._shared import _bits_as_float, _finite
 
-__all__ = ["eligible_set", "select_batch", "select_random", "acquisition_step", "committee_step", "step_constants"]
+__all__ = ["eligible_set", "select_batch", "select_random"]  # the whole-step names: see __getattr__ below
 
 TOP_FRACTION = 0.25
 W_SCORE = 0.65

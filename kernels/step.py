@@ -315,7 +315,7 @@ _NO_INDEX.flags.writeable = False
 
 def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C):
     """:func:`_committee_run` as ``(fit[3, n], n_pairs, flags[2, n], scores, eligible, picks, fallback, bad_u)``."""
-    fit6, scores, elig, picks, chosen, fallback, bad_u = _committee_run(
+    fit6, scores, elig, picks, _chosen, fallback, bad_u = _committee_run(
         ops, args, consts, prog_start, prog_len, const_start, depth, XT_obs, y_obs, XT_pool, U, W, method, k, C
     )
     return (*_unpack_fit(fit6), scores, elig, picks, fallback, bad_u)
@@ -446,26 +446,12 @@ def _raise_bad_unit(bad: int, U: np.ndarray, W: np.ndarray) -> None:
 
 
 def acquisition_step(
-    H_obs,
-    y_obs,
-    H_pool,
-    U_pool,
-    method: str,
-    k: int,
-    *,
-    max_keep: int = 4,
-    threshold: float = 0.75,
-    min_keep: int = 2,
-    edge_lo: float = EDGE_LO,
-    edge_hi: float = EDGE_HI,
-    power: float = EDGE_POWER,
-    top_fraction: float = TOP_FRACTION,
-    w_score: float = W_SCORE,
-    w_div: float = W_DIV,
-    deg_rel: float = DEGENERATE_REL,
-    const_rel: float = CONST_REL,
-    direct_max: int = PAIRWISE_DIRECT_MAX,
-):
+    H_obs, y_obs, H_pool, U_pool, method: str, k: int, *,
+    max_keep: int = 4, threshold: float = 0.75, min_keep: int = 2,
+    edge_lo: float = EDGE_LO, edge_hi: float = EDGE_HI, power: float = EDGE_POWER,
+    top_fraction: float = TOP_FRACTION, w_score: float = W_SCORE, w_div: float = W_DIV,
+    deg_rel: float = DEGENERATE_REL, const_rel: float = CONST_REL, direct_max: int = PAIRWISE_DIRECT_MAX,
+):  # fmt: skip
     """Planner step 2-6 (calibrate, filter, score, regularize, select), compiled.
 
     Args:
