@@ -16,8 +16,9 @@ integers with a vectorized sort (a few microseconds for 2048 keys), several time
 compiled merge sort of the scores, which would be the largest part of the step. The eligibility cut
 of scores in [0, 1] counts by bisection (:func:`kernels.select._eligible_unit`) for the same reason.
 
-This file composes the other kernel files: it imports each stage's own kernel (the ``_x`` that the
-public ``x`` of that file checks and calls) and nothing else private from them.
+This file composes the other kernel files: it imports their compiled stages (the kernels behind
+their public wrappers, and selection's eligible count and [0, 1] cut), no other helpers; helpers
+several files share are in :mod:`kernels._shared`.
 """
 
 from __future__ import annotations
