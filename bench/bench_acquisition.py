@@ -9,10 +9,10 @@ committees of 5 and 500 hypotheses.
   :meth:`~etc_fast.acquisition.Committee.step`: argument checks, a compiled call that evaluates
   every program on the observations, calibrates and filters, evaluates only the kept programs on
   the pool (the rest take no part in scoring), scores and packs the rank keys; NumPy's sort of
-  the keys; a compiled call that ranks, regularizes, cuts and picks; the result object. The pool
-  is prepared once, as a trial prepares its pool once for all its turns: its transposed inputs
-  and its boundary weights (``kernels.edge_weight``, passed as ``edge=``; the weights depend only
-  on the pool's unit coordinates). That preparation is timed on its own in
+  the keys; a compiled call that ranks, regularizes, cuts and picks (:mod:`kernels.step`); the
+  result object. The pool is prepared once, as a trial prepares its pool once for all its turns:
+  its transposed inputs and its boundary weights (``kernels.edge_weight``, passed as ``edge=``;
+  the weights depend only on the pool's unit coordinates). That preparation is timed on its own in
   ``bench_rank_reg.py::test_edge_weight`` (~6 us with its argument checks at 2048 x 3).
 * ``[numpy]``: the same programs evaluated by the NumPy twin (one array operation per
   instruction) on the observations and the whole pool, then the vectorized NumPy step
@@ -28,11 +28,12 @@ machine, ~30 us variance / ~37 us pairwise): program evaluation ~5 us (5 program
 observations, the 2 kept ones on 2048 points; ``exp`` and the powers dominate), calibration and
 filter ~1 us, variance scores ~2 us, NumPy's sort of the 2048 packed rank keys ~4.3 us (an AVX-512
 sorting network; a compiled LSD radix sort of these clustered scores took ~18 us), ranks and
-regularized scores ~2 us, the eligibility cut ~3 us (counting bisection, then the indices through
-0/1 flags and a byte table), greedy picks ~3 us, and ~5 us of calls (argument checks, two
+regularized scores ~2 us, the eligibility cut ~3 us (counting bisection, then one pass collecting
+the indices), greedy picks ~3 us, and ~5 us of calls (argument checks, two
 dispatches, handing 8 arrays back, the result object). Pairwise adds the quartiles of each kept
-hypothesis (~3 us per row: a histogram select on the uncalibrated values, whose order the
-calibration keeps) and the pair differences. The NumPy step spends its time in ~150 whole-array
+hypothesis (a histogram select on each calibrated row, ``kernels._shared._select_ranks``) and
+the pair differences. docs/kernels.md has the step's times before and after the plain algorithms
+of issue 25 (same run). The NumPy step spends its time in ~150 whole-array
 calls, ``argsort(kind="stable")`` (~75 us on fresh data) and ``nanpercentile`` (~50 us per row). At
 500 hypotheses the NumPy side evaluates all 500 programs on the pool (~9 ms) while the compiled
 step evaluates only the <= 4 kept ones, hence the large ratio there.

@@ -3,10 +3,9 @@
 Inputs: the raw variance and pairwise scores of the acquisition benchmark's step (5-hypothesis
 committees; the hypothesis count does not enter this kernel, so there is no 500 variant).
 
-What bounds it: the stable ordinal rank. The public kernel packs each finite score's
-order-preserving integer key with its index in the low bits, sorts the packed keys with NumPy
-(an AVX-512/AVX2 sorting network, ~4 us for 2048) and finishes the rare runs of keys equal above
-the index bits on the full key. NumPy's stable argsort (timsort/merge) costs ~75 us on fresh data.
+What bounds it: the stable ordinal rank, a compiled merge sort of the finite scores (plain since
+issue 25; the planner step itself sorts packed keys with NumPy instead, ~4 us for 2048, see
+``kernels/step.py``). NumPy's stable argsort (timsort/merge) costs ~75 us on fresh data.
 The boundary weight (``x sqrt(x)`` per point) and the
 product are a few us of vectorized arithmetic; a trial computes the weights once for its pool
 (``test_edge_weight``, public call with its argument checks) and passes them to every step.

@@ -9,8 +9,8 @@ makes ~10 temporaries of the same size. Pairwise needs each hypothesis' median a
 the kernel gets the six order statistics by a histogram select on order-preserving integer keys
 (one counting pass, then the few target buckets; a bucket crowded by clustered values is bucketed
 again by octave of its offsets): ~3 us per spread-out row, up to ~10 us for a calibrated
-hypothesis that barely varies around its offset (in the planner step the quartiles are read off
-the uncalibrated values instead, whose order the calibration keeps). NumPy's ``nanpercentile``
+hypothesis that barely varies around its offset (the planner step does the same on each kept,
+calibrated row). NumPy's ``nanpercentile``
 sorts/partitions (~50 us per row on fresh data); the pair
 sum is ``O(n_hyp^2)`` per point up to 16 hypotheses, then ``O(n_hyp log n_hyp)`` by sorting each
 point's values (NumPy: one vectorized pass per hypothesis, ``O(n_hyp^2 n)`` in total), so at 500

@@ -3,9 +3,9 @@
 ``[numba]`` vs ``[numpy]``; inputs are the regularized scores of the acquisition benchmark's step
 (the hypothesis count does not enter this kernel). Also the random batch (step 7).
 
-What bounds it: eligibility needs the 512th largest score: the public kernel histograms the
-scores and sorts the boundary bucket (~5 us; the planner step's cut of scores in [0, 1] counts by
-bisection instead, ~3 us) where NumPy sorts (``argsort``, ~15-75 us); the greedy part is
+What bounds it: eligibility needs the 512th largest score: the public kernel takes it from
+``np.partition`` (plain; the planner step's cut of scores in [0, 1] counts by bisection instead,
+~3 us) where the NumPy twin sorts (``argsort``, ~15-75 us); the greedy part is
 ``k x 512 x d`` distance updates plus an argmax per pick (~2-3 us, vectorized along the eligible
 points), against NumPy's few whole-array calls per pick. The random batch is a partial
 Fisher-Yates of ``k`` steps: negligible next to drawing the uniforms and the call itself.

@@ -11,7 +11,7 @@ Scored methods (``variance``, ``pairwise``):
 6. pick a diverse batch among the top quarter.
 
 Steps 1-6 run as two compiled calls around one NumPy sort (:meth:`Committee.step`, on
-:func:`kernels.select._committee_run`), which evaluate only the kept hypotheses on the pool. ``random`` skips 1-6 and draws available pool
+:func:`kernels.step._committee_run`), which evaluate only the kept hypotheses on the pool. ``random`` skips 1-6 and draws available pool
 points uniformly without replacement from ``seed`` (:func:`kernels.select_random`).
 :func:`plan_step_arrays` is steps 2-6 on hypothesis values that are already evaluated
 (:func:`kernels.acquisition_step`); :class:`Committee` packs parsed programs once for repeated steps.
@@ -27,9 +27,11 @@ import numpy as np
 from numba import config as _numba_config
 
 from kernels._checks import as_float_array
+from kernels._checks import check_k as _check_k
 from kernels.programs import _evaluate_programs, check_programs
-from kernels.select import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, acquisition_step, select_random, step_constants
-from kernels.select import _check_edge, _check_k, _committee_run, _raise_bad_unit
+from kernels.select import select_random
+from kernels.step import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, acquisition_step, step_constants
+from kernels.step import _check_edge, _committee_run, _raise_bad_unit
 
 __all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
 
@@ -267,7 +269,7 @@ class Committee:
         """Planner step 1-6 for this committee (``variance`` or ``pairwise``), compiled.
 
         Evaluates every program on the observations, calibrates and filters them, evaluates only
-        the kept ones on the pool, scores, regularizes and selects (:func:`kernels.select._committee_run`).
+        the kept ones on the pool, scores, regularizes and selects (:func:`kernels.step._committee_run`).
 
         Args:
             XT_obs: float64[d, n_obs] observed inputs, one row per variable.

@@ -1,20 +1,28 @@
 """kernels: the compiled numeric core of etc_fast (NumPy + Numba only).
 
-Each submodule holds one concern: a private ``@njit`` kernel and its checked public wrapper.
+Each public submodule holds one step of the protocol: its formula in the docstring, a private
+``@njit`` kernel and the checked public wrapper (docs/kernels.md has the map). Helpers several
+files share live in the private ``_shared`` (compiled) and ``_checks`` (argument checks) modules.
 This package never imports :mod:`etc_fast`.
 """
 
-import importlib as _importlib
+from kernels.calibrate import calibrate, fit_denominator, fit_filter
+from kernels.metrics import coverage_q, rmsle_coverage
+from kernels.pairs import best_pairs
+from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_programs
+from kernels.rank_reg import edge_weight, ordinal_rank, rank_regularize, stable_argsort
+from kernels.scores import finite_fraction, pairwise_scores, variance_scores
+from kernels.select import eligible_set, select_batch, select_random
+from kernels.stats import SIGN_FLIP_MAX_M, leave_one_out_range, module_bootstrap_interval, sign_flip_pvalue
+from kernels.step import acquisition_step, committee_step, step_constants
 
-_SUBMODULES = ("programs", "calibrate", "scores", "rank_reg", "select", "metrics", "stats", "pairs")
-__all__: list[str] = []
-for _name in _SUBMODULES:
-    try:
-        _mod = _importlib.import_module(f"{__name__}.{_name}")
-    except ModuleNotFoundError as _exc:  # pragma: no cover - only while a submodule is being written
-        if _exc.name != f"{__name__}.{_name}":
-            raise
-        continue
-    for _public in getattr(_mod, "__all__", ()):
-        globals()[_public] = getattr(_mod, _public)
-        __all__.append(_public)
+__all__ = [
+    "evaluate_programs", "check_programs", "OPCODES", "OP_ARITY",
+    "calibrate", "fit_filter", "fit_denominator",
+    "variance_scores", "pairwise_scores", "finite_fraction",
+    "stable_argsort", "ordinal_rank", "edge_weight", "rank_regularize",
+    "eligible_set", "select_batch", "select_random", "acquisition_step", "committee_step", "step_constants",
+    "rmsle_coverage", "coverage_q",
+    "module_bootstrap_interval", "leave_one_out_range", "sign_flip_pvalue", "SIGN_FLIP_MAX_M",
+    "best_pairs",
+]  # fmt: skip

@@ -28,8 +28,7 @@ from numba import njit
 
 from kernels._checks import as_float_array
 from kernels._jit import JIT
-from kernels.rank_reg import _finite
-from kernels.scores import _quantile_sorted
+from kernels._shared import _finite, _quantile_sorted
 
 __all__ = ["calibrate", "fit_filter", "fit_denominator"]
 

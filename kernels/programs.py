@@ -22,6 +22,7 @@ from numba import config as numba_config
 from numba import njit
 
 from kernels import _vecmath
+from kernels._checks import as_packed_programs as _coerce  # the name other modules import
 from kernels._jit import JIT
 
 __all__ = ["evaluate_programs", "check_programs", "OPCODES", "OP_ARITY"]
@@ -379,37 +380,6 @@ def _check_and_evaluate(ops, args, consts, prog_start, prog_len, const_start, XT
 
 
 _JIT_OFF = numba_config.DISABLE_JIT
-
-
-def _as_int64(name, a):
-    if type(a) is np.ndarray and a.dtype == np.int64 and a.ndim == 1 and a.flags.c_contiguous:
-        return a
-    a = np.ascontiguousarray(a)
-    if a.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
-    if a.size and not np.issubdtype(a.dtype, np.integer):
-        raise ValueError(f"{name} must hold integers, got dtype {a.dtype}")
-    return a.astype(np.int64, copy=False)
-
-
-def _coerce(ops, args, consts, prog_start, prog_len, const_start):
-    ops = _as_int64("ops", ops)
-    args = _as_int64("args", args)
-    prog_start = _as_int64("prog_start", prog_start)
-    prog_len = _as_int64("prog_len", prog_len)
-    const_start = _as_int64("const_start", const_start)
-    consts = np.ascontiguousarray(consts, dtype=np.float64)
-    if consts.ndim != 1:
-        raise ValueError(f"consts must be one-dimensional, got shape {consts.shape}")
-    if ops.shape != args.shape:
-        raise ValueError(f"ops and args differ in length: {ops.shape[0]} vs {args.shape[0]}")
-    n_prog = prog_start.shape[0]
-    if prog_len.shape[0] != n_prog or const_start.shape[0] != n_prog:
-        raise ValueError(
-            "prog_start, prog_len and const_start must have one entry per program, got "
-            f"{n_prog}, {prog_len.shape[0]}, {const_start.shape[0]}"
-        )
-    return ops, args, consts, prog_start, prog_len, const_start
 
 
 def _raise_invalid(code, where_p, where_k):

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import kernels
+from kernels._shared import _quantile_sorted
 from kernels.scores import (
     _pairwise_scores,
-    _quantile_sorted,
     _variance_scores,
     finite_fraction,
     pairwise_scores,
@@ -181,7 +181,7 @@ def test_scores_invariant_to_positive_affine_rows(seed, n_hyp, n):
 )
 def test_quartiles_equal_numpy_percentile(seed, n, kind):
     """The radix multi-select quartiles are bit-identical to np.percentile (linear)."""
-    from kernels.scores import _quartiles
+    from kernels._shared import _quartiles
 
     rng = np.random.default_rng(seed)
     x = rng.lognormal(0, 4, size=n)

@@ -13,10 +13,7 @@ from hypothesis import strategies as st
 import kernels
 from kernels.rank_reg import edge_weight
 from kernels.select import (
-    _acquisition_step,
-    _committee_prepare,
-    _committee_select,
-    _committee_step,
+    _eligible,
     _eligible_unit,
     _greedy,
     _select_batch,
@@ -28,6 +25,7 @@ from kernels.select import (
     select_random,
     step_constants,
 )
+from kernels.step import _committee_prepare, _committee_select, _hypotheses_prepare, _packed_order
 from tests.kernels._jit_checks import assert_safe_jit_options, needs_jit
 from tests.reference import acquisition_step_ref, eligible_set_ref, select_batch_ref, select_random_ref
 
@@ -44,8 +42,8 @@ def test_exported_from_kernels():
 @needs_jit
 def test_jit_options():
     assert_safe_jit_options(
-        _select_batch, _select_random, _acquisition_step, _committee_prepare, _committee_select,
-        _eligible_unit, _greedy,
+        _select_batch, _select_random, _hypotheses_prepare, _committee_prepare, _committee_select,
+        _eligible, _eligible_unit, _greedy, _packed_order,
     )  # fmt: skip
 
 

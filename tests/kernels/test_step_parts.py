@@ -1,10 +1,9 @@
 """The pieces of the planner step around NumPy's sort, each against a slow twin.
 
 ``Committee.step`` runs two compiled calls around one ``ndarray.sort``: packed rank keys
-(``kernels.rank_reg._packed_keys`` / ``_packed_order``), the eligibility cut of scores in [0, 1]
-(``kernels.select._eligible_unit``), order statistics by histogram select
-(``kernels.scores._select_ranks``) and the pairwise quartiles read off the uncalibrated rows
-(``kernels.select._quartile_sources`` / ``_pairwise_calibrated``).
+(``kernels.step._packed_keys`` / ``_packed_order``), the eligibility cut of scores in [0, 1]
+(``kernels.select._eligible_unit``) and order statistics by histogram select
+(``kernels._shared._select_ranks``).
 """
 
 from __future__ import annotations
@@ -15,12 +14,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernels.rank_reg import _index_bits, _packed_keys, _packed_order, _sorted_order
-from kernels.scores import _finite_fraction, _flag_positions, _pairwise_scores, _quartiles, _select_ranks
-from kernels.select import _eligible_radix, _eligible_unit, _max_of, _min_of, _pairwise_calibrated, _quartile_sources
+from kernels._shared import _flag_positions, _quartiles, _select_ranks
+from kernels.select import _eligible, _eligible_unit, _max_of, _min_of
+from kernels.step import _index_bits, _packed_keys, _packed_order
 from tests.reference import eligible_set_ref
 
 nan, inf = float("nan"), float("inf")
+
+
+def _sorted_order(x: np.ndarray) -> np.ndarray:
+    """The step's stable order: packed keys, NumPy's sort, the compiled repair of near-equal runs."""
+    ib = _index_bits(x.size)
+    packed = _packed_keys(x, ib)
+    packed.sort()
+    return _packed_order(packed, x, ib)
 
 
 def stable_finite_order(x: np.ndarray) -> np.ndarray:
@@ -120,7 +127,7 @@ def test_eligible_unit_crowded_cut_falls_back_exactly():
     s = np.r_[np.full(500, 0.25), np.linspace(0.3, 1.0, 100), np.zeros(400)]
     m = eligible_count(s, 4)
     npt.assert_array_equal(_eligible_unit(s, m), eligible_set_ref(s, 4))
-    npt.assert_array_equal(_eligible_unit(s, m), _eligible_radix(s, m, 0.0))
+    npt.assert_array_equal(_eligible_unit(s, m), _eligible(s, m, 0.0))
 
 
 @given(st.lists(st.booleans(), max_size=200))
@@ -163,34 +170,6 @@ def test_select_ranks_finds_each_order_statistic(seed, n, kind):
     pos = _select_ranks(x, ranks)
     npt.assert_array_equal(x[pos], np.sort(x)[ranks])
     assert tuple(_quartiles(x)) == tuple(np.percentile(x, [25, 50, 75]))
-
-
-# ------------------------------------------------------------------------------------------------
-# Pairwise quartiles read off the uncalibrated rows
-# ------------------------------------------------------------------------------------------------
-
-
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n=st.integers(1, 400),
-    n_keep=st.integers(1, 4),
-    scale=st.sampled_from(["positive", "negative", "zero", "overflow"]),
-    nan_frac=st.sampled_from([0.0, 0.1]),
-)
-@settings(max_examples=60, deadline=None)
-def test_pairwise_from_uncalibrated_positions_equals_direct(seed, n, n_keep, scale, nan_frac):
-    rng = np.random.default_rng(seed)
-    H = np.exp(rng.normal(0, 6, (n_keep, n)))
-    H[rng.random(H.shape) < nan_frac] = nan
-    a = {"positive": 3e-7, "negative": -2.5, "zero": 0.0, "overflow": 1e300}[scale] * rng.uniform(0.5, 2.0, n_keep)
-    b = rng.normal(size=n_keep)
-    pos = _quartile_sources(H, a)
-    with np.errstate(all="ignore"):
-        P = a[:, None] * H + b[:, None]
-    raw, v = np.empty(n), np.empty(n)
-    _pairwise_calibrated(P, pos, 1e-12, 16, raw, v)
-    npt.assert_array_equal(raw, _pairwise_scores(P, 1e-12, 16))
-    npt.assert_array_equal(v, _finite_fraction(P))
 
 
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 4000), n_ranks=st.integers(1, 300))
