@@ -56,6 +56,15 @@ class ProtocolConfig:
         synthesis_turns: Synthesis turns; ``None`` = 1 without interpreter, 3 with.
         max_experiment_points: Most points one baseline experiment request may run (``None`` =
             10,000; NewtonBench sets no limit, this only stops a runaway reply).
+        noise_aware: Planners only: in a noisy lab, estimate the noise level and judge fits and
+            disagreement against it (docs/noise.md; ``False`` = the paper's rules).
+        explore_fraction: Planners only: share of each batch chosen by maximin distance to the
+            observations (0 = the paper's rules).
+        replicates: Planners only, noisy labs: most re-measurements of observed points per batch.
+
+    The last three are the YAML ablation block ``acquisition: {noise_aware, explore_fraction,
+    replicates}``; at their defaults they are left out of :meth:`TrialSpec.to_dict`, so trial ids
+    of configurations without them are those of before they existed.
     """
 
     name: str
@@ -73,9 +82,17 @@ class ProtocolConfig:
     baseline_rounds: int = 10
     synthesis_turns: int | None = None
     max_experiment_points: int | None = None
+    noise_aware: bool = False
+    explore_fraction: float = 0.0
+    replicates: int = 0
 
     def __post_init__(self) -> None:
         errors = []
+        ef = self.explore_fraction
+        if isinstance(ef, bool) or not isinstance(ef, (int, float)) or not 0.0 <= ef <= 1.0:
+            errors.append(f"explore_fraction must be a number from 0 to 1, got {ef!r}")
+        if isinstance(self.replicates, bool) or not isinstance(self.replicates, int) or not 0 <= self.replicates <= 4096:
+            errors.append(f"replicates must be an integer from 0 to 4,096, got {self.replicates!r}")
         if self.family not in ("baseline", "planner"):
             errors.append(f"family must be 'baseline' or 'planner', got {self.family!r}")
         if self.family == "planner" and self.acquisition not in ("variance", "pairwise", "random"):
@@ -103,7 +120,7 @@ class ProtocolConfig:
             not isinstance(self.synthesis_turns, int) or isinstance(self.synthesis_turns, bool) or self.synthesis_turns < 1
         ):
             errors.append(f"synthesis_turns must be a positive integer or null, got {self.synthesis_turns!r}")
-        for field in ("interpreter", "diagnostics", "synthesis_diagnostics"):
+        for field in ("interpreter", "diagnostics", "synthesis_diagnostics", "noise_aware"):
             if not isinstance(getattr(self, field), bool):
                 errors.append(f"{field} must be a boolean (true or false), got {getattr(self, field)!r}")
         if errors:
@@ -112,6 +129,10 @@ class ProtocolConfig:
     @property
     def n_synthesis_turns(self) -> int:
         return self.synthesis_turns if self.synthesis_turns is not None else (3 if self.interpreter else 1)
+
+
+#: The noise knobs and their defaults (the paper's rules); omitted from spec dicts at default.
+NOISE_KNOB_DEFAULTS: dict[str, Any] = {"noise_aware": False, "explore_fraction": 0.0, "replicates": 0}
 
 
 def _preset(name: str, family: Family, acquisition: Acquisition, interpreter: bool) -> ProtocolConfig:
@@ -195,7 +216,11 @@ class TrialSpec:
         return self.rollout
 
     def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(dataclasses.asdict(self))
+        d = to_jsonable(dataclasses.asdict(self))
+        for field, default in NOISE_KNOB_DEFAULTS.items():  # absent at default: trial ids unchanged
+            if d["config"].get(field) == default:
+                del d["config"][field]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrialSpec:
@@ -243,6 +268,9 @@ class Diagnostics:
     text: str  # advisory text shown to the agent
     excluded: tuple[str, ...] = ()  # variables left out of the fit (non-positive or non-finite inputs)
     n_observations: int = 0  # observations the diagnostics were computed on
+    noise_estimate: float | None = None  # noise-aware planner: estimated relative noise (None: no estimate)
+    noise_basis: str | None = None  # how it was estimated: replicates | residuals (None: not noise-aware)
+    explored: tuple[tuple[float, ...], ...] = ()  # inputs the planner's last batch measured to explore
 
 
 @dataclasses.dataclass(frozen=True)
