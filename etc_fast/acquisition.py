@@ -28,6 +28,7 @@ from numba import config as _numba_config
 
 from kernels._checks import as_float_array
 from kernels.programs import _evaluate_programs, check_programs
+from kernels.rank_reg import EDGE_LO
 from kernels.select import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, acquisition_step, select_random, step_constants
 from kernels.select import _check_edge, _check_k, _committee_run, _raise_bad_unit
 
@@ -573,6 +574,10 @@ KAPPA_DISAGREE = 2.0
 KAPPA_FIT = 3.0
 #: Smallest noise level the planner estimates (relative).
 NOISE_FLOOR = 1e-6
+#: Exploration stays this far (unit coordinates) inside the domain's edges, where the paper's
+#: boundary ramp (eq. S4, ``edge_lo``) also gives scored points no weight: the corners of a log
+#: domain are where laws are most extreme (overflow, singular angles) and least typical.
+EXPLORE_MARGIN = EDGE_LO
 #: Replicate pairs needed before the replicate estimate replaces the residual estimate.
 MIN_REPLICATE_PAIRS = 2
 
@@ -904,6 +909,9 @@ def plan_noisy_step(
     taken = np.zeros(pool_X.shape[0], dtype=bool)
     taken[picks] = True
     left = cols[~taken[cols]]
+    inner = left[np.all((pool_U[left] >= EXPLORE_MARGIN) & (pool_U[left] <= 1.0 - EXPLORE_MARGIN), axis=1)]
+    if inner.size >= n_exp:
+        left = inner
     if n_exp and left.size:
         ref = np.vstack([U_obs, pool_U[picks]]) if picks else U_obs
         e = maximin_pick(ref, pool_U[left], n_exp)

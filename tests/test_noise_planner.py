@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from etc_fast.acquisition import (
+    EXPLORE_MARGIN,
     KAPPA_DISAGREE,
     NoiseOptions,
     estimate_noise,
@@ -85,7 +86,9 @@ def test_disagreement_below_the_noise_does_not_drive_selection():
     step, (Uo, *_rest, Up, _Xp) = _step(["x * z", "1.0005 * x * z"], NoiseOptions(noise_aware=True))
     assert step.n_informative == 0 and step.scored is None
     assert step.explored.size == 4 and step.indices.tolist() == step.explored.tolist()
-    assert step.indices.tolist() == maximin_pick(Uo, Up, 4).tolist()
+    inner = np.flatnonzero(np.all((Up >= EXPLORE_MARGIN) & (Up <= 1 - EXPLORE_MARGIN), axis=1))
+    assert step.indices.tolist() == inner[maximin_pick(Uo, Up[inner], 4)].tolist()
+    assert maximin_pick(Uo, Up, 1)[0] not in inner  # without the margin the first pick is at an edge
     # the same committee in a noiseless lab: the paper's disagreement drives all four picks
     quiet, _ = _step(["x * z", "1.0005 * x * z"], NoiseOptions(noise_aware=True), sigma=0.0, noisy=False)
     assert quiet.explored.size == 0 and quiet.indices.size == 4 and quiet.noise.basis == "noiseless"
