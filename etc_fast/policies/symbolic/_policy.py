@@ -74,6 +74,12 @@ ASSUMED_NOISE = 0.01
 #: exploration turn, so every exploration turn measures where the committee disagrees.
 NOISY_POINTS_PER_PARAM = 3
 
+#: Under noise, with a noise-aware planner's estimate and exploration points in the diagnostics,
+#: a draft before the last turn needs the runner-up's error above this multiple of the best one's
+#: (noisy errors of good laws all sit near the noise, so the noiseless 100x cannot hold), on top of
+#: the noisy observation margin of :func:`is_confident`.
+NOISY_DRAFT_GAP = 2.0
+
 #: The code of the agent's analysis action (runs in the sandbox with ``X`` and ``y`` preloaded): the
 #: observation summaries its grammar search starts from. The search itself runs in the agent's
 #: process on the next decision (the sandbox cannot import the project's compiled kernels).
@@ -315,11 +321,19 @@ class SymbolicPolicy:
         if ask is not None:
             return ask
         best = res.best
-        early = is_confident(res, self.margin) and not obs.noisy  # noisy: use every exploration turn
+        early = is_confident(res, self.margin) and not obs.noisy  # noisy: use every exploration turn ...
+        if obs.noisy and self._checked_beyond(obs):  # ... unless the planner tested the law where nothing was measured
+            early = is_confident(res, self.margin, gap=NOISY_DRAFT_GAP, noisy=True)
         if "draft" in obs.allowed and best is not None and (early or obs.turns_left == 0):
             return Action(kind="draft", source=best.source, raw=f"draft: {best.expression} (error {best.error:.2e})")
         hyps = self._committee(res)
         return Action(kind="committee", hypotheses=hyps, raw=f"committee of {len(hyps)} from {res.families_tried[-1:] or '()'}")
+
+    @staticmethod
+    def _checked_beyond(obs: Observation) -> bool:
+        """The diagnostics carry a noise-aware planner's noise estimate and points it explored."""
+        diag = obs.diagnostics
+        return diag is not None and getattr(diag, "noise_estimate", None) is not None and bool(getattr(diag, "explored", ()))
 
     def _draft_error(self, draft: str, obs: Observation) -> float:
         """Relative RMS error of the draft on the observations after refitting its constants."""
