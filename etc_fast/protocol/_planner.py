@@ -320,7 +320,7 @@ def _committee_turn(
         notes.append(f"Fewer than 2 parseable hypotheses; selection continued with fallback hypotheses: {fallback}.")
 
     seed = derive_seed(state.spec.pool_seed, turn)
-    noisy_step = _noise_knobs_on(cfg)
+    noisy_step = _noise_knobs_on(cfg) and state.spec.noise > 0  # a noiseless lab runs the paper's step
     k = min(cfg.batch_cap, state.allowance(cfg.batch_cap), int(available.sum()) + (state.measurements if noisy_step else 0))
     if noisy_step:
         step = _noisy_step(state, committee, pool_X, pool_U, available, method, k, seed)
@@ -372,7 +372,8 @@ def _committee_turn(
 
 
 def _noise_knobs_on(cfg: Any) -> bool:
-    """Whether a planner configuration uses the noise-aware step (any noise knob off its default)."""
+    """Whether a planner configuration has a noise knob off its default (the noise-aware step then
+    runs in noisy labs; the task says whether the lab is noisy)."""
     return bool(cfg.noise_aware or cfg.explore_fraction > 0 or cfg.replicates > 0)
 
 
