@@ -621,6 +621,9 @@ class NoiseEstimate:
         if self.sigma is None:
             return "no noise estimate yet (no hypothesis fits the observations)"
         pct = f"{100 * self.sigma:.3g}%"
+        if self.basis == "residuals" and self.sigma > 0.5:
+            return (f"unknown: no hypothesis fits the {self.n} observations to within 50% (best relative residual "
+                    f"{pct}); the planner explores instead of trusting the hypotheses' disagreement")
         if self.basis == "replicates":
             return f"about {pct} relative (from {self.n} pairs of repeated measurements)"
         return (f"about {pct} relative (upper estimate from the residuals of the best-fitting hypothesis on "

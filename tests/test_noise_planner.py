@@ -190,3 +190,12 @@ def test_yaml_acquisition_block(tmp_path):
 def test_yaml_acquisition_block_errors(tmp_path, body, words):
     with pytest.raises(ConfigError, match=words.replace("(", r"\(")):
         _load(tmp_path, {"bad": body})
+
+
+def test_estimate_text():
+    from etc_fast.acquisition import NoiseEstimate
+
+    assert "about 1.2% relative" in NoiseEstimate(0.012, "replicates", 4).describe()
+    assert "upper estimate" in NoiseEstimate(0.012, "residuals", 9, 0).describe()
+    assert NoiseEstimate(55.4, "residuals", 13, 0).describe().startswith("unknown: no hypothesis fits")
+    assert "no noise estimate yet" in NoiseEstimate(None, "none", 0).describe()
