@@ -32,6 +32,7 @@ from kernels.programs import _evaluate_programs, check_programs
 from kernels.select import select_random
 from kernels.step import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, acquisition_step, step_constants
 from kernels.step import _check_edge, _committee_run, _raise_bad_unit
+from kernels.rank_reg import EDGE_LO
 
 __all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
 
@@ -561,3 +562,372 @@ def plan_step(
         if len(programs) < 2:
             res.error = f"fewer than 2 parseable hypotheses ({len(programs)} of {len(texts)})"
     return res
+
+
+# ------------------------------------------------------------------------------------------------
+# The noise-aware step (docs/noise.md)
+# ------------------------------------------------------------------------------------------------
+
+#: A point's relative disagreement must exceed this many estimated noise levels to drive scored
+#: selection (docs/noise.md: how it was chosen).
+KAPPA_DISAGREE = 2.0
+#: A hypothesis is consistent with the observations when its relative residual RMS is at most
+#: this many estimated noise levels.
+KAPPA_FIT = 3.0
+#: Smallest noise level the planner estimates (relative).
+NOISE_FLOOR = 1e-6
+#: Exploration stays this far (unit coordinates) inside the domain's edges, where the paper's
+#: boundary ramp (eq. S4, ``edge_lo``) also gives scored points no weight: the corners of a log
+#: domain are where laws are most extreme (overflow, singular angles) and least typical.
+EXPLORE_MARGIN = EDGE_LO
+#: Replicate pairs needed before the replicate estimate replaces the residual estimate.
+MIN_REPLICATE_PAIRS = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class NoiseOptions:
+    """The noise knobs of a planner (``acquisition: {noise_aware, explore_fraction, replicates}``).
+
+    Attributes:
+        noise_aware: Estimate the noise level and judge fits and disagreement against it.
+        explore_fraction: Share of each batch chosen by maximin distance to the observations.
+        replicates: Most re-measurements of observed points per batch.
+    """
+
+    noise_aware: bool = False
+    explore_fraction: float = 0.0
+    replicates: int = 0
+
+    @property
+    def active(self) -> bool:
+        return self.noise_aware or self.explore_fraction > 0 or self.replicates > 0
+
+
+@dataclasses.dataclass(frozen=True)
+class NoiseEstimate:
+    """The planner's estimate of the relative noise level.
+
+    Attributes:
+        sigma: Estimated relative noise (standard deviation of ``y_measured / y_true - 1``).
+        basis: ``replicates`` or ``residuals`` (the best-fitting hypothesis), or ``none``.
+        n: Replicate pairs or observations it rests on.
+        hypothesis: Committee position of the best-fitting hypothesis (residual basis), else -1.
+    """
+
+    sigma: float | None
+    basis: str
+    n: int
+    hypothesis: int = -1
+
+    def describe(self) -> str:
+        if self.sigma is None:
+            return "no noise estimate yet (no hypothesis fits the observations)"
+        pct = f"{100 * self.sigma:.3g}%"
+        if self.basis == "residuals" and self.sigma > 0.5:
+            return (f"unknown: no hypothesis fits the {self.n} observations to within 50% (best relative residual "
+                    f"{pct}); the planner explores instead of trusting the hypotheses' disagreement")
+        if self.basis == "replicates":
+            return f"about {pct} relative (from {self.n} pairs of repeated measurements)"
+        return (f"about {pct} relative (upper estimate from the residuals of the best-fitting hypothesis on "
+                f"{self.n} observations; lower if that hypothesis is incomplete)")
+
+
+def replicate_noise(X_obs, y_obs) -> tuple[float | None, int]:
+    """Relative noise from repeated measurements: rows of ``X_obs`` that are equal.
+
+    Each group of ``m >= 2`` finite, nonzero outputs at one input contributes ``m - 1`` degrees of
+    freedom of the relative deviations from its mean. Returns ``(sigma, pairs)``; sigma is None
+    without a repeated point.
+    """
+    X = np.asarray(X_obs, dtype=np.float64)
+    y = np.asarray(y_obs, dtype=np.float64)
+    if X.shape[0] < 2:
+        return None, 0
+    _, inv, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    ss = 0.0
+    dof = 0
+    for g in np.flatnonzero(counts >= 2):
+        v = y[inv == g]
+        v = v[np.isfinite(v) & (v != 0)]
+        if v.size < 2:
+            continue
+        mu = v.mean()
+        if mu == 0:
+            continue
+        r = (v - mu) / abs(mu)
+        ss += float(r @ r)
+        dof += v.size - 1
+    if dof == 0:
+        return None, 0
+    return float(np.sqrt(ss / dof)), dof
+
+
+def estimate_noise(rel_rms: np.ndarray, counts: np.ndarray, X_obs, y_obs, n_params: int = 2) -> NoiseEstimate:
+    """The planner's noise estimate from replicates, else from the committee's residuals.
+
+    Args:
+        rel_rms: float64[n_hyp] relative residual RMS of each calibrated hypothesis (NaN: no fit).
+        counts: int64[n_hyp] observations behind each.
+        X_obs, y_obs: The observations (for replicates).
+        n_params: Parameters fitted per hypothesis by the calibration (``a``, ``b``): the residual
+            RMS is scaled by ``sqrt(n / (n - n_params))``.
+    """
+    sig, pairs = replicate_noise(X_obs, y_obs)
+    if sig is not None and pairs >= MIN_REPLICATE_PAIRS:
+        return NoiseEstimate(max(sig, NOISE_FLOOR), "replicates", pairs)
+    best, best_h, best_n = None, -1, 0
+    for h in range(rel_rms.size):
+        e, c = float(rel_rms[h]), int(counts[h])
+        if not np.isfinite(e) or c <= n_params:
+            continue
+        s = e * float(np.sqrt(c / (c - n_params)))
+        if best is None or s < best:
+            best, best_h, best_n = s, h, c
+    if best is None:
+        if sig is not None:
+            return NoiseEstimate(max(sig, NOISE_FLOOR), "replicates", pairs)
+        return NoiseEstimate(None, "none", 0)
+    if sig is not None:  # one replicate pair: the residual estimate bounded by it from above is not safe; average
+        best = float(np.sqrt((best * best + sig * sig) / 2.0))
+        return NoiseEstimate(max(best, NOISE_FLOOR), "residuals", best_n, best_h)
+    return NoiseEstimate(max(best, NOISE_FLOOR), "residuals", best_n, best_h)
+
+
+@dataclasses.dataclass(slots=True)
+class NoisyStepResult:
+    """One noise-aware planner step: scored picks, exploration picks and replicates.
+
+    Attributes:
+        method: ``variance``, ``pairwise`` or ``random``.
+        k: Batch size (pool points and replicates together).
+        seed: Seed of the step.
+        indices: int64 pool indices to measure, in pick order (scored first, then exploration).
+        explored: int64 the pool indices among ``indices`` chosen by exploration.
+        replicate_rows: int64 observation rows to measure again.
+        noise: The :class:`NoiseEstimate`.
+        kept: Committee positions judged consistent with the noise (or the two best fits).
+        n_consistent: How many fitted to the noise level.
+        n_informative: Available pool points where the kept hypotheses disagree by more than
+            ``KAPPA_DISAGREE`` noise levels.
+        scored: The paper's step on the informative points (None when none was run).
+        error: None, or why nothing could be selected.
+        fallback_used: As in :class:`StepResult`.
+        chosen_u: float64[len(indices), d] unit coordinates of the picks.
+        notes: Plain-language account of the step (shown to the policy).
+        explored_X: float64[len(explored), d] task inputs of the exploration picks.
+    """
+
+    method: str
+    k: int
+    seed: int | None
+    indices: np.ndarray
+    explored: np.ndarray
+    replicate_rows: np.ndarray
+    noise: NoiseEstimate
+    kept: tuple[int, ...] = ()
+    n_consistent: int = 0
+    n_informative: int = 0
+    scored: StepResult | None = None
+    error: str | None = None
+    fallback_used: bool = False
+    chosen_u: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
+    notes: tuple[str, ...] = ()
+    explored_X: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
+
+    def to_record(self) -> dict[str, Any]:
+        rec: dict[str, Any] = {
+            "method": self.method, "k": int(self.k), "seed": None if self.seed is None else int(self.seed),
+            "noise_aware": True, "error": self.error, "fallback_used": bool(self.fallback_used),
+            "noise_estimate": {"sigma": self.noise.sigma, "basis": self.noise.basis, "n": self.noise.n,
+                               "hypothesis": self.noise.hypothesis},
+            "kept": list(self.kept), "n_consistent": self.n_consistent, "n_informative": self.n_informative,
+            "chosen": [int(i) for i in self.indices], "explored": [int(i) for i in self.explored],
+            "replicate_rows": [int(i) for i in self.replicate_rows],
+            "chosen_u": [[_num(x) for x in row] for row in self.chosen_u], "notes": list(self.notes),
+        }
+        if self.scored is not None:
+            rec["scored"] = self.scored.to_record()
+        return rec
+
+
+def _batch_split(k: int, explore_fraction: float, replicates: int, n_obs: int) -> tuple[int, int, int]:
+    """``(scored, explore, replicate)`` slots of a batch of ``k``."""
+    n_rep = min(int(replicates), k, n_obs)
+    n_exp = min(int(np.floor(explore_fraction * k + 0.5)), k - n_rep)
+    if explore_fraction > 0 and n_exp == 0 and k - n_rep > 1:
+        n_exp = 1
+    return k - n_rep - n_exp, n_exp, n_rep
+
+
+def plan_noisy_step(
+    hypotheses: Sequence[str],
+    variables: Sequence[str],
+    X_obs,
+    y_obs,
+    U_obs,
+    pool_X,
+    pool_U,
+    available,
+    *,
+    method: str,
+    k: int,
+    seed: int,
+    options: NoiseOptions,
+    noisy: bool,
+) -> NoisyStepResult:
+    """One noise-aware planner step (docs/noise.md).
+
+    1. Parse and calibrate the committee as the paper does; relative residual RMS of each fit.
+    2. Estimate the relative noise: replicate pairs, else the best fit's residuals (``noisy`` only;
+       a noiseless lab has noise 0).
+    3. Keep the hypotheses consistent with that noise (residual <= ``KAPPA_FIT`` sigma, the best
+       ``max_keep`` = 4), else the two best fits.
+    4. Informative points: where the kept hypotheses' calibrated predictions differ by more than
+       ``KAPPA_DISAGREE`` sigma. The paper's scored step (eq. S2/S3, S4, diversity) runs on those
+       only, for the scored share of the batch; ``random`` draws from every available point.
+    5. Replicates: the observed point where the kept hypotheses disagree most (at least
+       ``KAPPA_DISAGREE`` sigma), else, before any repeat exists, the best fit's worst residual.
+    6. Exploration: the rest of the batch by greedy maximin distance (unit coordinates, no
+       boundary penalty) to the observations and the points already picked.
+
+    Args:
+        U_obs: float64[n_obs, d] unit coordinates of the observations.
+        options: The :class:`NoiseOptions`.
+        noisy: The task says the lab is noisy.
+        (others as :func:`plan_step`)
+    """
+    from kernels.calibrate import calibrate
+    from kernels.noise import maximin_pick, relative_disagreement, relative_residual_rms
+    from etc_fast.expr import ExprError, parse
+
+    k = _check_method_k(method, k)
+    variables = tuple(variables)
+    X_obs = _float_array(X_obs, "X_obs", 2)
+    y = _float_array(y_obs, "y_obs", 1)
+    U_obs = _float_array(U_obs, "U_obs", 2)
+    pool_X = _float_array(pool_X, "pool_X", 2)
+    pool_U = _float_array(pool_U, "pool_U", 2)
+    mask = np.asarray(available)
+    if U_obs.shape != X_obs.shape:
+        raise ValueError(f"U_obs must have the shape of X_obs {X_obs.shape}, got {U_obs.shape}")
+    if mask.dtype != np.bool_ or mask.shape != (pool_X.shape[0],):
+        raise ValueError(f"available must be a boolean mask of shape ({pool_X.shape[0]},), got {mask.dtype} {mask.shape}")
+    programs, positions = [], []
+    for h, text in enumerate(hypotheses):
+        if not isinstance(text, str):
+            continue
+        try:
+            programs.append(parse(text, variables))
+        except ExprError:
+            continue
+        positions.append(h)
+    cols = np.flatnonzero(mask).astype(np.int64)
+    n_obs = int(y.size)
+    n_score, n_exp, n_rep = _batch_split(k, options.explore_fraction, options.replicates if noisy else 0, n_obs)
+    notes: list[str] = []
+
+    # 1-3: calibration, noise, consistent hypotheses
+    kept_rows = np.zeros(0, dtype=np.int64)
+    noise = NoiseEstimate(0.0 if not noisy else None, "noiseless" if not noisy else "none", 0)
+    n_consistent = 0
+    P_obs = H_pool = None
+    if programs:
+        com = Committee(programs)
+        H_obs = com.evaluate(X_obs)
+        a, b, _n_pairs, ok, _err = calibrate(H_obs, y)
+        P_obs = a[:, None] * H_obs + b[:, None]
+        P_obs[~ok] = np.nan
+        rel, cnt = relative_residual_rms(P_obs, y)
+        if noisy and options.noise_aware:
+            noise = estimate_noise(rel, cnt, X_obs, y)
+            if noise.hypothesis >= 0:
+                noise = dataclasses.replace(noise, hypothesis=positions[noise.hypothesis])
+        valid = np.flatnonzero(ok & np.isfinite(rel))
+        order = valid[np.argsort(rel[valid], kind="stable")]
+        if options.noise_aware and noise.sigma is not None:
+            tol = KAPPA_FIT * max(noise.sigma, NOISE_FLOOR) if noisy else np.inf
+            consistent = order[rel[order] <= tol]
+            n_consistent = int(consistent.size)
+            kept_rows = consistent[:4] if consistent.size >= 2 else order[:2]
+        else:
+            kept_rows = order[:4]
+        H_pool = com.evaluate(pool_X[cols])
+    sigma = noise.sigma if (options.noise_aware and noise.sigma is not None) else 0.0
+
+    # 4: scored picks on the informative points
+    picks: list[int] = []
+    scored: StepResult | None = None
+    n_inf = 0
+    fallback = False
+    if method == "random":
+        if n_score and cols.size:
+            r = select_random(np.ones(cols.size, dtype=bool), n_score, seed=seed)
+            picks = [int(cols[j]) for j in r]
+    elif kept_rows.size >= 2 and cols.size:
+        P_pool = a[kept_rows, None] * H_pool[kept_rows] + b[kept_rows, None]
+        D = relative_disagreement(P_pool)
+        if options.noise_aware and noisy and n_consistent < 2:
+            inf_mask = np.zeros(cols.size, dtype=bool)  # one law fits: nothing to choose between
+            notes.append("only one hypothesis fits to the noise level, so the batch checks it in unexplored regions")
+        else:
+            with np.errstate(invalid="ignore"):
+                inf_mask = np.isfinite(D) & (D > KAPPA_DISAGREE * sigma)
+        n_inf = int(inf_mask.sum())
+        if n_score and n_inf:
+            sub = np.flatnonzero(inf_mask)
+            scored = plan_step_arrays(
+                H_obs[kept_rows], y, H_pool[kept_rows][:, sub], pool_U[cols[sub]], method, min(n_score, n_inf),
+                seed=seed, pool_indices=cols[sub], threshold=np.inf, max_keep=max(2, int(kept_rows.size)), min_keep=2,
+            )  # fmt: skip
+            fallback = scored.fallback_used
+            picks = [int(i) for i in scored.indices]
+        if n_score > len(picks) and options.noise_aware and noisy:
+            notes.append(
+                f"{n_inf} unmeasured point(s) where the hypotheses differ by more than {KAPPA_DISAGREE:g}x the noise; "
+                f"{n_score - len(picks)} scored slot(s) moved to exploration"
+            )
+    elif n_score:
+        notes.append("fewer than 2 usable hypotheses: the batch explores")
+
+    # 5: replicates
+    rep_rows: list[int] = []
+    if n_rep and P_obs is not None and kept_rows.size >= 1 and n_obs:
+        _sig_rep, pairs = replicate_noise(X_obs, y)
+        cand = np.zeros(n_obs)
+        if kept_rows.size >= 2 and sigma > 0:
+            Dobs = relative_disagreement(P_obs[kept_rows])
+            cand = np.where(np.isfinite(Dobs) & (Dobs > KAPPA_DISAGREE * sigma), Dobs, 0.0)
+        if not cand.any() and pairs == 0:
+            best = kept_rows[0]
+            with np.errstate(all="ignore"):
+                res = np.abs((P_obs[best] - y) / np.abs(y))
+            cand = np.where(np.isfinite(res), res, 0.0)
+        for j in np.argsort(-cand, kind="stable")[:n_rep]:
+            if cand[j] > 0:
+                rep_rows.append(int(j))
+    n_exp += n_rep - len(rep_rows)
+    n_exp += n_score - len(picks)
+
+    # 6: exploration
+    explored: list[int] = []
+    taken = np.zeros(pool_X.shape[0], dtype=bool)
+    taken[picks] = True
+    left = cols[~taken[cols]]
+    inner = left[np.all((pool_U[left] >= EXPLORE_MARGIN) & (pool_U[left] <= 1.0 - EXPLORE_MARGIN), axis=1)]
+    if inner.size >= n_exp:
+        left = inner
+    if n_exp and left.size:
+        ref = np.vstack([U_obs, pool_U[picks]]) if picks else U_obs
+        e = maximin_pick(ref, pool_U[left], n_exp)
+        explored = [int(left[j]) for j in e]
+    indices = np.asarray(picks + explored, dtype=np.int64)
+    error = None
+    if indices.size == 0 and not rep_rows and k > 0:
+        error = "no available pool points" if cols.size == 0 else "nothing could be selected"
+    return NoisyStepResult(
+        method, k, seed, indices, np.asarray(explored, dtype=np.int64), np.asarray(rep_rows, dtype=np.int64), noise,
+        tuple(positions[int(r)] for r in kept_rows), n_consistent, n_inf, scored, error, fallback,
+        pool_U[indices] if indices.size else np.zeros((0, pool_U.shape[1])), tuple(notes),
+        pool_X[np.asarray(explored, dtype=np.int64)],
+    )  # fmt: skip

@@ -32,6 +32,8 @@ __all__ = [
     "power_law_expression",
     "render_observations",
     "format_number",
+    "with_planner_estimate",
+    "describe_noisy_step",
 ]
 
 
@@ -228,6 +230,60 @@ def _advisory_text(
         "A good fit (R^2 near 1, small residual) suggests a product of powers; a poor fit suggests sums, "
         "exponentials, trigonometric or other structure. Treat these numbers as hints."
     )
+    return "\n".join(lines)
+
+
+def _point_text(names: Sequence[str], x: Sequence[float]) -> str:
+    return "(" + ", ".join(f"{n}={format_number(v, 4)}" for n, v in zip(names, x)) + ")"
+
+
+def with_planner_estimate(diag: Diagnostics, step, names: Sequence[str]) -> Diagnostics:
+    """``diag`` with what a noise-aware planner step estimated (noise level, where it explored).
+
+    Args:
+        diag: Diagnostics of the current observations.
+        step: The :class:`etc_fast.acquisition.NoisyStepResult` of the batch just measured.
+        names: Variable names.
+
+    The fields ``noise_estimate``, ``noise_basis`` and ``explored`` are set, and the text gains
+    a paragraph an agent can act on: the noise level to fit to, and that the explored points
+    are there to test the hypotheses where nothing was measured before.
+    """
+    import dataclasses
+
+    est = step.noise
+    explored = tuple(tuple(float(v) for v in row) for row in getattr(step, "explored_X", ()))
+    lines = ["Planner's noise estimate (before the last batch): " + est.describe() + "."]
+    if est.sigma is not None and est.sigma > 0:
+        lines.append(
+            f"  A law that is right should leave relative residuals of about {format_number(100 * est.sigma, 3)}% "
+            "(RMS); differences between hypotheses smaller than about twice that cannot be told apart by one measurement."
+        )
+    if explored:
+        pts = ", ".join(_point_text(names, x) for x in explored[:8])
+        lines.append(f"  The planner explored {len(explored)} point(s) far from all earlier observations: {pts}. "
+                     "Large residuals there point to a term the current hypotheses miss.")
+    return dataclasses.replace(
+        diag, noise_estimate=est.sigma, noise_basis=est.basis, explored=explored, text=diag.text + "\n" + "\n".join(lines),
+    )
+
+
+def describe_noisy_step(step, start: int, names: Sequence[str], X_new: np.ndarray) -> str:
+    """Plain-language account of a noise-aware batch (the selection feedback)."""
+    n_pool = int(len(step.indices))
+    n_exp = int(len(step.explored))
+    n_rep = int(len(step.replicate_rows))
+    parts = []
+    if n_pool - n_exp:
+        parts.append(f"{n_pool - n_exp} where the hypotheses disagree most")
+    if n_exp:
+        parts.append(f"{n_exp} to explore (rows {start + n_pool - n_exp + 1}-{start + n_pool}, far from earlier observations)")
+    if n_rep:
+        rows = ", ".join(str(int(r) + 1) for r in step.replicate_rows)
+        parts.append(f"{n_rep} repeat(s) of observation(s) {rows} (rows {start + n_pool + 1}-{start + n_pool + n_rep})")
+    lines = ["Batch: " + "; ".join(parts) + "." if parts else "Batch: empty."]
+    lines.append("Noise estimate: " + step.noise.describe() + ".")
+    lines.extend(f"Note: {n}." for n in step.notes)
     return "\n".join(lines)
 
 

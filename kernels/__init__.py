@@ -8,6 +8,7 @@ This package never imports :mod:`etc_fast`.
 
 from kernels.calibrate import calibrate, fit_denominator, fit_filter
 from kernels.metrics import coverage_q, rmsle_coverage
+from kernels.noise import maximin_pick, relative_disagreement, relative_residual_rms
 from kernels.pairs import best_pairs
 from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_programs
 from kernels.rank_reg import edge_weight, ordinal_rank, rank_regularize, stable_argsort
@@ -25,4 +26,5 @@ __all__ = [
     "rmsle_coverage", "coverage_q",
     "module_bootstrap_interval", "leave_one_out_range", "sign_flip_pvalue", "SIGN_FLIP_MAX_M",
     "best_pairs",
+    "maximin_pick", "relative_disagreement", "relative_residual_rms",
 ]  # fmt: skip

@@ -88,11 +88,14 @@ class _Diag:
         self.index: int | None = None
         self.refresh()
 
-    def refresh(self) -> None:
-        from etc_fast.diagnostics import compute_diagnostics
+    def refresh(self, planner: Any = None) -> None:
+        """Recompute on the current observations; ``planner`` (a noise-aware step) adds its estimate."""
+        from etc_fast.diagnostics import compute_diagnostics, with_planner_estimate
 
         s = self.state
         self.value = compute_diagnostics(s.task.variable_names, s.X, s.y, self.n_probe)
+        if planner is not None:
+            self.value = with_planner_estimate(self.value, planner, s.task.variable_names)
         self.index = None
 
     def shown(self, phase: str, turn: int) -> tuple[Diagnostics | None, int | None]:
@@ -316,41 +319,74 @@ def _committee_turn(
         ev["fallback_hypotheses"] = fallback
         notes.append(f"Fewer than 2 parseable hypotheses; selection continued with fallback hypotheses: {fallback}.")
 
-    k = min(cfg.batch_cap, state.allowance(cfg.batch_cap), int(available.sum()))
     seed = derive_seed(state.spec.pool_seed, turn)
-    step = plan_step(
-        committee, names, state.X.copy(), state.y.copy(), pool_X, pool_U, available.copy(),
-        method=method, k=k, seed=seed,
-    )
+    noisy_step = _noise_knobs_on(cfg) and state.spec.noise > 0  # a noiseless lab runs the paper's step
+    k = min(cfg.batch_cap, state.allowance(cfg.batch_cap), int(available.sum()) + (state.measurements if noisy_step else 0))
+    if noisy_step:
+        step = _noisy_step(state, committee, pool_X, pool_U, available, method, k, seed)
+    else:
+        step = plan_step(
+            committee, names, state.X.copy(), state.y.copy(), pool_X, pool_U, available.copy(),
+            method=method, k=k, seed=seed,
+        )
     ev["selection"] = to_jsonable(step.to_record())
     ev["selection_seed"] = seed
     idx = np.asarray(step.indices, dtype=np.int64).reshape(-1)
-    if idx.size == 0:
+    reps = np.asarray(getattr(step, "replicate_rows", np.zeros(0, dtype=np.int64)), dtype=np.int64).reshape(-1)
+    if idx.size == 0 and reps.size == 0:
         reason = step.error or "no pool point received a finite score"
         msg = f"Repair needed: no measurement could be selected ({reason}). The turn is used."
         if failures:
             msg += "\nCould not parse:\n" + "\n".join(failures)
         ev["outcome"] = f"repair: {reason}"
         return "\n".join([msg, *notes]), "repair", 0, ok
-    if idx.size > k or np.unique(idx).size != idx.size or idx.min() < 0 or idx.max() >= available.size or not available[idx].all():
-        raise RuntimeError(f"acquisition returned invalid pool indices {idx.tolist()} (k = {k})")
+    if idx.size + reps.size > k or np.unique(idx).size != idx.size or (idx.size and (
+        idx.min() < 0 or idx.max() >= available.size or not available[idx].all()
+    )) or (reps.size and (reps.min() < 0 or reps.max() >= state.measurements)):
+        raise RuntimeError(f"acquisition returned invalid pool indices {idx.tolist()} / replicate rows {reps.tolist()} (k = {k})")
     available[idx] = False
     start = state.measurements
-    y_new = state.measure(pool_X[idx], "planner")
-    diag.refresh()
-    ev["measured"] = {"indices": idx.tolist(), "X": pool_X[idx].tolist(), "y": to_jsonable(y_new)}
-    ev["outcome"] = f"measured {idx.size} point(s)"
+    X_new = np.vstack([pool_X[idx], state.X[reps]]) if reps.size else pool_X[idx]
+    y_new = state.measure(X_new, "planner")
+    diag.refresh(step if noisy_step else None)
+    ev["measured"] = {"indices": idx.tolist(), "X": X_new.tolist(), "y": to_jsonable(y_new)}
+    if reps.size:
+        ev["measured"]["replicate_rows"] = reps.tolist()
+    ev["outcome"] = f"measured {idx.size + reps.size} point(s)"
     if step.error:
         notes.append(f"Note: {step.error}")
     if getattr(step, "fallback_used", False):
         notes.append("Note: fewer than 2 hypotheses fitted the data well; the whole committee was used for scoring.")
     if failures:
         notes.append("Could not parse:\n" + "\n".join(failures))
+    n_new = idx.size + reps.size
     msg = (
-        f"The planner ({method}) selected and measured {idx.size} new point(s): observations "
-        f"{start + 1}-{start + idx.size} (the last rows of X and y)."
+        f"The planner ({method}) selected and measured {n_new} new point(s): observations "
+        f"{start + 1}-{start + n_new} (the last rows of X and y)."
     )
+    if noisy_step:
+        from etc_fast.diagnostics import describe_noisy_step
+
+        msg += "\n" + describe_noisy_step(step, start, names, state.X[start : start + n_new])
     return "\n".join([*([lead] if lead else []), msg, *notes]), "selection", int(idx.size), ok
+
+
+def _noise_knobs_on(cfg: Any) -> bool:
+    """Whether a planner configuration has a noise knob off its default (the noise-aware step then
+    runs in noisy labs; the task says whether the lab is noisy)."""
+    return bool(cfg.noise_aware or cfg.explore_fraction > 0 or cfg.replicates > 0)
+
+
+def _noisy_step(state: TrialState, committee: list[str], pool_X, pool_U, available, method: str, k: int, seed: int):
+    from etc_fast.acquisition import NoiseOptions, plan_noisy_step
+
+    cfg = state.config
+    opts = NoiseOptions(cfg.noise_aware, float(cfg.explore_fraction), int(cfg.replicates))
+    U_obs = state.task.inputs_to_unit(state.X)
+    return plan_noisy_step(
+        committee, state.task.variable_names, state.X.copy(), state.y.copy(), U_obs, pool_X, pool_U, available.copy(),
+        method=method, k=k, seed=seed, options=opts, noisy=bool(state.spec.noise > 0),
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------

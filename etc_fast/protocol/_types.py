@@ -68,9 +68,17 @@ class ProtocolConfig:
             replies are not NewtonBench actions).
         max_validation_retries: Analysis replies failing validation that one baseline round
             absorbs without being used (``None`` = 3; NewtonBench sets no bound).
+        noise_aware: Planners only: in a noisy lab, estimate the noise level and judge fits and
+            disagreement against it (docs/noise.md; ``False`` = the paper's rules).
+        explore_fraction: Planners only: share of each batch chosen by maximin distance to the
+            observations (0 = the paper's rules).
+        replicates: Planners only, noisy labs: most re-measurements of observed points per batch.
 
-    The last three fields are left out of the trial id while ``None`` (see
-    :data:`ID_OMITTED_WHEN_NONE`), so trial ids of earlier runs stay valid.
+    The noise knobs are the YAML ablation block ``acquisition: {noise_aware, explore_fraction,
+    replicates}``; at their defaults they are left out of :meth:`TrialSpec.to_dict`, so trial ids
+    of configurations without them are those of before they existed.
+    ``interpreter_data``, ``parsing`` and ``max_validation_retries`` are left out of the trial id
+    while ``None`` (see :data:`ID_OMITTED_WHEN_NONE`), so trial ids of earlier runs stay valid.
     """
 
     name: str
@@ -91,9 +99,17 @@ class ProtocolConfig:
     interpreter_data: Literal["preloaded", "empty"] | None = None
     parsing: Literal["newtonbench", "lenient"] | None = None
     max_validation_retries: int | None = None
+    noise_aware: bool = False
+    explore_fraction: float = 0.0
+    replicates: int = 0
 
     def __post_init__(self) -> None:
         errors = []
+        ef = self.explore_fraction
+        if isinstance(ef, bool) or not isinstance(ef, (int, float)) or not 0.0 <= ef <= 1.0:
+            errors.append(f"explore_fraction must be a number from 0 to 1, got {ef!r}")
+        if isinstance(self.replicates, bool) or not isinstance(self.replicates, int) or not 0 <= self.replicates <= 4096:
+            errors.append(f"replicates must be an integer from 0 to 4,096, got {self.replicates!r}")
         if self.family not in ("baseline", "planner"):
             errors.append(f"family must be 'baseline' or 'planner', got {self.family!r}")
         if self.family == "planner" and self.acquisition not in ("variance", "pairwise", "random"):
@@ -130,7 +146,7 @@ class ProtocolConfig:
             or not 0 <= self.max_validation_retries <= 1000
         ):
             errors.append(f"max_validation_retries must be an integer from 0 to 1,000 or null, got {self.max_validation_retries!r}")
-        for field in ("interpreter", "diagnostics", "synthesis_diagnostics"):
+        for field in ("interpreter", "diagnostics", "synthesis_diagnostics", "noise_aware"):
             if not isinstance(getattr(self, field), bool):
                 errors.append(f"{field} must be a boolean (true or false), got {getattr(self, field)!r}")
         if errors:
@@ -171,7 +187,14 @@ def config_dict(cfg: ProtocolConfig) -> dict[str, Any]:
     for name in ID_OMITTED_WHEN_NONE:
         if d.get(name) is None:
             d.pop(name, None)
+    for name, default in NOISE_KNOB_DEFAULTS.items():  # absent at default: trial ids unchanged
+        if d.get(name) == default:
+            d.pop(name, None)
     return d
+
+
+#: The noise knobs and their defaults (the paper's rules); omitted from spec dicts at default.
+NOISE_KNOB_DEFAULTS: dict[str, Any] = {"noise_aware": False, "explore_fraction": 0.0, "replicates": 0}
 
 
 def _preset(name: str, family: Family, acquisition: Acquisition, interpreter: bool) -> ProtocolConfig:
@@ -305,6 +328,9 @@ class Diagnostics:
     text: str  # advisory text shown to the agent
     excluded: tuple[str, ...] = ()  # variables left out of the fit (non-positive or non-finite inputs)
     n_observations: int = 0  # observations the diagnostics were computed on
+    noise_estimate: float | None = None  # noise-aware planner: estimated relative noise (None: no estimate)
+    noise_basis: str | None = None  # how it was estimated: replicates | residuals (None: not noise-aware)
+    explored: tuple[tuple[float, ...], ...] = ()  # inputs the planner's last batch measured to explore
 
 
 @dataclasses.dataclass(frozen=True)

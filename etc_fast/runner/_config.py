@@ -24,6 +24,7 @@ import yaml
 
 from etc_fast._urls import normalise_base_url
 from etc_fast.protocol import CONFIGURATIONS, ProtocolConfig
+from etc_fast.protocol._types import NOISE_KNOB_DEFAULTS
 
 __all__ = [
     "ConfigError",
@@ -367,7 +368,10 @@ def _ablation_dict(cfg: ProtocolConfig) -> dict[str, Any]:
             continue
         val = getattr(cfg, f.name)
         if val != getattr(base, f.name):
-            out[f.name] = val
+            if f.name in NOISE_KNOB_DEFAULTS:
+                out.setdefault("acquisition", {})[f.name] = val
+            else:
+                out[f.name] = val
     return out
 
 
@@ -560,7 +564,10 @@ _LLM_KEYS = (
     "base_url", "api_key_env", "temperature", "timeout_s", "max_retries", "retry_budget_s", "seed", "cache", "max_tokens",
     "model_id", "max_consecutive_failures", "prompts", "newtonbench_path", "newtonbench_version",
 )
-_PROTOCOL_KNOBS = tuple(f.name for f in dataclasses.fields(ProtocolConfig) if f.name not in ("name", "family", "acquisition"))
+_PROTOCOL_KNOBS = tuple(
+    f.name for f in dataclasses.fields(ProtocolConfig)
+    if f.name not in ("name", "family", "acquisition") and f.name not in NOISE_KNOB_DEFAULTS
+)
 
 
 def _grid_size(g: GridConfig) -> int:
@@ -706,10 +713,17 @@ class _Parser:
                 raise self.err(key, f"{name!r} is a preset configuration name; choose another name")
             _check_name(name, src, key)
             body = _mapping(spec, src, key)
-            _check_keys(body, ("base",) + _PROTOCOL_KNOBS, src, key)
+            _check_keys(body, ("base", "acquisition") + _PROTOCOL_KNOBS, src, key)
             if "base" not in body:
                 raise self.err(_join(key, "base"), f"missing (required): one of {', '.join(CONFIGURATIONS)}")
             base = _one_of(body.pop("base"), tuple(CONFIGURATIONS), src, _join(key, "base"))
+            if "acquisition" in body:  # the noise knobs: acquisition: {noise_aware, explore_fraction, replicates}
+                akey = _join(key, "acquisition")
+                acq = _mapping(body.pop("acquisition"), src, akey)
+                _check_keys(acq, tuple(NOISE_KNOB_DEFAULTS), src, akey)
+                if acq and CONFIGURATIONS[base].family != "planner":
+                    raise self.err(akey, f"the acquisition knobs apply to planners; {base!r} is a baseline")
+                body.update(acq)
             try:
                 cfg = dataclasses.replace(CONFIGURATIONS[base], name=name, **body)
             except (ValueError, TypeError) as exc:

@@ -485,3 +485,26 @@ def test_candidate_errors_match_their_expressions():
     for c in res.candidates[:10]:
         r = relative_errors(parse(c.expression, ["a", "b"]).evaluate(X), y)
         assert c.max_error == pytest.approx(float(r.max()), rel=1e-6, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("estimate", "basis", "expected"),
+    [(None, None, "assumed"), (0.002, "replicates", 0.002), (0.03, "replicates", 0.03), (0.002, "residuals", 0.002),
+     (0.03, "residuals", "assumed"), (1e-7, "replicates", 1e-4)],
+)
+def test_policy_reads_the_planners_noise_estimate(estimate, basis, expected):
+    """A noise-aware planner's estimate in the diagnostics sets the level the policy fits to."""
+    from etc_fast.policies.symbolic import ASSUMED_NOISE
+    from etc_fast.policies.symbolic._policy import noise_level
+
+    task = make_task("t", "C*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)], constants={"C": 3.1})
+    X, y = sobol_points(task, 12)
+    diag = Diagnostics(sensitivities={}, exponents=None, intercept=None, r2=None, residual_rms=None, n_used=0, text="",
+                       noise_estimate=estimate, noise_basis=basis)
+    want = ASSUMED_NOISE if expected == "assumed" else expected
+    assert noise_level(_obs("explore", task, X, y, noisy=True, diagnostics=diag)) == pytest.approx(want)
+    assert noise_level(_obs("explore", task, X, y, noisy=False, diagnostics=diag)) == 0.0
+    pol = SymbolicPolicy()
+    pol.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
+    pol.act(_obs("explore", task, X, y, noisy=True, diagnostics=diag, interpreter=False))
+    assert pol.last_search.tol == pytest.approx(3 * want)

@@ -20,7 +20,8 @@ Which search runs depends on the configuration:
   search is already confident, or no analysis can be sent any more, it decides without one.
 
 Noise: the observation says only whether measurements are noisy; the policy then assumes a
-relative noise level of :data:`ASSUMED_NOISE` (an agent is never told the true level). With noisy
+relative noise level of :data:`ASSUMED_NOISE` (an agent is never told the true level), or the
+level a noise-aware planner estimated and wrote in the diagnostics (:func:`noise_level`). With noisy
 data the planner drafts only on its last exploration turn (a few noisy points fit many wrong laws
 to the noise level, so early confidence is not trusted), and the baseline's confidence rule needs
 :data:`NOISY_POINTS_PER_PARAM` more observations per parameter; the search itself simplifies
@@ -60,7 +61,7 @@ from etc_fast.policies.symbolic._search import (
 )
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
-__all__ = ["SymbolicPolicy", "is_confident", "ASSUMED_NOISE", "ANALYSIS_CODE"]
+__all__ = ["SymbolicPolicy", "is_confident", "noise_level", "ASSUMED_NOISE", "ANALYSIS_CODE"]
 
 #: Relative noise level the policy assumes when it is told only that measurements are noisy (it
 #: never learns the true level, like an LLM agent). It sets the search's error floor and the
@@ -72,6 +73,12 @@ ASSUMED_NOISE = 0.01
 #: confirmed (:func:`is_confident`); the planner under noise also drafts only on its last
 #: exploration turn, so every exploration turn measures where the committee disagrees.
 NOISY_POINTS_PER_PARAM = 3
+
+#: Under noise, with a noise-aware planner's estimate and exploration points in the diagnostics,
+#: a draft before the last turn needs the runner-up's error above this multiple of the best one's
+#: (noisy errors of good laws all sit near the noise, so the noiseless 100x cannot hold), on top of
+#: the noisy observation margin of :func:`is_confident`.
+NOISY_DRAFT_GAP = 2.0
 
 #: The code of the agent's analysis action (runs in the sandbox with ``X`` and ``y`` preloaded): the
 #: observation summaries its grammar search starts from. The search itself runs in the agent's
@@ -106,6 +113,30 @@ def with_data_literals(X: np.ndarray, y: np.ndarray) -> str:
     ys = ", ".join(num(v) for v in np.asarray(y, dtype=np.float64).reshape(-1))
     d = int(np.asarray(X).shape[1]) if np.asarray(X).ndim == 2 else 0
     return f"import numpy as np\nX = np.array([{rows}], dtype=float).reshape(-1, {d})\ny = np.array([{ys}], dtype=float)\n"
+
+
+#: Smallest noise level the policy takes from a planner's estimate (relative).
+MIN_NOISE = 1e-4
+
+
+def noise_level(obs: Observation) -> float:
+    """The relative noise level the policy fits to.
+
+    0 in a noiseless lab. In a noisy one, :data:`ASSUMED_NOISE`, unless the diagnostics carry a
+    noise-aware planner's estimate (``noise_estimate``, as its text says): an estimate from
+    repeated measurements is used as it is, one from the best hypothesis' residuals (an upper
+    estimate: an incomplete hypothesis leaves more than the noise) only where it is lower; never
+    below :data:`MIN_NOISE`.
+    """
+    if not obs.noisy:
+        return 0.0
+    diag = obs.diagnostics
+    est = getattr(diag, "noise_estimate", None) if diag is not None else None
+    if est is None or not (est > 0 and math.isfinite(est)):
+        return ASSUMED_NOISE
+    if getattr(diag, "noise_basis", None) == "replicates":
+        return max(MIN_NOISE, float(est))
+    return max(MIN_NOISE, min(ASSUMED_NOISE, float(est)))
 
 
 def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, complexity_gap: float = 3.0,
@@ -221,7 +252,7 @@ class SymbolicPolicy:
         if not full and obs.diagnostics is not None and obs.diagnostics.exponents:
             ex = obs.diagnostics.exponents
             hint = [float(ex.get(d.name) or 0.0) for d in self._domains]
-        res = search(obs.X, obs.y, self._domains, noise=ASSUMED_NOISE if obs.noisy else 0.0, time_budget_s=self.time_budget_s,
+        res = search(obs.X, obs.y, self._domains, noise=noise_level(obs), time_budget_s=self.time_budget_s,
                      mode="full" if full else "diagnostic", exponent_hint=hint, limits=self.limits,
                      output_unit=self._output_unit)
         self.last_search = res
@@ -306,11 +337,19 @@ class SymbolicPolicy:
         if ask is not None:
             return ask
         best = res.best
-        early = is_confident(res, self.margin) and not obs.noisy  # noisy: use every exploration turn
+        early = is_confident(res, self.margin) and not obs.noisy  # noisy: use every exploration turn ...
+        if obs.noisy and self._checked_beyond(obs):  # ... unless the planner tested the law where nothing was measured
+            early = is_confident(res, self.margin, gap=NOISY_DRAFT_GAP, noisy=True)
         if "draft" in obs.allowed and best is not None and (early or obs.turns_left == 0):
             return Action(kind="draft", source=best.source, raw=f"draft: {best.expression} (error {best.error:.2e})")
         hyps = self._committee(res)
         return Action(kind="committee", hypotheses=hyps, raw=f"committee of {len(hyps)} from {res.families_tried[-1:] or '()'}")
+
+    @staticmethod
+    def _checked_beyond(obs: Observation) -> bool:
+        """The diagnostics carry a noise-aware planner's noise estimate and points it explored."""
+        diag = obs.diagnostics
+        return diag is not None and getattr(diag, "noise_estimate", None) is not None and bool(getattr(diag, "explored", ()))
 
     def _draft_error(self, draft: str, obs: Observation) -> float:
         """Relative RMS error of the draft on the observations after refitting its constants."""
