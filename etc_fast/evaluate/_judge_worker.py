@@ -43,6 +43,9 @@ __all__ = ["JudgeServer", "judge_in_worker", "judge_server", "verdict_in_worker"
 _HEADER = struct.Struct("!Q")
 #: Seconds a judge server may take to import sympy and say it is ready.
 START_S = 120.0
+#: Seconds a judge server may take to take a request (read it, build the task's truth, fork the
+#: verdict's child) and say so; one that does not is taken for hung, replaced, and asked again.
+ACCEPT_S = 30.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,6 +131,9 @@ class JudgeServer:
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
                 env=_env(), pass_fds=(theirs.fileno(),), start_new_session=True, close_fds=True,
             )
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
         ours.settimeout(START_S)
@@ -139,7 +145,7 @@ class JudgeServer:
             ours.close()
             _stop(proc)
             raise RuntimeError(f"the judge server did not start (exit code {proc.poll()})")
-        ours.settimeout(None)
+        ours.settimeout(ACCEPT_S)  # a server that stops reading its control socket fails the send
         self._proc, self._sock = proc, ours
         self.starts += 1
 
@@ -246,21 +252,35 @@ def verdict_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | 
             why = str(exc)
             continue
         try:
-            sock.settimeout(timeout_s)
-            start = time.monotonic()
+            # the server first says it took the request (it forked the verdict's child): a server
+            # that does not within ACCEPT_S is stuck, and every later verdict would wait on it too
+            sock.settimeout(ACCEPT_S)
             try:
                 _send_frame(sock, request)
                 reply = _recv_frame(sock)
-            except (TimeoutError, socket.timeout):
-                return Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s"), False
             except (EOFError, OSError, pickle.UnpicklingError) as exc:
-                if time.monotonic() - start >= timeout_s:
-                    return Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s"), False
-                if proc.poll() is not None:  # the server itself went: a new one gets the request
-                    server.replace(proc)
-                    why = "the judge server died"
-                    continue
-                return Verdict("structural", False, f"structural judge failed: its process ended ({exc or 'no reply'})"), False
+                server.replace(proc)
+                why = (f"the judge server did not take the request within {ACCEPT_S:g} s"
+                       if isinstance(exc, TimeoutError) else f"the judge server failed ({exc})")
+                continue
+            if isinstance(reply, dict) and "accepted" in reply:
+                sock.settimeout(timeout_s)
+                start = time.monotonic()
+                try:
+                    reply = _recv_frame(sock)
+                except (TimeoutError, socket.timeout):
+                    return (Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s"),
+                            False)
+                except (EOFError, OSError, pickle.UnpicklingError) as exc:
+                    if time.monotonic() - start >= timeout_s:
+                        return (Verdict("structural", False,
+                                        f"structural judge stopped: no verdict within {timeout_s:g} s"), False)
+                    if proc.poll() is not None:  # the server itself went: a new one gets the request
+                        server.replace(proc)
+                        why = "the judge server died"
+                        continue
+                    return (Verdict("structural", False,
+                                    f"structural judge failed: its process ended ({exc or 'no reply'})"), False)
         finally:
             sock.close()  # a child still running is killed by the server
         if isinstance(reply, dict) and "verdict" in reply:
@@ -348,6 +368,13 @@ def _serve(ctl: socket.socket, ppid: int) -> None:
                         _send_frame(conn, {"error": f"{type(exc).__name__}: {exc}"})
                     except OSError:
                         pass
+                    conn.close()
+                    continue
+                try:
+                    conn.settimeout(30.0)
+                    _send_frame(conn, {"accepted": True})  # before the fork: the verdict comes after it
+                    conn.settimeout(None)
+                except OSError:
                     conn.close()
                     continue
                 gc.freeze()  # what the server holds now stays out of the child's collections (no copy-on-write)

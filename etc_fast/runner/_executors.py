@@ -61,9 +61,88 @@ def failed_record(spec: TrialSpec, error: str, *, wall_s: float = 0.0, detail: s
     return TrialRecord(spec=spec, status="failed", error=error, wall_s=wall_s, events=[event]).to_dict()
 
 
+#: After a trial's deadline the alarm fires again every this many seconds until the trial has
+#: stopped: a ``TrialTimeout`` raised while Python runs a weakref callback or a ``__del__`` is
+#: printed as "Exception ignored" and lost, and the trial would otherwise go on without a limit.
+REFIRE_S = 10.0
+#: Seconds of Numba JIT compilation per trial that the trial clock does not count. Compiling the
+#: kernels on a cold cache (a fresh checkout, an edited kernel: ``kernels/_jit.py`` then drops the
+#: whole cache) is a once-per-checkout cost of minutes on a loaded machine, not the trial's work;
+#: counted, it turned the first run after a merge into ``TrialTimeout`` failures. Past this
+#: allowance compilation counts like anything else, so a trial still ends.
+JIT_ALLOWANCE_S = 900.0
+
+
+class _Clock:
+    """The running trial deadline of this process's main thread (one at a time)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.allowance = JIT_ALLOWANCE_S
+        self.depth = 0  # nested compilations (a kernel compiles the kernels it calls)
+        self.compile_start = 0.0
+        self.extended = False
+
+    def arm(self, seconds: float) -> None:
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 1e-3), REFIRE_S)
+
+    def compile_started(self) -> None:
+        self.depth += 1
+        if self.depth == 1:
+            now = time.monotonic()
+            self.compile_start = now
+            self.extended = self.deadline > now and self.allowance > 0
+            if self.extended:  # the compilation may use the allowance left on top of the deadline
+                self.arm(self.deadline - now + self.allowance)
+
+    def compile_ended(self) -> None:
+        self.depth = max(0, self.depth - 1)
+        if self.depth == 0 and self.extended:
+            self.extended = False
+            now = time.monotonic()
+            used = min(now - self.compile_start, self.allowance)
+            self.allowance -= used
+            self.deadline += used
+            left = self.deadline - now
+            self.arm(left if left > 0 else REFIRE_S)  # past it, the alarm has fired: it fires again later
+
+
+_CLOCK: _Clock | None = None
+_LISTENING = False
+
+
+def _listen_to_jit() -> None:
+    """Register (once per process) the Numba listener that stops the trial clock while compiling."""
+    global _LISTENING
+    if _LISTENING:
+        return
+    _LISTENING = True
+    try:
+        from numba.core import event
+    except Exception:  # noqa: BLE001 - no Numba: nothing compiles
+        return
+
+    class _JitListener(event.Listener):
+        def on_start(self, ev: Any) -> None:
+            clock = _CLOCK
+            if clock is not None and threading.current_thread() is threading.main_thread():
+                clock.compile_started()
+
+        def on_end(self, ev: Any) -> None:
+            clock = _CLOCK
+            if clock is not None and threading.current_thread() is threading.main_thread():
+                clock.compile_ended()
+
+    event.register("numba:compile", _JitListener())
+
+
 @contextlib.contextmanager
 def _deadline(seconds: float | None) -> Iterator[None]:
-    """Raise :class:`TrialTimeout` in this thread after ``seconds`` (main thread, POSIX only)."""
+    """Raise :class:`TrialTimeout` in this thread after ``seconds`` (main thread, POSIX only), and
+    again every :data:`REFIRE_S` seconds until the block is left; Numba compilation is not counted
+    (up to :data:`JIT_ALLOWANCE_S`)."""
+    global _CLOCK
     usable = (
         seconds is not None
         and hasattr(signal, "setitimer")
@@ -72,16 +151,20 @@ def _deadline(seconds: float | None) -> Iterator[None]:
     if not usable:
         yield
         return
+    assert seconds is not None
 
     def _expire(signum: int, frame: Any) -> None:
         raise TrialTimeout(f"trial exceeded trial_timeout_s = {seconds:g} s")
 
+    _listen_to_jit()
     previous = signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, float(seconds))
+    clock = _CLOCK = _Clock(float(seconds))
+    clock.arm(float(seconds))
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0.0)
+        _CLOCK = None
         signal.signal(signal.SIGALRM, previous)
 
 

@@ -369,11 +369,11 @@ def _recv(sock) -> dict | None:
 
 def _kill_and_wait(status) -> dict | None:
     """Ask the zygote to kill the child and wait for its exit report (``None`` if none comes)."""
+    status.settimeout(_KILL_WAIT_S)
     try:
         status.sendall(b"kill")
     except OSError:
         return None
-    status.settimeout(_KILL_WAIT_S)
     end = time.monotonic() + _KILL_WAIT_S
     while time.monotonic() < end:
         msg = _recv(status)

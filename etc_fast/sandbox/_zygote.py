@@ -89,7 +89,8 @@ def _popen(**kwargs) -> subprocess.Popen:
         q = _starter[1]
     box = {"kwargs": kwargs, "done": threading.Event()}
     q.put(box)
-    box["done"].wait()
+    if not box["done"].wait(START_S):  # the starter is stuck (in fork or exec): fail, do not wait on it
+        raise ZygoteError(f"no helper process could be started within {START_S:g} s")
     if "error" in box:
         raise box["error"]
     return box["proc"]
@@ -156,7 +157,7 @@ class Zygote:
             _reap(proc)
             ours.close()
             raise ZygoteError(f"sandbox zygote could not start: {hello.get('error')}")
-        ours.settimeout(None)
+        ours.settimeout(ANSWER_S)  # a zygote that stops reading its control socket fails the send
         self._proc, self._sock, self.hello = proc, ours, hello["hello"]
         self.starts += 1
 

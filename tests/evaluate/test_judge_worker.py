@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -76,6 +77,34 @@ def test_a_dead_judge_server_is_replaced():
         time.sleep(0.02)
     assert judge.judge(src.replace("2.0", "3.0"), GRAV).credited  # not a remembered verdict
     assert server.pid not in (None, first) and server.starts == starts + 1
+
+
+def test_a_stuck_judge_server_is_replaced(monkeypatch):
+    # A server that is alive but answers nothing (stopped here; a deadlock would look the same) is
+    # found out by the missing acknowledgement, killed and replaced, and the verdict is still reached.
+    # Before that, each verdict waited its whole timeout_s on it and the server was never replaced.
+    from etc_fast.evaluate import _judge_worker
+
+    monkeypatch.setattr(_judge_worker, "ACCEPT_S", 2.0)
+    judge = StructuralJudge(timeout_s=60.0)
+    src = "def discovered_law(mass1, mass2, distance):\n    return 2.5 * mass1 * mass2 / distance ** 1.5\n"
+    assert judge.judge(src, GRAV).credited
+    server = judge_server()
+    first, starts = server.pid, server.starts
+    os.kill(first, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        v = judge.judge(src.replace("2.5", "3.5"), GRAV)  # not a remembered verdict
+        took = time.monotonic() - t0
+    finally:
+        try:
+            os.kill(first, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+    assert v.credited, v.reason
+    assert took < 30  # ACCEPT_S and a new server's start, not the 60 s verdict deadline
+    assert server.pid not in (None, first) and server.starts == starts + 1
+    assert not Path(f"/proc/{first}").exists() or "Z" in Path(f"/proc/{first}/stat").read_text().split()[2]
 
 
 def test_judge_server_environment_has_no_key(monkeypatch):
