@@ -79,7 +79,9 @@ def _free_port() -> int:
 def cluster():
     temp_dir = tempfile.mkdtemp(prefix="etcray-", dir="/tmp")
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0"}
+    # a HOME of its own: Ray keeps state there (~/.ray, e.g. an auth token another cluster on this
+    # machine left behind), which must not decide whether this test's cluster accepts its driver
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0", "HOME": temp_dir}
     env.pop("OPENAI_API_KEY", None)
     try:
         head = _ray("start", "--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false",
@@ -109,7 +111,7 @@ def _probe(i: int):
             "node": ray.get_runtime_context().get_node_id()}
 
 
-def test_two_ray_nodes_sandbox_with_every_layer_and_leave_nothing(cluster, tmp_path):
+def test_two_ray_nodes_sandbox_with_every_layer_and_leave_nothing(cluster, tmp_path, monkeypatch):
     import ray
 
     from etc_fast.runner import RayExecutor, TrialWorker, expand_grid, parse_config
@@ -119,6 +121,7 @@ def test_two_ray_nodes_sandbox_with_every_layer_and_leave_nothing(cluster, tmp_p
     small_config = parse_config({**SMALL, "out": str(tmp_path / "run")}, source="small.yaml")
 
     address, temp_dir = cluster
+    monkeypatch.setenv("HOME", temp_dir)  # the driver reads the same Ray state as the nodes
     before = set(sandbox_processes(zygotes=True))
     ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     try:
