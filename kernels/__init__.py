@@ -6,7 +6,7 @@ This package never imports :mod:`etc_fast`.
 
 import importlib as _importlib
 
-_SUBMODULES = ("programs", "calibrate", "scores", "rank_reg", "select", "metrics", "stats", "pairs")
+_SUBMODULES = ("programs", "calibrate", "scores", "rank_reg", "select", "metrics", "stats", "pairs", "systems")
 __all__: list[str] = []
 for _name in _SUBMODULES:
     try:
