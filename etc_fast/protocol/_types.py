@@ -161,6 +161,9 @@ class TrialSpec:
         noise: Relative noise level (0 = noiseless).
         rollout: Rollout index; also the pool seed.
         noise_seed: Seed of the measurement-noise generator (default 0).
+        system: NewtonBench system: ``vanilla_equation`` (default), ``simple_system`` or
+            ``complex_system`` (:mod:`etc_fast.systems`). Left out of :meth:`to_dict` (and so of
+            the trial id) at its default, so vanilla trial ids are those of earlier runs.
     """
 
     model: str
@@ -171,6 +174,7 @@ class TrialSpec:
     noise: float = 0.0
     rollout: int = 0
     noise_seed: int = 0
+    system: str = "vanilla_equation"
 
     def __post_init__(self) -> None:
         errors = []
@@ -187,6 +191,8 @@ class TrialSpec:
             val = getattr(self, field)
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
                 errors.append(f"{field} must be an integer >= 0, got {val!r}")
+        if self.system not in _SYSTEMS:
+            errors.append(f"system must be one of {', '.join(_SYSTEMS)}, got {self.system!r}")
         if errors:
             raise ValueError("trial spec: " + "; ".join(errors))
 
@@ -195,7 +201,10 @@ class TrialSpec:
         return self.rollout
 
     def to_dict(self) -> dict[str, Any]:
-        return to_jsonable(dataclasses.asdict(self))
+        d = dataclasses.asdict(self)
+        if d["system"] == "vanilla_equation":  # absent at its default: vanilla ids stay unchanged
+            del d["system"]
+        return to_jsonable(d)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TrialSpec:
@@ -209,6 +218,10 @@ class TrialSpec:
         blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
+
+#: NewtonBench's systems (the same tuple as ``etc_fast.systems.SYSTEMS``, kept here so that the
+#: protocol types import nothing heavy).
+_SYSTEMS = ("vanilla_equation", "simple_system", "complex_system")
 
 # ----------------------------------------------------------------------------------------
 # Observations and actions
