@@ -11,7 +11,9 @@ from etc_fast.systems._spec import spec
 __all__ = ["system_pool"]
 
 
-def system_pool(module: str, system: str, seed: int, n: int = POOL_SIZE) -> list[dict[str, float]]:
+def system_pool(
+    module: str, system: str, seed: int, n: int = POOL_SIZE
+) -> list[dict[str, float]]:
     """``n`` experiment requests over the system's pool domain (docs/systems.md).
 
     Each pool control is a coordinate of a scrambled Sobol point (``etc_fast.sampling.pool_unit``,
@@ -36,7 +38,11 @@ def system_pool(module: str, system: str, seed: int, n: int = POOL_SIZE) -> list
         if c.high == c.low:
             cols[c.key] = np.full(n, c.low)
         else:
-            cols[c.key] = log_uniform(u, c.low, c.high) if c.scale == "log" else linear_uniform(u, c.low, c.high)
+            cols[c.key] = (
+                log_uniform(u, c.low, c.high)
+                if c.scale == "log"
+                else linear_uniform(u, c.low, c.high)
+            )
     out = []
     for i in range(n):
         req: dict[str, float] = {}
