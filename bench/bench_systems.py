@@ -18,6 +18,7 @@ import pytest
 
 from etc_fast.expr import pack, parse
 from etc_fast.systems import simulate
+from etc_fast.systems._forward import _KERNEL_COLUMNS
 from kernels.systems import TRAJECTORY_SYSTEMS, simulate_trajectories
 from tests._ref_systems import simulate_trajectories_ref
 
@@ -78,18 +79,7 @@ def _per_experiment(system, pk, C, npts):
     """What a planner without compiled forward models does: NewtonBench's simulator, experiment
     by experiment, with each candidate as a Python law (``etc_fast.systems.simulate``)."""
     module, sysname = system.split("/")
-    keys = {
-        "m0": ("mass1", "mass2", "distance", "initial_velocity", "time_step"),
-        "m1": ("q1", "q2", "m2", "distance", "time_step"),
-        "m2": (
-            "current1",
-            "current2",
-            "mass_wire",
-            "distance",
-            "initial_velocity",
-            "time_step",
-        ),
-    }[module[:2]]
+    keys = _KERNEL_COLUMNS[system]
     requests = [dict(zip(keys, row.tolist())) for row in C]
     for p in range(len(pk.prog_start)):
         program = Program_at(pk, p)

@@ -107,6 +107,23 @@ def _eval(packed, X: np.ndarray) -> np.ndarray:
     return evaluate_programs(*packed, np.ascontiguousarray(X, dtype=np.float64))
 
 
+def _eval_each(packed, inputs_of, like: np.ndarray) -> np.ndarray:
+    """Each program p at its own points ``inputs_of(p)`` (a second law stage fed by the first)."""
+    rows = [
+        _eval(
+            (
+                *packed[:3],
+                packed[3][p : p + 1],
+                packed[4][p : p + 1],
+                packed[5][p : p + 1],
+            ),
+            inputs_of(p),
+        )[0]
+        for p in range(len(packed[3]))
+    ]
+    return np.stack(rows) if rows else like
+
+
 def _series(n_exp: int, n: np.ndarray, t_end: np.ndarray) -> np.ndarray:
     """linspace(0, t_end, n) per experiment, padded with NaN to 20 columns."""
     k = np.arange(N_STEPS)[None, :]
@@ -174,24 +191,7 @@ def _closed_form(module, system, sp, packed, C, g, n_exp, P) -> np.ndarray:
                 g("refractive_index_3"),
             )
             th2 = _eval(packed, np.column_stack([n1, n2, _wrap(g("incidence_angle"))]))
-            out = (
-                np.stack(
-                    [
-                        _eval(
-                            packed[:3]
-                            + (
-                                packed[3][p : p + 1],
-                                packed[4][p : p + 1],
-                                packed[5][p : p + 1],
-                            ),
-                            np.column_stack([n2, n3, th2[p]]),
-                        )[0]
-                        for p in range(P)
-                    ]
-                )
-                if P
-                else th2
-            )
+            out = _eval_each(packed, lambda p: np.column_stack([n2, n3, th2[p]]), th2)
         return np.where(np.isfinite(out), out, np.nan)[:, :, None, None]
     if module == "m5_radioactive_decay":
         n = n_points(sp, C)
@@ -234,25 +234,7 @@ def _closed_form(module, system, sp, packed, C, g, n_exp, P) -> np.ndarray:
         if system == "simple_system":
             y = i1 / I0
         else:
-            y = (
-                np.stack(
-                    [
-                        _eval(
-                            packed[:3]
-                            + (
-                                packed[3][p : p + 1],
-                                packed[4][p : p + 1],
-                                packed[5][p : p + 1],
-                            ),
-                            np.column_stack([i1[p], th]),
-                        )[0]
-                        for p in range(P)
-                    ]
-                )
-                - I0
-                if P
-                else i1
-            )
+            y = _eval_each(packed, lambda p: np.column_stack([i1[p], th]), i1) - I0
         return np.where(ok[None], y, np.nan)[:, :, None, None]
     if module == "m8_sound_speed":
         v = _eval(

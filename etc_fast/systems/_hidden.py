@@ -28,23 +28,13 @@ from collections.abc import Callable
 import numpy as np
 
 from etc_fast.tasks._laws import CONSTANTS, LAWS, NAN_IF_NEGATIVE
+from etc_fast.tasks._newtonbench import _MODULE_LIST
 
 __all__ = ["LAW_ARGS", "hidden_law"]
 
 #: Each module's law arguments, in NewtonBench's order (= the vanilla signature).
 LAW_ARGS: dict[str, tuple[str, ...]] = {
-    "m0_gravity": ("mass1", "mass2", "distance"),
-    "m1_coulomb_force": ("q1", "q2", "distance"),
-    "m2_magnetic_force": ("current1", "current2", "distance"),
-    "m3_fourier_law": ("k", "A", "delta_T", "d"),
-    "m4_snell_law": ("n1", "n2", "angle1"),
-    "m5_radioactive_decay": ("N0", "lambda_constant", "t"),
-    "m6_underdamped_harmonic": ("k", "m", "b"),
-    "m7_malus_law": ("I_0", "theta"),
-    "m8_sound_speed": ("gamma", "T", "M"),
-    "m9_hooke_law": ("x",),
-    "m10_be_distribution": ("omega", "T"),
-    "m11_heat_transfer": ("m", "c", "delta_T"),
+    m.name: tuple(v.name for v in m.variables) for m in _MODULE_LIST
 }
 
 _NAN = float("nan")
