@@ -244,7 +244,7 @@ def action_record(a: Action, *, max_points: int = MAX_RECORDED_POINTS) -> dict[s
     return rec
 
 
-def run_analysis(state: TrialState, code: str) -> tuple[str, dict[str, Any]]:
+def run_analysis(state: TrialState, code: str, preload: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
     """Run analysis code in the sandbox with the observations preloaded.
 
     Preloaded names: ``X`` (n, d), ``y`` (n,), one array per variable name, ``data`` (list of
@@ -252,19 +252,20 @@ def run_analysis(state: TrialState, code: str) -> tuple[str, dict[str, Any]]:
     """
     from etc_fast.sandbox import run_code  # lazy: the sandbox pulls in process machinery
 
-    names = state.task.variable_names
+    names = state.task.variable_names if preload is None else ()
     reserved = {"X", "y", "data", "np", "math"}
-    data: dict[str, Any] = {"X": state.X.copy(), "y": state.y.copy()}
+    data: dict[str, Any] = {"X": state.X.copy(), "y": state.y.copy()} if preload is None else dict(preload)
     shadowed = []
     for k, name in enumerate(names):
         if name in reserved:
             shadowed.append(name)
             continue
         data[name] = state.X[:, k].copy()
-    data["data"] = [
-        {**{name: float(state.X[i, k]) for k, name in enumerate(names)}, "y": float(state.y[i])}
-        for i in range(state.measurements)
-    ]
+    if preload is None:
+        data["data"] = [
+            {**{name: float(state.X[i, k]) for k, name in enumerate(names)}, "y": float(state.y[i])}
+            for i in range(state.measurements)
+        ]
     try:
         res = run_code(code, data, limits=state.limits)
         ok, error, stdout, truncated = bool(res.ok), res.error, res.stdout or "", bool(res.truncated)

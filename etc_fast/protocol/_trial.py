@@ -56,9 +56,12 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
     try:
         from etc_fast.tasks import get_task, task_view
 
-        if spec.system != "vanilla_equation":  # refused by the config; a spec built by hand lands here
-            raise NotImplementedError(f"the protocol does not play {spec.system} trials yet (docs/systems.md, Status)")
-        task = get_task(spec.task, spec.difficulty, spec.law_version)
+        system_task = None
+        if spec.system != "vanilla_equation":
+            system_task = get_task(spec.task, spec.difficulty, spec.law_version, system=spec.system)
+            task = system_task.law  # signature and scoring: the law's vanilla task
+        else:
+            task = get_task(spec.task, spec.difficulty, spec.law_version)
         view = task_view(task)
     except Exception as exc:  # noqa: BLE001
         record.status = "failed"
@@ -68,11 +71,18 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
         record.wall_s = time.perf_counter() - t0
         return record
 
-    state = TrialState(spec, task, view, policy, limits)
+    if system_task is not None:
+        from etc_fast.protocol._systems import SystemTrialState, run_system_baseline, run_system_planner
+
+        state: TrialState = SystemTrialState(spec, system_task, view, policy, limits)
+    else:
+        state = TrialState(spec, task, view, policy, limits)
     outcome = Outcome(status="failed")
     infra: InfrastructureError | None = None
     try:
-        if spec.config.family == "planner":
+        if system_task is not None:
+            outcome = run_system_planner(state) if spec.config.family == "planner" else run_system_baseline(state)
+        elif spec.config.family == "planner":
             outcome = run_planner(state)
         else:
             outcome = run_baseline(state)

@@ -307,6 +307,31 @@ class Observation:
     batch_cap: int = 4
     feedback_kind: str | None = None
     new_rows: int = 0
+    system: Any = None  # SystemObservation on simple/complex_system trials (X, y are then empty)
+
+
+@dataclasses.dataclass(frozen=True)
+class SystemObservation:
+    """What a policy sees of a system trial besides the law's signature (docs/systems.md).
+
+    Attributes:
+        module, system: The NewtonBench module and system.
+        apparatus: The apparatus block (``etc_fast.systems._prompts.apparatus_block``).
+        spec: The system's public spec (controls, defaults, pool domains, channels).
+        requests: The experiments run so far (control dicts, defaults filled in), in order.
+        outputs: NewtonBench's output for each of them.
+        series: float64[n, channels, times] the outputs as numbers (NaN: none).
+        derived: The derived law table (``etc_fast.systems._derive``) when diagnostics are shown.
+    """
+
+    module: str
+    system: str
+    apparatus: str
+    spec: Any
+    requests: tuple[dict[str, Any], ...]
+    outputs: tuple[Any, ...]
+    series: np.ndarray
+    derived: Any = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -693,13 +693,6 @@ class _Parser:
             custom = [t for t in tasks if _is_task_path(t)]
             if custom:
                 raise self.err(_join(key, "systems"), f"custom tasks have only the vanilla_equation system ({custom[0]})")
-            other = next(s for s in systems if s != "vanilla_equation")
-            raise self.err(
-                _join(key, "systems"),
-                f"{other} trials cannot run in this build: the simulators and forward models exist "
-                "(etc_fast.systems), but the planner, baselines and agents do not play simulated systems yet "
-                "(docs/systems.md, Status); use vanilla_equation",
-            )
         return GridConfig(
             model=model,
             configurations=tuple(cfgs),

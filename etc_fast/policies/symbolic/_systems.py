@@ -1,0 +1,84 @@
+"""The symbolic agent on simulated systems (docs/systems.md, "The offline agent on systems").
+
+It reads what an LLM agent reads: the apparatus (controls, defaults, declared channels), the law's
+signature and the observations (NewtonBench's outputs). From them it builds a table of law samples
+through the public forward model (``etc_fast.systems._derive``: for each experiment the constant law
+value that reproduces the record, and the effective law inputs), or takes that table from the
+planner's diagnostics when they are shown, and runs its vanilla search on it:
+
+* without an interpreter: the diagnostic search (power law from the table's log-linear fit and
+  its small edits);
+* with one, and only on the decision after an analysis turn paid for it: the full grammar search,
+  then its best candidates are simulated through the public forward model (its candidate in place
+  of the hidden law) with a fitted scale (``calibrate``), and ranked by how well they reproduce the
+  records themselves.
+
+Nothing here names a module or reads the hidden law.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT, Candidate, SearchResult
+
+__all__ = ["usable_rows", "table_noise", "simulated_rank", "SYSTEM_ANALYSIS_CODE"]
+
+#: Analysis code of a system turn (the sandbox holds no law values; the search runs next turn).
+SYSTEM_ANALYSIS_CODE = 'print("experiments run:", int(X.shape[0]), "| the law-sample table and search follow")\n'
+
+#: Most mean squared misfit (in reading precisions) of a row of the derived table that is kept.
+MAX_ROW_MISFIT = 1e4
+#: Largest relative uncertainty of a derived law value that is kept.
+MAX_ROW_SIGMA = 1e-3
+
+
+def usable_rows(table: Any, d: int) -> np.ndarray:
+    """Rows of the derived table to search on: finite, and reproduced by a constant law to 100 precisions."""
+    ok = np.isfinite(table.y) & np.all(np.isfinite(table.X), axis=1) & np.isfinite(table.misfit) & np.isfinite(table.sigma)
+    good = ok & (table.misfit <= MAX_ROW_MISFIT) & (table.sigma <= MAX_ROW_SIGMA)
+    if good.sum() >= d + 2:
+        return good
+    idx = np.flatnonzero(ok)
+    keep = idx[np.argsort(table.sigma[idx], kind="stable")[: max(d + 2, idx.size // 2)]]
+    out = np.zeros_like(ok)
+    out[keep] = True
+    return out
+
+
+def table_noise(table: Any, rows: np.ndarray, noisy: bool, assumed: float) -> float:
+    """The relative error level the search should treat the table with."""
+    m = table.sigma[rows]
+    level = float(np.median(m)) if m.size else 0.0
+    level = min(max(level, 1e-6), 0.05)
+    return max(level, assumed) if noisy else level
+
+
+def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int = 6) -> list[tuple[Candidate, str, float]]:
+    """The search's best candidates refitted and ranked through the public forward model.
+
+    Each candidate gets a free scale ``K`` fitted to the records (``calibrate``); the rank is the
+    search's score with the table error replaced by the records' rms misfit. Returns
+    ``(candidate, calibrated expression, rms)``, best first.
+    """
+    from etc_fast.expr import parse
+    from etc_fast.systems._planning import calibrate
+
+    so = obs.system
+    out = []
+    for cand in res.candidates[:top]:
+        try:
+            prog = parse(f"K * ({cand.expression})", names)
+            cal = calibrate(prog, so.module, so.system, list(so.requests), np.asarray(so.series), max_nfev=40)
+        except Exception:  # noqa: BLE001 - a candidate the simulator cannot run is skipped
+            continue
+        if not math.isfinite(cal.rms):
+            continue
+        k = float(cal.program.consts[list(cal.program.const_names).index("K")])
+        out.append((cand, f"({k!r}) * ({cand.expression})", float(cal.rms)))
+    floor = max(res.tol, 1e-9)
+    out.sort(key=lambda t: math.log10(max(t[2], floor)) + COMPLEXITY_WEIGHT * t[0].complexity)
+    return out
