@@ -19,6 +19,7 @@ a law whose input is the time axis), the fitted value is a poor sample; the fit 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -29,6 +30,11 @@ from etc_fast.systems._hidden import LAW_ARGS
 from etc_fast.systems._spec import spec
 
 __all__ = ["DerivedTable", "derive_law_table", "fit_constant_law"]
+
+#: Mean squared misfit (reading precisions) up to which a constant law reproduces a record.
+CONSISTENT = 100.0
+#: Prefixes (returned points) tried, longest first, for records a constant law does not reproduce.
+PREFIXES = (10, 5, 3)
 
 #: Coarse scan of the constant law: sign x 10**(-30..30) in quarter decades.
 _SCAN = np.concatenate([-(10.0 ** np.arange(30, -30.01, -0.25)), [0.0], 10.0 ** np.arange(-30, 30.01, 0.25)])
@@ -150,6 +156,22 @@ def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, o
         return DerivedTable(np.empty((0, len(names))), np.empty(0), np.empty(0), np.empty(0))
     y, misfit = fit_constant_law(module, system, C, series)
     sigma = value_uncertainty(module, system, C, series, y, misfit)
+    if series.shape[2] > 1:
+        # A record the constant law cannot reproduce (the law's inputs change while it runs: a body
+        # moving under the force) is read from its start: the longest prefix that a constant law
+        # reproduces to CONSISTENT precisions, else the shortest.
+        bad = misfit > CONSISTENT
+        for k in PREFIXES:
+            if not bad.any() or k >= series.shape[2]:
+                continue
+            sub = series[bad].copy()
+            sub[:, :, k:] = np.nan
+            yk, mk = fit_constant_law(module, system, C[bad], sub)
+            sk = value_uncertainty(module, system, C[bad], sub, yk, mk)
+            rows = np.flatnonzero(bad)
+            take = (mk <= CONSISTENT) | (k == PREFIXES[-1])
+            y[rows[take]], misfit[rows[take]], sigma[rows[take]] = yk[take], mk[take], sk[take]
+            bad[rows[take]] = False
     usable = np.isfinite(series).any(axis=(1, 2))
     y = np.where(usable, y, np.nan)
     X = np.empty((n, len(names)))
@@ -161,3 +183,99 @@ def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, o
         sim = predict(module, system, pack([parse(name, names)]), C)[0]
         X[:, j], _ = fit_constant_law(module, system, C, sim)
     return DerivedTable(X, y, misfit, sigma)
+
+
+# ----------------------------------------------------------------------------------------
+# A power law fitted through the simulator
+# ----------------------------------------------------------------------------------------
+class PowerLawFit:
+    """``K * prod x_j ** p_j`` fitted to the records through the public forward model.
+
+    Attributes:
+        K: The fitted factor.
+        exponents: float64[d] fitted exponents (signature order).
+        rms: Root-mean-square misfit over the observed cells, in reading precisions.
+        expression: The law in the hypothesis language.
+    """
+
+    def __init__(self, K: float, exponents: np.ndarray, rms: float, names: Sequence[str]) -> None:
+        self.K, self.exponents, self.rms = float(K), np.asarray(exponents, dtype=np.float64), float(rms)
+        terms = [f"{n}**{float(p)!r}" for n, p in zip(names, self.exponents) if p != 0]
+        self.expression = " * ".join([repr(self.K), *terms])
+
+    def __repr__(self) -> str:
+        return f"PowerLawFit({self.expression!r}, rms={self.rms:.3g})"
+
+
+def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None):
+    """Residuals (reading precisions) of ``K * prod x**p`` for theta = (log|K|, free exponents)."""
+    d = len(names)
+    prog = parse("K * " + " * ".join(f"{n}**p{j}" for j, n in enumerate(names)), names)
+    mask = np.isfinite(series)
+    with np.errstate(all="ignore"):
+        typ = np.nanmedian(np.where(mask, np.abs(series), np.nan), axis=(1, 2), keepdims=True)
+    typ = np.where(np.isfinite(typ) & (typ > 0), typ, 1.0)
+    unit = (PRECISION * np.abs(series) + 1e-9 * typ)[mask]
+
+    def consts(theta: np.ndarray, sign: float) -> np.ndarray:
+        p = theta[1:] if fixed is None else fixed
+        return np.concatenate([[sign * np.exp(theta[0])], p])[: d + 1]
+
+    def residual(theta: np.ndarray, sign: float) -> np.ndarray:
+        pred = predict(module, system, pack([prog.with_consts(consts(theta, sign))]), C)[0]
+        with np.errstate(all="ignore"):
+            r = (pred[mask] - series[mask]) / unit
+        # compressed beyond 1e6 precisions so that a crashed trajectory does not dominate
+        r = np.where(np.isfinite(r), r, 1e9)
+        return np.sign(r) * np.log1p(np.abs(r) / 1e6) * 1e6
+
+    return residual, consts
+
+
+def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
+                  start: Sequence[float] | None = None, max_nfev: int = 200) -> PowerLawFit | None:
+    """Fit ``K * prod x_j ** p_j`` (K and every p_j free) to the records through the simulator.
+
+    Starts: the exponents ``start`` (e.g. a derived table's log-linear fit) and zeros; K from a scan
+    of log-magnitudes and both signs; then ``scipy.optimize.least_squares``.
+    """
+    from scipy.optimize import least_squares
+
+    sp = spec(module, system)
+    names = LAW_ARGS[module]
+    C = controls_matrix(sp, requests)
+    series = np.asarray(series, dtype=np.float64)
+    if not np.isfinite(series).any():
+        return None
+    starts = [np.zeros(len(names))] if start is None else [np.asarray(start, dtype=np.float64), np.zeros(len(names))]
+    residual, consts = _residual_fn(module, system, C, series, names, None)
+    best = None
+    for sign, p0 in itertools.product((1.0, -1.0), starts):
+        scan = [(float(np.sum(residual(np.concatenate([[lk], p0]), sign) ** 2)), lk) for lk in np.arange(-70.0, 70.1, 3.5)]
+        _, lk = min(scan)
+        with np.errstate(all="ignore"):
+            fit = least_squares(lambda th: residual(th, sign), np.concatenate([[lk], p0]), method="trf", max_nfev=max_nfev)
+        if best is None or fit.cost < best[0].cost:
+            best = (fit, sign)
+    fit, sign = best
+    c = consts(fit.x, sign)
+    return PowerLawFit(c[0], c[1:], float(np.sqrt(2 * fit.cost / max(1, fit.fun.size))), names)
+
+
+def refit_factor(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
+                 exponents: Sequence[float], K0: float) -> PowerLawFit:
+    """The power law with ``exponents`` held fixed and only K refitted through the simulator."""
+    from scipy.optimize import least_squares
+
+    sp = spec(module, system)
+    names = LAW_ARGS[module]
+    C = controls_matrix(sp, requests)
+    series = np.asarray(series, dtype=np.float64)
+    fixed = np.asarray(exponents, dtype=np.float64)
+    residual, consts = _residual_fn(module, system, C, series, names, fixed)
+    sign = 1.0 if K0 >= 0 else -1.0
+    start = np.log(abs(K0)) if K0 != 0 else 0.0
+    with np.errstate(all="ignore"):
+        fit = least_squares(lambda th: residual(th, sign), np.array([start]), method="trf", max_nfev=60)
+    c = consts(fit.x, sign)
+    return PowerLawFit(c[0], fixed, float(np.sqrt(2 * fit.cost / max(1, fit.fun.size))), names)

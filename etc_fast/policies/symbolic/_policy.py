@@ -170,6 +170,7 @@ class SymbolicPolicy:
         self._sobol: qmc.Sobol | None = None
         self._sys_seed = 0
         self._sys_sobol: tuple | None = None
+        self._sys_table: tuple | None = None
         self.last_search: SearchResult | None = None
 
     # -- protocol ------------------------------------------------------------------------
@@ -185,6 +186,7 @@ class SymbolicPolicy:
         self._sobol = qmc.Sobol(d=len(self._domains), scramble=True, seed=sobol_seed)
         self._sys_seed = sobol_seed
         self._sys_sobol = None
+        self._sys_table = None
         self.last_search = None
 
     def act(self, obs: Observation) -> Action:
@@ -373,14 +375,24 @@ class SymbolicPolicy:
 
     # -- simulated systems (etc_fast.policies.symbolic._systems) ---------------------------
     def _system_search(self, obs: Observation, full: bool) -> tuple[SearchResult | None, list]:
-        """Search on the derived law table; with ``full``, also rank through the forward model."""
-        from etc_fast.policies.symbolic._systems import simulated_rank, table_noise, usable_rows
+        """Search on the derived law table; with ``full``, also fit and rank through the forward model.
+
+        Returns the search result and the ranked laws ``(expression, error, complexity, floor)``,
+        best first: errors on the table (``full`` off) or the records' relative rms misfit.
+        """
+        from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT
+        from etc_fast.policies.symbolic._systems import power_law_candidates, simulated_rank, table_noise, usable_rows
         from etc_fast.systems._derive import derive_law_table
 
         so = obs.system
         if not so.requests:
             return None, []
-        table = so.derived if so.derived is not None else derive_law_table(so.module, so.system, list(so.requests), so.series)
+        if so.derived is not None:
+            table = so.derived
+        else:
+            if self._sys_table is None or self._sys_table[0] != len(so.requests):
+                self._sys_table = (len(so.requests), derive_law_table(so.module, so.system, list(so.requests), so.series))
+            table = self._sys_table[1]
         rows = usable_rows(table, len(self._domains))
         if rows.sum() < 2:
             return None, []
@@ -390,7 +402,14 @@ class SymbolicPolicy:
         self.last_search = res
         if res.timed_out:
             self.safety_trips += 1
-        ranked = simulated_rank(res, obs, tuple(d.name for d in self._domains)) if full else []
+        names = tuple(d.name for d in self._domains)
+        if full:
+            floor = ASSUMED_NOISE if obs.noisy else 1e-6
+            ranked = [(text, rms, cand.complexity, floor) for cand, text, rms in simulated_rank(res, obs, names)]
+            ranked += [(e, r, c, floor) for e, r, c in power_law_candidates(obs, table, rows)]
+        else:
+            ranked = [(c.expression, c.error, c.complexity, res.tol) for c in res.candidates]
+        ranked.sort(key=lambda t: math.log10(max(t[1], t[3], 1e-300)) + COMPLEXITY_WEIGHT * t[2])
         return res, ranked
 
     def _system_decision(self, obs: Observation, can_analyse: bool) -> tuple[SearchResult | None, list, Action | None]:
@@ -418,20 +437,36 @@ class SymbolicPolicy:
         from etc_fast.expr import parse
 
         names = [d.name for d in self._domains]
-        if ranked:
-            cand, text, rms = ranked[0]
+        for text, err, _, _ in ranked:
             try:
-                return parse(text, names).to_source(), f"{text} (records rms {rms:.2e})"
-            except Exception:  # noqa: BLE001
-                return cand.source, f"{cand.expression} (error {cand.error:.2e})"
-        if res is not None and res.best is not None:
-            return res.best.source, f"{res.best.expression} (error {res.best.error:.2e})"
+                return parse(text, names).to_source(), f"{text} (error {err:.2e})"
+            except Exception:  # noqa: BLE001 - an expression the language cannot write is skipped
+                continue
         return None, ""
 
-    def _system_confident(self, res: SearchResult | None, ranked: list) -> bool:
-        if res is None or not is_confident(res, self.margin):
+    def _system_confident(self, res: SearchResult | None, ranked: list, n: int) -> bool:
+        """The best law explains the data to its floor and no simpler rival comes close."""
+        if not ranked:
             return False
-        return not ranked or ranked[0][2] <= max(10 * res.tol, 1e-3)
+        text, err, cx, floor = ranked[0]
+        if err > 3 * floor or n < self.margin + 3:
+            return False
+        return not any(e <= 100 * max(err, floor) and c < cx - 0.5 for _, e, c, _ in ranked[1:])
+
+    def _system_committee(self, ranked: list, res: SearchResult | None) -> tuple[str, ...]:
+        names = [d.name for d in self._domains]
+        hyps: list[str] = []
+        for text, *_ in ranked:
+            if text not in hyps:
+                hyps.append(text)
+            if len(hyps) >= self.committee_size:
+                break
+        for f in (" * ".join(names), " + ".join(names)):
+            if len(hyps) >= 2:
+                break
+            if f not in hyps:
+                hyps.append(f)
+        return tuple(hyps)
 
     def _system_points(self, obs: Observation, n: int) -> tuple[dict, ...]:
         from etc_fast._portable import linear_uniform, log_uniform
@@ -464,9 +499,9 @@ class SymbolicPolicy:
             if ask is not None:
                 return ask
             src, why = self._system_law(res, ranked)
-            if src is not None and (self._system_confident(res, ranked) and not obs.noisy or obs.turns_left == 0):
+            if src is not None and (self._system_confident(res, ranked, len(obs.system.requests)) and not obs.noisy or obs.turns_left == 0):
                 return Action(kind="draft", source=src, raw=f"draft: {why}")
-            hyps = self._committee(res) if res is not None else tuple([" * ".join(names), " + ".join(names)])
+            hyps = self._system_committee(ranked, res)
             return Action(kind="committee", hypotheses=hyps, raw=f"committee of {len(hyps)}")
         if obs.phase == "synthesis":
             res, ranked, ask = self._system_decision(obs, "analysis" in obs.allowed and obs.turns_left > 0)
@@ -485,7 +520,7 @@ class SymbolicPolicy:
             if ask is not None:
                 return ask
         src, why = self._system_law(res, ranked)
-        if src is not None and (not can_measure or self._system_confident(res, ranked)):
+        if src is not None and (not can_measure or self._system_confident(res, ranked, len(obs.system.requests))):
             return Action(kind="final", source=src, raw=f"final: {why}")
         if can_measure:
             k = len(obs.system.spec.pool_controls)

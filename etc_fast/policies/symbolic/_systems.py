@@ -32,6 +32,8 @@ SYSTEM_ANALYSIS_CODE = 'print("experiments run:", int(X.shape[0]), "| the law-sa
 
 #: Most mean squared misfit (in reading precisions) of a row of the derived table that is kept.
 MAX_ROW_MISFIT = 1e4
+#: The search's tolerance in units of the derived values' median uncertainty.
+SIGMA_FACTOR = 10.0
 #: Largest relative uncertainty of a derived law value that is kept.
 MAX_ROW_SIGMA = 1e-3
 
@@ -52,7 +54,9 @@ def usable_rows(table: Any, d: int) -> np.ndarray:
 def table_noise(table: Any, rows: np.ndarray, noisy: bool, assumed: float) -> float:
     """The relative error level the search should treat the table with."""
     m = table.sigma[rows]
-    level = float(np.median(m)) if m.size else 0.0
+    # ten times the median uncertainty: the uncertainty sees the reading's precision, not the law's
+    # change while a record runs (a moving body), which leaves derived values off by more
+    level = SIGMA_FACTOR * float(np.median(m)) if m.size else 0.0
     level = min(max(level, 1e-6), 0.05)
     return max(level, assumed) if noisy else level
 
@@ -81,4 +85,51 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
         out.append((cand, f"({k!r}) * ({cand.expression})", float(cal.rms)))
     floor = max(res.tol, 1e-9)
     out.sort(key=lambda t: math.log10(max(t[2], floor)) + COMPLEXITY_WEIGHT * t[0].complexity)
+    return out
+
+
+def _power_complexity(exponents: np.ndarray) -> float:
+    """The search's complexity of a monomial ``C * prod x**p`` (identity atoms)."""
+    from etc_fast.policies.symbolic._grammar import exponent_cost
+
+    return 1.0 + sum(1.0 + exponent_cost(float(p)) for p in exponents if p != 0.0)
+
+
+def loglinear_exponents(table: Any, rows: np.ndarray) -> np.ndarray | None:
+    """Exponents of a log-linear fit of the derived table (positive inputs, one-signed values)."""
+    X, y = table.X[rows], table.y[rows]
+    ok = np.all(X > 0, axis=1) & (y != 0)
+    if ok.sum() < X.shape[1] + 1 or not (np.all(y[ok] > 0) or np.all(y[ok] < 0)):
+        return None
+    A = np.column_stack([np.ones(int(ok.sum())), np.log(X[ok])])
+    b, *_ = np.linalg.lstsq(A, np.log(np.abs(y[ok])), rcond=None)
+    return b[1:]
+
+
+def power_law_candidates(obs: Any, table: Any, rows: np.ndarray) -> list[tuple[str, float, float]]:
+    """Power laws fitted to the records through the public forward model (the interpreter's analysis).
+
+    The continuous fit (factor and every exponent free, started from the table's log-linear fit),
+    then its exponents snapped to halves and to integers with the factor refitted. Returns
+    ``(expression, relative rms misfit, complexity)``.
+    """
+    from etc_fast.systems._derive import PRECISION, fit_power_law, refit_factor
+
+    so = obs.system
+    reqs, series = list(so.requests), np.asarray(so.series)
+    start = loglinear_exponents(table, rows)
+    fit = fit_power_law(so.module, so.system, reqs, series, start=start)
+    if fit is None or not np.all(np.isfinite(fit.exponents)):
+        return []
+    out = [(fit.expression, fit.rms * PRECISION, _power_complexity(fit.exponents) + 3.0)]
+    seen = set()
+    for step in (0.5, 1.0):
+        snap = np.round(fit.exponents / step) * step
+        key = tuple(snap.tolist())
+        if key in seen:
+            continue
+        seen.add(key)
+        g = refit_factor(so.module, so.system, reqs, series, snap, fit.K)
+        if math.isfinite(g.rms):
+            out.append((g.expression, g.rms * PRECISION, _power_complexity(snap)))
     return out
