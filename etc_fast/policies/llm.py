@@ -243,7 +243,11 @@ class LLMPolicy:
     def _render_baseline(self, obs: Observation, first: bool) -> str:
         interpreter = bool(obs.interpreter)
         parts: list[str] = []
-        if first:
+        if first and getattr(obs, "system", None) is not None:  # a simulated system: its apparatus block
+            from etc_fast.systems._prompts import system_baseline_message
+
+            parts.append(system_baseline_message(obs.task, obs.system.spec, noisy=obs.noisy, interpreter=interpreter))
+        elif first:
             parts.append(P.baseline_task_message(obs.task, noisy=obs.noisy, interpreter=interpreter))
             self._new_rows(obs)
         else:

@@ -65,7 +65,10 @@ class SystemTrialState(TrialState):
 
     @property
     def simulated_points(self) -> int:
-        return int(np.isfinite(self.series).sum())
+        """Points returned (time points of a series, or 1 for a reading), summed over experiments."""
+        if not len(self.series):
+            return 0
+        return int(np.isfinite(self.series).sum(axis=2).max(axis=1).sum())
 
     def run_requests(self, requests: list[dict[str, Any]], source: str) -> list[Any]:
         """Run experiments (budget enforced by the caller), append them, return the outputs."""

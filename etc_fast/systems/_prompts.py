@@ -81,3 +81,25 @@ def apparatus_block(sp: SystemSpec, *, law_signature: str, law_meaning: str) -> 
         "Confirmed assisting laws (they hold in this universe):\n" + laws,
     ]
     return "\n\n".join(parts)
+
+
+def system_baseline_message(task, sp: SystemSpec, *, noisy: bool, interpreter: bool) -> str:
+    """The user message that opens a baseline trial on a system (NewtonBench's skeleton).
+
+    The objective and the submission requirements are the vanilla blocks
+    (``etc_fast.llm._prompts``); the apparatus block in between is the system's
+    (:func:`apparatus_block`); with an interpreter, a note on the preloaded data.
+    """
+    from etc_fast.llm._prompts import noise_sentence, objective_block, submission_block
+
+    app = apparatus_block(sp, law_signature=task.signature, law_meaning=task.output_description.strip())
+    blocks = [objective_block(task), app + "\n\n" + noise_sentence(noisy)]
+    if interpreter:
+        blocks.append(
+            "Python tool: put code inside <python> ... </python> tags to analyse your data. Preloaded: `X` "
+            "(one row per experiment run, the controls in the order listed above), `series` (NumPy array "
+            "[experiment, recorded quantity, point]: the outputs as numbers, NaN where none) and `data` (a list "
+            "of {\"request\": ..., \"output\": ...}). The printed output comes back as:\n<python_output>\n...\n</python_output>"
+        )
+    blocks.append(submission_block(task, probing=False))
+    return "\n\n".join(blocks)
