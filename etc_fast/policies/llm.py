@@ -77,6 +77,9 @@ class LLMPolicy:
             or an option is unknown.
     """
 
+    #: Planner prompts for simulated systems are not written yet: such trials fail with that reason.
+    plays_system_planner = False
+
     def __init__(
         self,
         model: str | None = None,

@@ -60,6 +60,10 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
         if spec.system != "vanilla_equation":
             system_task = get_task(spec.task, spec.difficulty, spec.law_version, system=spec.system)
             task = system_task.law  # signature and scoring: the law's vanilla task
+            if spec.config.family == "planner" and getattr(policy, "plays_system_planner", True) is False:
+                raise NotImplementedError(
+                    f"policy {getattr(policy, 'name', '?')!r} has no planner prompts for {spec.system} yet (docs/systems.md, Status)"
+                )
         else:
             task = get_task(spec.task, spec.difficulty, spec.law_version)
         view = task_view(task)
