@@ -20,6 +20,7 @@ a law whose input is the time axis), the fitted value is a poor sample; the fit 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -279,3 +280,14 @@ def refit_factor(module: str, system: str, requests: Sequence[Mapping[str, objec
         fit = least_squares(lambda th: residual(th, sign), np.array([start]), method="trf", max_nfev=60)
     c = consts(fit.x, sign)
     return PowerLawFit(c[0], fixed, float(np.sqrt(2 * fit.cost / max(1, fit.fun.size))), names)
+
+
+def power_law_rms(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
+                  K: float, exponents: Sequence[float]) -> PowerLawFit:
+    """The power law ``K * prod x**p`` as given (nothing fitted), with its misfit in reading precisions."""
+    sp = spec(module, system)
+    names = LAW_ARGS[module]
+    C = controls_matrix(sp, requests)
+    residual, _ = _residual_fn(module, system, C, np.asarray(series, dtype=np.float64), names, np.asarray(exponents, dtype=np.float64))
+    r = residual(np.array([np.log(abs(K)) if K != 0 else -700.0]), 1.0 if K >= 0 else -1.0)
+    return PowerLawFit(K, exponents, float(np.sqrt(np.mean(r * r))) if r.size else math.inf, names)

@@ -64,7 +64,8 @@ def table_noise(table: Any, rows: np.ndarray, noisy: bool, assumed: float) -> fl
 def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int = 6) -> list[tuple[Candidate, str, float]]:
     """The search's best candidates refitted and ranked through the public forward model.
 
-    Each candidate gets a free scale ``K`` fitted to the records (``calibrate``); the rank is the
+    Each candidate gets a free scale ``K`` fitted to the records (``calibrate``), kept only when it
+    improves the records' misfit by more than a factor 1.5 over the candidate as it is; the rank is the
     search's score with the table error replaced by the records' rms misfit. Returns
     ``(candidate, calibrated expression, rms)``, best first.
     """
@@ -82,7 +83,14 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
         if not math.isfinite(cal.rms):
             continue
         k = float(cal.program.consts[list(cal.program.const_names).index("K")])
-        out.append((cand, f"({k!r}) * ({cand.expression})", float(cal.rms)))
+        try:  # the candidate as it is: kept when the scale does not improve the fit (one parameter fewer)
+            plain = calibrate(parse(cand.expression, names), so.module, so.system, list(so.requests), np.asarray(so.series))
+        except Exception:  # noqa: BLE001
+            plain = None
+        if plain is not None and math.isfinite(plain.rms) and plain.rms <= 1.5 * cal.rms + 1e-9:
+            out.append((cand, cand.expression, float(plain.rms)))
+        else:
+            out.append((cand, f"({k!r}) * ({cand.expression})", float(cal.rms)))
     floor = max(res.tol, 1e-9)
     out.sort(key=lambda t: math.log10(max(t[2], floor)) + COMPLEXITY_WEIGHT * t[0].complexity)
     return out
@@ -113,7 +121,7 @@ def power_law_candidates(obs: Any, table: Any, rows: np.ndarray) -> list[tuple[s
     then its exponents snapped to halves and to integers with the factor refitted. Returns
     ``(expression, relative rms misfit, complexity)``.
     """
-    from etc_fast.systems._derive import PRECISION, fit_power_law, refit_factor
+    from etc_fast.systems._derive import PRECISION, fit_power_law, power_law_rms, refit_factor
 
     so = obs.system
     reqs, series = list(so.requests), np.asarray(so.series)
@@ -130,6 +138,11 @@ def power_law_candidates(obs: Any, table: Any, rows: np.ndarray) -> list[tuple[s
             continue
         seen.add(key)
         g = refit_factor(so.module, so.system, reqs, series, snap, fit.K)
+        short = float(f"{g.K:.3g}")  # a factor that is a short number when the records allow it
+        if short != g.K and math.isfinite(g.rms):
+            h = power_law_rms(so.module, so.system, reqs, series, short, snap)
+            if h.rms <= 1.5 * g.rms + 1e-3:
+                g = h
         if math.isfinite(g.rms):
             out.append((g.expression, g.rms * PRECISION, _power_complexity(snap)))
     return out
