@@ -103,3 +103,21 @@ def test_the_agent_on_systems_reads_no_hidden_law_and_names_no_module():
         src = inspect.getsource(mod)
         assert "hidden_law" not in src and "_hidden import LAWS" not in src
         assert not any(f"m{i}_" in src for i in range(12))
+
+
+@pytest.mark.parametrize(("module", "system", "exponents"), [
+    ("m0_gravity", "complex_system", (1.0, 1.0, -1.5)),
+    ("m1_coulomb_force", "simple_system", (1.0, 1.0, -3.0)),
+])
+def test_power_law_fitted_through_the_simulator_recovers_the_exponents(module, system, exponents):
+    from etc_fast.systems._derive import fit_power_law, power_law_rms, refit_factor
+
+    task = get_task(module, "easy", "v0", system=system)
+    reqs = system_pool(module, system, 0, 2048)[:16]
+    series = observe(module, system, task.experiment(reqs))
+    fit = fit_power_law(module, system, reqs, series)
+    assert np.allclose(fit.exponents, exponents, atol=1e-4) and fit.rms < 5
+    snapped = refit_factor(module, system, reqs, series, np.round(fit.exponents * 2) / 2, fit.K)
+    assert snapped.rms < 5
+    wrong = power_law_rms(module, system, reqs, series, snapped.K, np.array(exponents) + np.array([0.0, 0.0, 0.5]))
+    assert wrong.rms > 1000 * snapped.rms
