@@ -24,13 +24,23 @@ from typing import Any
 
 import numpy as np
 
-from etc_fast.protocol._baseline import MAX_VALIDATION_RETRIES, analysis_validation_error, nan_law
-from etc_fast.protocol._planner import MAX_COMMITTEE, Outcome, _decide_event, _parse_committee, derive_seed
+from etc_fast.protocol._baseline import (
+    MAX_VALIDATION_RETRIES,
+    analysis_validation_error,
+    nan_law,
+)
+from etc_fast.protocol._planner import (
+    MAX_COMMITTEE,
+    Outcome,
+    _decide_event,
+    _parse_committee,
+    derive_seed,
+)
 from etc_fast.protocol._state import TrialState, clip_text, run_analysis
 from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
 from etc_fast.protocol._types import Action, Observation, SystemObservation, to_jsonable
 
-__all__ = ["SystemTrialState", "run_system_baseline", "run_system_planner", "MIN_SEPARATION"]
+__all__ = ["MIN_SEPARATION", "SystemTrialState", "run_system_baseline", "run_system_planner"]
 
 #: Smallest unit-cube distance between two points of one planner batch (diversity, S2.2).
 MIN_SEPARATION = 0.05
@@ -203,8 +213,9 @@ def _system_experiment(state: SystemTrialState, points: list[Any], ev: dict[str,
         unknown = sorted(set(p) - keys)
         if unknown:
             ev["outcome"] = f"bad experiment request: unknown controls {unknown}"
-            return (f"Invalid experiment request: experiment {i} has unknown controls {unknown}; the controls are "
-                    f"{sorted(keys)}. No experiment was run.", "repair", 0)
+            text = (f"Invalid experiment request: experiment {i} has unknown controls {unknown}; the controls are "
+                    f"{sorted(keys)}. No experiment was run.")
+            return text, "repair", 0
         reqs.append(dict(p))
     n_ok = state.allowance(len(reqs))
     if n_ok == 0:

@@ -16,7 +16,7 @@ from etc_fast.protocol._state import TrialState
 from etc_fast.protocol._submission import precheck_submission
 from etc_fast.protocol._types import Policy, TrialSpec, to_jsonable
 
-__all__ = ["run_trial", "package_versions", "judge_submission"]
+__all__ = ["judge_submission", "package_versions", "run_trial"]
 
 
 def package_versions() -> dict[str, str]:
@@ -76,7 +76,11 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
         return record
 
     if system_task is not None:
-        from etc_fast.protocol._systems import SystemTrialState, run_system_baseline, run_system_planner
+        from etc_fast.protocol._systems import (
+            SystemTrialState,
+            run_system_baseline,
+            run_system_planner,
+        )
 
         state: TrialState = SystemTrialState(spec, system_task, view, policy, limits)
     else:

@@ -255,7 +255,7 @@ def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, obje
         scan = [(float(np.sum(residual(np.concatenate([[lk], p0]), sign) ** 2)), lk) for lk in np.arange(-70.0, 70.1, 3.5)]
         _, lk = min(scan)
         with np.errstate(all="ignore"):
-            fit = least_squares(lambda th: residual(th, sign), np.concatenate([[lk], p0]), method="trf", max_nfev=max_nfev)
+            fit = least_squares(lambda th, s=sign: residual(th, s), np.concatenate([[lk], p0]), method="trf", max_nfev=max_nfev)
         if best is None or fit.cost < best[0].cost:
             best = (fit, sign)
     fit, sign = best

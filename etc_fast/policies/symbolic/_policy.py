@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+
 import numpy as np
 from scipy.stats import qmc
 
@@ -60,7 +61,7 @@ from etc_fast.policies.symbolic._search import (
 )
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
-__all__ = ["SymbolicPolicy", "is_confident", "ASSUMED_NOISE", "ANALYSIS_CODE"]
+__all__ = ["ANALYSIS_CODE", "ASSUMED_NOISE", "SymbolicPolicy", "is_confident"]
 
 #: Relative noise level the policy assumes when it is told only that measurements are noisy (it
 #: never learns the true level, like an LLM agent). It sets the search's error floor and the
@@ -381,7 +382,12 @@ class SymbolicPolicy:
         best first: errors on the table (``full`` off) or the records' relative rms misfit.
         """
         from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT
-        from etc_fast.policies.symbolic._systems import power_law_candidates, simulated_rank, table_noise, usable_rows
+        from etc_fast.policies.symbolic._systems import (
+            power_law_candidates,
+            simulated_rank,
+            table_noise,
+            usable_rows,
+        )
         from etc_fast.systems._derive import derive_law_table
 
         so = obs.system
@@ -440,7 +446,7 @@ class SymbolicPolicy:
         for text, err, _, _ in ranked:
             try:
                 return parse(text, names).to_source(), f"{text} (error {err:.2e})"
-            except Exception:  # noqa: BLE001 - an expression the language cannot write is skipped
+            except Exception:  # noqa: BLE001, S112 - an expression the language cannot write is skipped
                 continue
         return None, ""
 
@@ -448,7 +454,7 @@ class SymbolicPolicy:
         """The best law explains the data to its floor and no simpler rival comes close."""
         if not ranked:
             return False
-        text, err, cx, floor = ranked[0]
+        _, err, cx, floor = ranked[0]
         if err > 3 * floor or n < self.margin + 3:
             return False
         return not any(e <= 100 * max(err, floor) and c < cx - 0.5 for _, e, c, _ in ranked[1:])

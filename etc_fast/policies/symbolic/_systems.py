@@ -23,9 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT, Candidate, SearchResult
+from etc_fast.policies.symbolic._search import (
+    COMPLEXITY_WEIGHT,
+    Candidate,
+    SearchResult,
+)
 
-__all__ = ["usable_rows", "table_noise", "simulated_rank", "SYSTEM_ANALYSIS_CODE"]
+__all__ = ["SYSTEM_ANALYSIS_CODE", "simulated_rank", "table_noise", "usable_rows"]
 
 #: Analysis code of a system turn (the sandbox holds no law values; the search runs next turn).
 SYSTEM_ANALYSIS_CODE = 'print("experiments run:", int(X.shape[0]), "| the law-sample table and search follow")\n'
@@ -78,7 +82,7 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
         try:
             prog = parse(f"K * ({cand.expression})", names)
             cal = calibrate(prog, so.module, so.system, list(so.requests), np.asarray(so.series), max_nfev=40)
-        except Exception:  # noqa: BLE001 - a candidate the simulator cannot run is skipped
+        except Exception:  # noqa: BLE001, S112 - a candidate the simulator cannot run is skipped
             continue
         if not math.isfinite(cal.rms):
             continue
@@ -121,7 +125,12 @@ def power_law_candidates(obs: Any, table: Any, rows: np.ndarray) -> list[tuple[s
     then its exponents snapped to halves and to integers with the factor refitted. Returns
     ``(expression, relative rms misfit, complexity)``.
     """
-    from etc_fast.systems._derive import PRECISION, fit_power_law, power_law_rms, refit_factor
+    from etc_fast.systems._derive import (
+        PRECISION,
+        fit_power_law,
+        power_law_rms,
+        refit_factor,
+    )
 
     so = obs.system
     reqs, series = list(so.requests), np.asarray(so.series)
