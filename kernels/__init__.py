@@ -15,6 +15,7 @@ from kernels.rank_reg import edge_weight, ordinal_rank, rank_regularize, stable_
 from kernels.scores import finite_fraction, pairwise_scores, variance_scores
 from kernels.select import eligible_set, select_batch, select_random
 from kernels.stats import SIGN_FLIP_MAX_M, leave_one_out_range, module_bootstrap_interval, sign_flip_pvalue
+from kernels.systems import N_STEPS, TRAJECTORY_SYSTEMS, simulate_trajectories
 from kernels.step import acquisition_step, committee_step, step_constants
 
 __all__ = [
@@ -27,4 +28,5 @@ __all__ = [
     "module_bootstrap_interval", "leave_one_out_range", "sign_flip_pvalue", "SIGN_FLIP_MAX_M",
     "best_pairs",
     "maximin_pick", "relative_disagreement", "relative_residual_rms",
+    "simulate_trajectories", "N_STEPS", "TRAJECTORY_SYSTEMS",
 ]  # fmt: skip

@@ -86,6 +86,9 @@ class LLMPolicy:
             or an option is unknown.
     """
 
+    #: Planner prompts for simulated systems are not written yet: such trials fail with that reason.
+    plays_system_planner = False
+
     def __init__(
         self,
         model: str | None = None,
@@ -278,7 +281,11 @@ class LLMPolicy:
         T = self.texts
         interpreter = bool(obs.interpreter)
         parts: list[str] = []
-        if first:
+        if first and getattr(obs, "system", None) is not None:  # a simulated system: its apparatus block
+            from etc_fast.systems._prompts import system_baseline_message
+
+            parts.append(system_baseline_message(obs.task, obs.system.spec, noisy=obs.noisy, interpreter=interpreter))
+        elif first:
             parts.append(T.task_prompt(obs.task, noisy=obs.noisy, interpreter=interpreter))
             self._new_rows(obs)
         else:

@@ -414,6 +414,7 @@ def _fresh_synthesis(state: TrialState, draft: str | None, diag: _Diag) -> Outco
         )
         if synthesis_input is None:
             synthesis_input = to_jsonable(obs)
+            synthesis_input.pop("system", None)  # vanilla trials: records as before the systems tier
             synthesis_input["sources"] = list(state.sources)
         action, ev = _decide_event(state, obs, "synthesis", t, diag_index)
         if t == 0 and begin_error is not None:

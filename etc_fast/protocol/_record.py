@@ -20,7 +20,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "judge", "judge_reason", "status", "prompt_tokens", "completion_tokens", "llm_calls", "wall_s",
     "error_kind", "judge_status", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
     "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
-    "judge_prompt_tokens", "judge_completion_tokens",
+    "judge_prompt_tokens", "judge_completion_tokens", "system",
 )
 
 
@@ -172,4 +172,5 @@ class TrialRecord:
         row["judge_calls_paid"] = int(ju.get("calls", 0)) - row["judge_calls_cached"]
         row["judge_prompt_tokens"] = int(ju.get("prompt_tokens", 0))
         row["judge_completion_tokens"] = int(ju.get("completion_tokens", 0))
+        row["system"] = self.spec.system
         return row

@@ -244,12 +244,13 @@ def action_record(a: Action, *, max_points: int = MAX_RECORDED_POINTS) -> dict[s
     return rec
 
 
-def run_analysis(state: TrialState, code: str, *, preload: bool = True) -> tuple[str, dict[str, Any]]:
+def run_analysis(state: TrialState, code: str, *, preload: bool | dict[str, Any] = True) -> tuple[str, dict[str, Any]]:
     """Run analysis code in the sandbox, with the observations preloaded unless ``preload`` is false.
 
     Preloaded names: ``X`` (n, d), ``y`` (n,), one array per variable name, ``data`` (list of
     dicts: variable names and ``y``). With ``preload=False`` (NewtonBench's interpreter) no
-    observation variable exists: the code must carry its numbers. Returns the feedback text and a
+    observation variable exists: the code must carry its numbers; a dict preloads exactly its
+    names (a system trial's records, ``SystemTrialState.analysis_preload``). Returns the feedback text and a
     record of the run (``ok``, ``error``, ``stdout``, ``truncated``).
     """
     from etc_fast.sandbox import run_code  # lazy: the sandbox pulls in process machinery
@@ -258,7 +259,9 @@ def run_analysis(state: TrialState, code: str, *, preload: bool = True) -> tuple
     reserved = {"X", "y", "data", "np", "math"}
     data: dict[str, Any] = {}
     shadowed = []
-    if preload:
+    if isinstance(preload, dict):  # a system trial: exactly the names its records define
+        data = dict(preload)
+    elif preload:
         data = {"X": state.X.copy(), "y": state.y.copy()}
         for k, name in enumerate(names):
             if name in reserved:

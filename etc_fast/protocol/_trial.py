@@ -16,7 +16,7 @@ from etc_fast.protocol._state import TrialState
 from etc_fast.protocol._submission import precheck_submission
 from etc_fast.protocol._types import Policy, TrialSpec, to_jsonable
 
-__all__ = ["run_trial", "package_versions", "judge_submission"]
+__all__ = ["judge_submission", "package_versions", "run_trial"]
 
 
 def package_versions() -> dict[str, str]:
@@ -56,7 +56,16 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
     try:
         from etc_fast.tasks import get_task, task_view
 
-        task = get_task(spec.task, spec.difficulty, spec.law_version)
+        system_task = None
+        if spec.system != "vanilla_equation":
+            system_task = get_task(spec.task, spec.difficulty, spec.law_version, system=spec.system)
+            task = system_task.law  # signature and scoring: the law's vanilla task
+            if spec.config.family == "planner" and getattr(policy, "plays_system_planner", True) is False:
+                raise NotImplementedError(
+                    f"policy {getattr(policy, 'name', '?')!r} has no planner prompts for {spec.system} yet (docs/systems.md, Status)"
+                )
+        else:
+            task = get_task(spec.task, spec.difficulty, spec.law_version)
         view = task_view(task)
     except Exception as exc:  # noqa: BLE001
         record.status = "failed"
@@ -66,11 +75,22 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
         record.wall_s = time.perf_counter() - t0
         return record
 
-    state = TrialState(spec, task, view, policy, limits)
+    if system_task is not None:
+        from etc_fast.protocol._systems import (
+            SystemTrialState,
+            run_system_baseline,
+            run_system_planner,
+        )
+
+        state: TrialState = SystemTrialState(spec, system_task, view, policy, limits)
+    else:
+        state = TrialState(spec, task, view, policy, limits)
     outcome = Outcome(status="failed")
     infra: InfrastructureError | None = None
     try:
-        if spec.config.family == "planner":
+        if system_task is not None:
+            outcome = run_system_planner(state) if spec.config.family == "planner" else run_system_baseline(state)
+        elif spec.config.family == "planner":
             outcome = run_planner(state)
         else:
             outcome = run_baseline(state)

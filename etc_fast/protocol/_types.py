@@ -244,6 +244,9 @@ class TrialSpec:
         noise: Relative noise level (0 = noiseless).
         rollout: Rollout index; also the pool seed.
         noise_seed: Seed of the measurement-noise generator (default 0).
+        system: NewtonBench system: ``vanilla_equation`` (default), ``simple_system`` or
+            ``complex_system`` (:mod:`etc_fast.systems`). Left out of :meth:`to_dict` (and so of
+            the trial id) at its default, so vanilla trial ids are those of earlier runs.
     """
 
     model: str
@@ -254,6 +257,7 @@ class TrialSpec:
     noise: float = 0.0
     rollout: int = 0
     noise_seed: int = 0
+    system: str = "vanilla_equation"
 
     def __post_init__(self) -> None:
         errors = []
@@ -270,6 +274,8 @@ class TrialSpec:
             val = getattr(self, field)
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 0:
                 errors.append(f"{field} must be an integer >= 0, got {val!r}")
+        if self.system not in _SYSTEMS:
+            errors.append(f"system must be one of {', '.join(_SYSTEMS)}, got {self.system!r}")
         if errors:
             raise ValueError("trial spec: " + "; ".join(errors))
 
@@ -280,6 +286,8 @@ class TrialSpec:
     def to_dict(self) -> dict[str, Any]:
         d = to_jsonable(dataclasses.asdict(self))
         d["config"] = config_dict(self.config)
+        if d.get("system") == "vanilla_equation":  # absent at its default: vanilla ids stay unchanged
+            del d["system"]
         return d
 
     @classmethod
@@ -294,6 +302,10 @@ class TrialSpec:
         blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
+
+#: NewtonBench's systems (the same tuple as ``etc_fast.systems.SYSTEMS``, kept here so that the
+#: protocol types import nothing heavy).
+_SYSTEMS = ("vanilla_equation", "simple_system", "complex_system")
 
 # ----------------------------------------------------------------------------------------
 # Observations and actions
@@ -390,6 +402,31 @@ class Observation:
     new_rows: int = 0
     analysis_result: dict[str, Any] | None = None
     interpreter_data: str = "preloaded"
+    system: Any = None  # SystemObservation on simple/complex_system trials (X, y are then empty)
+
+
+@dataclasses.dataclass(frozen=True)
+class SystemObservation:
+    """What a policy sees of a system trial besides the law's signature (docs/systems.md).
+
+    Attributes:
+        module, system: The NewtonBench module and system.
+        apparatus: The apparatus block (``etc_fast.systems._prompts.apparatus_block``).
+        spec: The system's public spec (controls, defaults, pool domains, channels).
+        requests: The experiments run so far (control dicts, defaults filled in), in order.
+        outputs: NewtonBench's output for each of them.
+        series: float64[n, channels, times] the outputs as numbers (NaN: none).
+        derived: The derived law table (``etc_fast.systems._derive``) when diagnostics are shown.
+    """
+
+    module: str
+    system: str
+    apparatus: str
+    spec: Any
+    requests: tuple[dict[str, Any], ...]
+    outputs: tuple[Any, ...]
+    series: np.ndarray
+    derived: Any = None
 
 
 @dataclasses.dataclass(frozen=True)

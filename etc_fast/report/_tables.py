@@ -46,9 +46,9 @@ _FINITE = pl.col("rmsle").is_not_null() & pl.col("rmsle").is_finite()
 
 
 def condition_keys(df: pl.DataFrame) -> list[str]:
-    """Grouping columns: model, difficulty, and law_version / noise when they vary."""
+    """Grouping columns: model, difficulty, and system / law_version / noise when they vary."""
     keys = ["model", "difficulty"]
-    keys += [c for c in ("law_version", "noise") if df.height and df.get_column(c).n_unique() > 1]
+    keys += [c for c in ("system", "law_version", "noise") if c in df.columns and df.height and df.get_column(c).n_unique() > 1]
     return keys
 
 

@@ -171,6 +171,8 @@ class GridConfig:
         noise: Relative noise levels (each >= 0).
         rollouts: Rollouts per cell; rollout ``i`` uses pool seed ``i``.
         noise_seed: Seed of the measurement-noise generator.
+        systems: NewtonBench systems: ``vanilla_equation`` (default), ``simple_system``,
+            ``complex_system`` (custom tasks: vanilla only). See docs/systems.md.
     """
 
     model: str
@@ -181,6 +183,7 @@ class GridConfig:
     noise: tuple[float, ...] = (0.0,)
     rollouts: int = 1
     noise_seed: int = 0
+    systems: tuple[str, ...] = ("vanilla_equation",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -560,6 +563,8 @@ _TOP_KEYS = (
     "trial_timeout_s", "ablations", "grids", "sandbox",
 )
 _GRID_KEYS = tuple(f.name for f in dataclasses.fields(GridConfig))
+#: NewtonBench systems a grid may list (``etc_fast.systems.SYSTEMS``).
+_SYSTEM_NAMES = ("vanilla_equation", "simple_system", "complex_system")
 _LLM_KEYS = (
     "base_url", "api_key_env", "temperature", "timeout_s", "max_retries", "retry_budget_s", "seed", "cache", "max_tokens",
     "model_id", "max_consecutive_failures", "prompts", "newtonbench_path", "newtonbench_version",
@@ -763,6 +768,11 @@ class _Parser:
         if rollouts > MAX_ROLLOUTS:
             raise self.err(_join(key, "rollouts"), f"{rollouts:,} is more than the limit of {MAX_ROLLOUTS:,} rollouts per cell")
         noise_seed = _positive_int(d.get("noise_seed", 0), src, _join(key, "noise_seed"), minimum=0)
+        systems = self.choices(d.get("systems", ["vanilla_equation"]), _SYSTEM_NAMES, _join(key, "systems"))
+        if systems != ["vanilla_equation"]:
+            custom = [t for t in tasks if _is_task_path(t)]
+            if custom:
+                raise self.err(_join(key, "systems"), f"custom tasks have only the vanilla_equation system ({custom[0]})")
         return GridConfig(
             model=model,
             configurations=tuple(cfgs),
@@ -772,6 +782,7 @@ class _Parser:
             noise=tuple(noise),
             rollouts=rollouts,
             noise_seed=noise_seed,
+            systems=tuple(systems),
         )
 
     def choices(self, raw: Any, allowed: Sequence[str], key: str) -> list[str]:

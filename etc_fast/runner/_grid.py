@@ -13,8 +13,8 @@ __all__ = ["expand_grid", "describe_grid"]
 def expand_grid(config: RunConfig) -> list[TrialSpec]:
     """Every trial of ``config``, deduplicated, in a fixed order.
 
-    Order: grids as listed; within a grid task, difficulty, law version, noise, configuration,
-    rollout (so the trials of one cell are adjacent). A spec that appears in two grids is kept
+    Order: grids as listed; within a grid task, system, difficulty, law version, noise,
+    configuration, rollout (so the trials of one cell are adjacent). A spec that appears in two grids is kept
     once, at its first position. Custom tasks (YAML paths) have one law: they are expanded once
     with the default difficulty and law version.
 
@@ -30,23 +30,24 @@ def expand_grid(config: RunConfig) -> list[TrialSpec]:
             custom = _is_task_path(task)
             diffs = ("easy",) if custom else grid.difficulties
             versions = ("v0",) if custom else grid.law_versions
-            for diff in diffs:
-                for version in versions:
-                    for noise in grid.noise:
-                        for cfg_name in grid.configurations:
-                            cfg = config.configuration(cfg_name)
-                            for rollout in range(grid.rollouts):
-                                spec = TrialSpec(
-                                    model=grid.model,
-                                    config=cfg,
-                                    task=task,
-                                    difficulty=diff,
-                                    law_version=version,
-                                    noise=float(noise),
-                                    rollout=rollout,
-                                    noise_seed=grid.noise_seed,
-                                )
-                                specs.setdefault(spec.trial_id, spec)
+            cells = [(system, diff, version) for system in grid.systems for diff in diffs for version in versions]
+            for system, diff, version in cells:
+                for noise in grid.noise:
+                    for cfg_name in grid.configurations:
+                        cfg = config.configuration(cfg_name)
+                        for rollout in range(grid.rollouts):
+                            spec = TrialSpec(
+                                model=grid.model,
+                                config=cfg,
+                                task=task,
+                                difficulty=diff,
+                                law_version=version,
+                                noise=float(noise),
+                                rollout=rollout,
+                                noise_seed=grid.noise_seed,
+                                system=system,
+                            )
+                            specs.setdefault(spec.trial_id, spec)
     return list(specs.values())
 
 
@@ -56,14 +57,15 @@ def describe_grid(specs: list[TrialSpec]) -> str:
     lines = [f"{len(specs)} trials"]
     by_cell: dict[tuple, list[TrialSpec]] = defaultdict(list)
     for s in specs:
-        by_cell[(s.model, s.difficulty, s.law_version, s.noise)].append(s)
-    for (model, diff, version, noise), cell in by_cell.items():
+        by_cell[(s.model, s.system, s.difficulty, s.law_version, s.noise)].append(s)
+    for (model, system, diff, version, noise), cell in by_cell.items():
         n = len(cell)
+        where = f"{model} / {diff}" if system == "vanilla_equation" else f"{model} / {system} / {diff}"
         cfgs = list(dict.fromkeys(s.config.name for s in cell))
         tasks = list(dict.fromkeys(s.task for s in cell))
         rollouts = sorted({s.rollout for s in cell})
         lines.append(
-            f"  {model} / {diff} / {version} / noise {noise:g}: {n} trials = "
+            f"  {where} / {version} / noise {noise:g}: {n} trials = "
             f"{len(cfgs)} configurations x {len(tasks)} tasks x {len(rollouts)} rollout{'s' if len(rollouts) != 1 else ''}"
         )
         lines.append(f"    configurations: {', '.join(cfgs)}")

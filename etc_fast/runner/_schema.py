@@ -12,7 +12,7 @@ from etc_fast.protocol import SUMMARY_COLUMNS
 __all__ = ["TRIALS_SCHEMA", "trials_frame", "entries_frame"]
 
 _STRING = ("trial_id", "model", "configuration", "family", "acquisition", "task", "difficulty", "law_version",
-           "error", "judge", "judge_reason", "status", "error_kind", "judge_status")
+           "error", "judge", "judge_reason", "status", "error_kind", "judge_status", "system")
 _BOOL = ("interpreter", "valid", "complete", "q_0_01", "q_0_1", "q_1", "credited")
 _INT = ("rollout", "measurements", "n_finite_target", "n_finite_pred", "sign_disagreements", "prompt_tokens",
         "completion_tokens", "llm_calls", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
@@ -24,7 +24,9 @@ _FLOAT = ("noise", "rmsle", "wall_s")
 #: Columns added after the first runs were stored: a row without them reads them as null.
 _LATER = ("error_kind", "judge_status", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
           "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
-          "judge_prompt_tokens", "judge_completion_tokens")
+          "judge_prompt_tokens", "judge_completion_tokens", "system")
+#: What a later column reads as in a row stored before it existed (else null).
+_LATER_DEFAULTS = {"system": "vanilla_equation"}
 
 
 def _dtype(col: str) -> pl.DataType:
@@ -68,7 +70,7 @@ def trials_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
         if missing:
             raise ValueError(f"results row {i} lacks columns {missing}")
         for col in SUMMARY_COLUMNS:
-            data[col].append(_cell(col, row.get(col)))
+            data[col].append(_cell(col, row.get(col, _LATER_DEFAULTS.get(col))))
     return pl.DataFrame(data, schema=TRIALS_SCHEMA)
 
 
@@ -77,4 +79,4 @@ def entries_frame(entries: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
 
     A column missing from a summary is null.
     """
-    return trials_frame({c: e["summary"].get(c) for c in SUMMARY_COLUMNS} for e in entries)
+    return trials_frame({c: e["summary"].get(c, _LATER_DEFAULTS.get(c)) for c in SUMMARY_COLUMNS} for e in entries)

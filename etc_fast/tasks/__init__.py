@@ -20,6 +20,7 @@ from etc_fast.tasks._newtonbench import MODULES, build_task
 
 if TYPE_CHECKING:
     from etc_fast.protocol._types import TaskView
+    from etc_fast.systems import SystemTask
 
 __all__ = [
     "CUSTOM",
@@ -48,9 +49,16 @@ def list_tasks() -> list[str]:
     return list(MODULES)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _newtonbench_task(module: str, difficulty: str, law_version: str) -> Task:
     return build_task(module, difficulty, law_version)
+
+
+@functools.cache
+def _system_task(module: str, difficulty: str, law_version: str, system: str) -> SystemTask:
+    from etc_fast.systems import build_system_task
+
+    return build_system_task(_newtonbench_task(module, difficulty, law_version), system)
 
 
 @functools.lru_cache(maxsize=64)
@@ -58,23 +66,35 @@ def _custom_task(path: str, mtime_ns: int, size: int) -> Task:
     return load_custom_task(path)
 
 
-def get_task(name: str | os.PathLike, difficulty: str = "easy", law_version: str = "v0") -> Task:
+def get_task(
+    name: str | os.PathLike, difficulty: str = "easy", law_version: str = "v0", system: str = "vanilla_equation"
+) -> Task | SystemTask:
     """A task by module name, or a custom task by YAML path.
 
     Args:
         name: A NewtonBench module (``"m0_gravity"``) or a path ending in ``.yaml``/``.yml``.
         difficulty: ``easy``/``medium``/``hard`` (ignored for custom tasks, which have one law).
         law_version: ``v0``/``v1``/``v2`` (ignored for custom tasks).
+        system: NewtonBench's system: ``vanilla_equation`` (the default: a :class:`Task`, the
+            experiment returns the law's value) or ``simple_system``/``complex_system`` (a
+            :class:`etc_fast.systems.SystemTask`: the law drives a simulation). Custom tasks
+            have only ``vanilla_equation``.
 
     Returns:
         The task (built once and cached; tasks are immutable). A custom file is re-read when it
         changes on disk.
 
     Raises:
-        TaskError: unknown module, difficulty or law version (the message lists the valid
-            choices), or a bad custom task file.
+        TaskError: unknown module, difficulty, law version or system (the message lists the
+            valid choices), or a bad custom task file.
     """
+    from etc_fast.systems import SYSTEMS
+
+    if system not in SYSTEMS:
+        raise TaskError(f"unknown system {system!r} for {name}; valid: {', '.join(SYSTEMS)}")
     if is_custom_task(name):
+        if system != "vanilla_equation":
+            raise TaskError(f"{Path(name).name}: custom tasks have only the vanilla_equation system, not {system!r}")
         path = Path(name).expanduser().resolve()
         try:
             st = path.stat()
@@ -90,6 +110,8 @@ def get_task(name: str | os.PathLike, difficulty: str = "easy", law_version: str
         raise TaskError(f"unknown difficulty {difficulty!r} for {name}; valid: {', '.join(DIFFICULTIES)}")
     if law_version not in LAW_VERSIONS:
         raise TaskError(f"unknown law version {law_version!r} for {name}; valid: {', '.join(LAW_VERSIONS)}")
+    if system != "vanilla_equation":
+        return _system_task(name, difficulty, law_version, system)
     return _newtonbench_task(name, difficulty, law_version)
 
 

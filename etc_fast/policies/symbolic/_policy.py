@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+
 import numpy as np
 from scipy.stats import qmc
 
@@ -212,6 +213,9 @@ class SymbolicPolicy:
         self._full: tuple[int, SearchResult] | None = None  # (observations, full search) of the last analysis
         self._pending: int | None = None  # observations an analysis action was sent for
         self._sobol: qmc.Sobol | None = None
+        self._sys_seed = 0
+        self._sys_sobol: tuple | None = None
+        self._sys_table: tuple | None = None
         self.last_search: SearchResult | None = None
 
     # -- protocol ------------------------------------------------------------------------
@@ -225,13 +229,18 @@ class SymbolicPolicy:
         self._output_unit = angle_unit_of(str(getattr(task, "output_description", "") or ""), 0.0, 0.0)
         sobol_seed = int(np.random.SeedSequence([self.seed, int(seed)]).generate_state(1, dtype=np.uint32)[0])
         self._sobol = qmc.Sobol(d=len(self._domains), scramble=True, seed=sobol_seed)
+        self._sys_seed = sobol_seed
+        self._sys_sobol = None
+        self._sys_table = None
         self.last_search = None
 
     def act(self, obs: Observation) -> Action:
         if self._task is None:
             raise RuntimeError("SymbolicPolicy.act called before begin()")
         self.last_search = None
-        if obs.phase == "explore":
+        if getattr(obs, "system", None) is not None:
+            action = self._system_act(obs)
+        elif obs.phase == "explore":
             action = self._explore(obs)
         elif obs.phase == "synthesis":
             action = self._synthesis(obs)
@@ -420,4 +429,163 @@ class SymbolicPolicy:
         src = f"def discovered_law({', '.join(names)}):\n    return {' * '.join(names)}\n"
         return Action(kind="final", source=src, raw="no observations; product of inputs submitted")
 
+    # -- simulated systems (etc_fast.policies.symbolic._systems) ---------------------------
+    def _system_search(self, obs: Observation, full: bool) -> tuple[SearchResult | None, list]:
+        """Search on the derived law table; with ``full``, also fit and rank through the forward model.
 
+        Returns the search result and the ranked laws ``(expression, error, complexity, floor)``,
+        best first: errors on the table (``full`` off) or the records' relative rms misfit.
+        """
+        from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT
+        from etc_fast.policies.symbolic._systems import (
+            power_law_candidates,
+            simulated_rank,
+            table_noise,
+            usable_rows,
+        )
+        from etc_fast.systems._derive import derive_law_table
+
+        so = obs.system
+        if not so.requests:
+            return None, []
+        if so.derived is not None:
+            table = so.derived
+        else:
+            if self._sys_table is None or self._sys_table[0] != len(so.requests):
+                self._sys_table = (len(so.requests), derive_law_table(so.module, so.system, list(so.requests), so.series))
+            table = self._sys_table[1]
+        rows = usable_rows(table, len(self._domains))
+        if rows.sum() < 2:
+            return None, []
+        noise = table_noise(table, rows, obs.noisy, ASSUMED_NOISE)
+        res = search(table.X[rows], table.y[rows], self._domains, noise=noise, time_budget_s=self.time_budget_s,
+                     mode="full" if full else "diagnostic", limits=self.limits, output_unit=self._output_unit)
+        self.last_search = res
+        if res.timed_out:
+            self.safety_trips += 1
+        names = tuple(d.name for d in self._domains)
+        if full:
+            floor = ASSUMED_NOISE if obs.noisy else 1e-6
+            ranked = [(text, rms, cand.complexity, floor) for cand, text, rms in simulated_rank(res, obs, names)]
+            ranked += [(e, r, c, floor) for e, r, c in power_law_candidates(obs, table, rows)]
+        else:
+            ranked = [(c.expression, c.error, c.complexity, res.tol) for c in res.candidates]
+        ranked.sort(key=lambda t: math.log10(max(t[1], t[3], 1e-300)) + COMPLEXITY_WEIGHT * t[2])
+        return res, ranked
+
+    def _system_decision(self, obs: Observation, can_analyse: bool) -> tuple[SearchResult | None, list, Action | None]:
+        if not obs.interpreter:
+            res, ranked = self._system_search(obs, False)
+            return res, ranked, None
+        n = len(obs.system.requests)
+        if self._full is not None and self._full[0] == n:
+            return self._full[1]
+        if obs.feedback_kind == "analysis" and self._pending == n:
+            self._pending = None
+            res, ranked = self._system_search(obs, True)
+            self._full = (n, (res, ranked, None))
+            return res, ranked, None
+        if can_analyse:
+            from etc_fast.policies.symbolic._systems import SYSTEM_ANALYSIS_CODE
+
+            self._pending = n
+            return None, [], Action(kind="analysis", code=SYSTEM_ANALYSIS_CODE,
+                                    raw=f"analysis of {n} experiments (law-sample table, search, simulation next turn)")
+        res, ranked = self._system_search(obs, False)
+        return res, ranked, None
+
+    def _system_law(self, res: SearchResult | None, ranked: list) -> tuple[str | None, str]:
+        from etc_fast.expr import parse
+
+        names = [d.name for d in self._domains]
+        for text, err, _, _ in ranked:
+            try:
+                return parse(text, names).to_source(), f"{text} (error {err:.2e})"
+            except Exception:  # noqa: BLE001, S112 - an expression the language cannot write is skipped
+                continue
+        return None, ""
+
+    def _system_confident(self, res: SearchResult | None, ranked: list, n: int) -> bool:
+        """The best law explains the data to its floor and no simpler rival comes close."""
+        if not ranked:
+            return False
+        _, err, cx, floor = ranked[0]
+        if err > 3 * floor or n < self.margin + 3:
+            return False
+        return not any(e <= 100 * max(err, floor) and c < cx - 0.5 for _, e, c, _ in ranked[1:])
+
+    def _system_committee(self, ranked: list, res: SearchResult | None) -> tuple[str, ...]:
+        names = [d.name for d in self._domains]
+        hyps: list[str] = []
+        for text, *_ in ranked:
+            if text not in hyps:
+                hyps.append(text)
+            if len(hyps) >= self.committee_size:
+                break
+        for f in (" * ".join(names), " + ".join(names)):
+            if len(hyps) >= 2:
+                break
+            if f not in hyps:
+                hyps.append(f)
+        return tuple(hyps)
+
+    def _system_points(self, obs: Observation, n: int) -> tuple[dict, ...]:
+        from etc_fast._portable import linear_uniform, log_uniform
+
+        sp = obs.system.spec
+        varied = sp.pool_controls
+        if self._sys_sobol is None or self._sys_sobol[0] != len(varied):
+            self._sys_sobol = (len(varied), qmc.Sobol(d=max(1, len(varied)), scramble=True, seed=self._sys_seed))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            U = self._sys_sobol[1].random(n)
+        pts = []
+        for u in U:
+            p = {}
+            for j, c in enumerate(varied):
+                arr = np.array([u[j]])
+                v = c.low if c.high == c.low else (log_uniform(arr, c.low, c.high) if c.scale == "log" else linear_uniform(arr, c.low, c.high))[0]
+                p[c.key] = float(v)
+            for c in sp.controls:
+                if c.key not in p and c.pool_value is not None:
+                    p[c.key] = float(c.pool_value)
+            pts.append(p)
+        return tuple(pts)
+
+    def _system_act(self, obs: Observation) -> Action:
+        names = [d.name for d in self._domains]
+        fallback = f"def discovered_law({', '.join(names)}):\n    return {' * '.join(names)}\n"
+        if obs.phase == "explore":
+            res, ranked, ask = self._system_decision(obs, "analysis" in obs.allowed and obs.turns_left > 0)
+            if ask is not None:
+                return ask
+            src, why = self._system_law(res, ranked)
+            if src is not None and (self._system_confident(res, ranked, len(obs.system.requests)) and not obs.noisy or obs.turns_left == 0):
+                return Action(kind="draft", source=src, raw=f"draft: {why}")
+            hyps = self._system_committee(ranked, res)
+            return Action(kind="committee", hypotheses=hyps, raw=f"committee of {len(hyps)}")
+        if obs.phase == "synthesis":
+            res, ranked, ask = self._system_decision(obs, "analysis" in obs.allowed and obs.turns_left > 0)
+            if ask is not None:
+                return ask
+            src, why = self._system_law(res, ranked)
+            if src is None:
+                src, why = (obs.draft, "draft kept") if obs.draft else (fallback, "no candidate; product of inputs")
+            return Action(kind="final", source=src, raw=f"final: {why}")
+        # baseline / final
+        left = obs.measurements_left
+        can_measure = "experiment" in obs.allowed and (left is None or left > 0)
+        res, ranked = None, []
+        if obs.system.requests:
+            res, ranked, ask = self._system_decision(obs, "analysis" in obs.allowed)
+            if ask is not None:
+                return ask
+        src, why = self._system_law(res, ranked)
+        if src is not None and (not can_measure or self._system_confident(res, ranked, len(obs.system.requests))):
+            return Action(kind="final", source=src, raw=f"final: {why}")
+        if can_measure:
+            k = len(obs.system.spec.pool_controls)
+            n = self.baseline_batch if self.baseline_batch is not None else (8 if k <= 2 else 4 * k)
+            n = n if left is None else min(n, left)
+            return Action(kind="experiment", points=self._system_points(obs, n), raw=f"{n} space-filling experiments")
+        return Action(kind="final", source=fallback, raw="no observations; product of inputs submitted")

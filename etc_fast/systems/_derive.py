@@ -1,0 +1,293 @@
+"""Derived law values: what a system's observations say about the law, read through the public forward model.
+
+For each observed experiment, :func:`derive_law_table` finds the constant law value that makes the
+apparatus reproduce the observations best (the law replaced by a constant ``L``, fitted through
+:func:`etc_fast.systems._forward.predict`), and the effective value of each law input in that
+experiment: an input the apparatus sets directly (a control of the same name) is read from the
+request, any other is the constant whose simulation matches the simulation of the law
+"return x_j". The
+pairs ``(x_e, L_e)`` are a table of (approximate) law samples on which a vanilla law search can run.
+
+Nothing here knows a module: it calls the public forward model with constant and identity laws
+only, never the hidden law. Where a law input stays constant during an experiment (the controls
+set it), the derived values are exact up to the reading's precision; where it changes during the
+record (a body moving under the force), they are effective averages, good enough for a search to
+find the form, whose constants are then refitted through the simulator (``calibrate``). Where the
+apparatus does not respond to a constant law in a way that pins it (a difference of two law calls,
+a law whose input is the time axis), the fitted value is a poor sample; the fit residual says so.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from etc_fast.expr import pack, parse
+from etc_fast.systems._forward import controls_matrix, predict
+from etc_fast.systems._hidden import LAW_ARGS
+from etc_fast.systems._spec import spec
+
+__all__ = ["DerivedTable", "derive_law_table", "fit_constant_law"]
+
+#: Mean squared misfit (reading precisions) up to which a constant law reproduces a record.
+CONSISTENT = 100.0
+#: Prefixes (returned points) tried, longest first, for records a constant law does not reproduce.
+PREFIXES = (10, 5, 3)
+
+#: Coarse scan of the constant law: sign x 10**(-30..30) in quarter decades.
+_SCAN = np.concatenate([-(10.0 ** np.arange(30, -30.01, -0.25)), [0.0], 10.0 ** np.arange(-30, 30.01, 0.25)])
+
+
+#: Relative precision of a reading (NewtonBench prints 7 significant digits).
+PRECISION = 5e-7
+
+
+def _cost(pred: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Mean squared misfit per (program, experiment) in units of a reading's precision.
+
+    pred [P, n, ch, T] vs target [n, ch, T]; a cell's unit is ``PRECISION |value|`` plus a
+    billionth of the experiment's typical magnitude, so the law's part of a reading counts even
+    when the controls' part (a starting velocity) dominates the value.
+    """
+    mask = np.isfinite(target)
+    with np.errstate(all="ignore"):
+        typ = np.nanmedian(np.where(mask, np.abs(target), np.nan), axis=(1, 2), keepdims=True)
+        typ = np.where(np.isfinite(typ) & (typ > 0), typ, 1.0)
+        r = (pred - target[None]) / (PRECISION * np.abs(target) + 1e-9 * typ)[None]
+        r = np.where(mask[None], np.where(np.isfinite(r), np.clip(r, -1e150, 1e150), 1e150), 0.0)
+    return np.sum(r * r, axis=(2, 3)) / np.maximum(mask.sum(axis=(1, 2)), 1)[None]
+
+
+def fit_constant_law(module: str, system: str, C: np.ndarray, target: np.ndarray, rounds: int = 6) -> tuple[np.ndarray, np.ndarray]:
+    """Per experiment, the constant law value whose simulation best matches ``target``.
+
+    Args:
+        module, system: The system.
+        C: float64[n, n_controls] controls (:func:`controls_matrix`).
+        target: float64[n, ch, T] observations (or simulated observables).
+        rounds: Grid refinements after the coarse scan (each narrows the bracket by 10).
+
+    Returns:
+        ``(values, cost)``: float64[n] fitted constants and their relative mean squared misfit.
+    """
+    names = LAW_ARGS[module]
+    base = parse("L", names)
+    n = C.shape[0]
+
+    def run(values: np.ndarray) -> np.ndarray:  # values [K] shared by all experiments -> cost [K, n]
+        progs = [base.with_consts(np.array([v])) for v in values]
+        return _cost(predict(module, system, pack(progs), C), target)
+
+    costs = run(_SCAN)
+    best_k = np.argmin(costs, axis=0)
+    vals = _SCAN[best_k].copy()
+    best = costs[best_k, np.arange(n)]
+    width = np.full(n, 0.25)  # in decades
+    for _ in range(rounds):
+        # each experiment gets its own grid of 21 values around its best (log-spaced, sign kept)
+        steps = np.linspace(-1.0, 1.0, 21)
+        grid = np.where(vals[None] != 0, vals[None] * 10.0 ** (steps[:, None] * width[None]), steps[:, None] * 1e-30)
+        cand = np.empty((21, n))
+        for j in range(21):  # one forward call per grid row, experiment e at its own value grid[j, e]
+            progs = [base.with_consts(np.array([v])) for v in grid[j]]
+            pred = predict(module, system, pack(progs), C)  # [n, n, ch, T]: program e on experiment e
+            idx = np.arange(n)
+            cand[j] = _cost(pred[idx, idx][:, None].transpose(1, 0, 2, 3), target)[0] if n else cand[j]
+        k = np.argmin(cand, axis=0)
+        improved = cand[k, np.arange(n)] < best
+        vals = np.where(improved, grid[k, np.arange(n)], vals)
+        best = np.minimum(best, cand[k, np.arange(n)])
+        width = width / 10.0
+    return vals, best
+
+
+def value_uncertainty(module: str, system: str, C: np.ndarray, target: np.ndarray, vals: np.ndarray, best: np.ndarray,
+                      delta: float = 1e-3) -> np.ndarray:
+    """Relative uncertainty of each fitted constant: the relative change that costs one precision unit."""
+    names = LAW_ARGS[module]
+    base = parse("L", names)
+    n = C.shape[0]
+    idx = np.arange(n)
+    progs = [base.with_consts(np.array([v * (1 + delta)])) for v in vals]
+    cost = _cost(predict(module, system, pack(progs), C)[idx, idx][None], target)[0]
+    rise = np.maximum(cost - best, 1e-300)
+    return np.where(np.isfinite(rise), delta / np.sqrt(rise), np.inf)
+
+
+class DerivedTable:
+    """Derived law samples of a set of experiments.
+
+    Attributes:
+        X: float64[n, d] effective law inputs (the module's law arguments, signature order).
+        y: float64[n] derived law values (NaN where the observation was unusable).
+        misfit: float64[n] mean squared misfit of the constant-law fit, in reading precisions.
+        sigma: float64[n] relative uncertainty of each derived value (the relative change of the
+            constant that moves the record by one reading precision, rms).
+    """
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, misfit: np.ndarray, sigma: np.ndarray | None = None) -> None:
+        self.X, self.y, self.misfit = X, y, misfit
+        self.sigma = np.zeros_like(y) if sigma is None else sigma
+
+    def text(self, names: Sequence[str], max_rows: int = 40) -> str:
+        head = "  ".join(f"{n:>12}" for n in names) + f"  {'law value':>12}  {'misfit':>8}"
+        rows = [head]
+        for i in range(min(len(self.y), max_rows)):
+            rows.append("  ".join(f"{v:12.5g}" for v in self.X[i]) + f"  {self.y[i]:12.5g}  {self.misfit[i]:8.1e}")
+        return "\n".join(rows)
+
+
+def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray) -> DerivedTable:
+    """The derived law table of observed experiments (see the module docstring).
+
+    Args:
+        module, system: The system.
+        requests: The experiments run (control dicts).
+        series: float64[n, ch, T] their observations (``observe``).
+    """
+    sp = spec(module, system)
+    names = LAW_ARGS[module]
+    C = controls_matrix(sp, requests)
+    series = np.asarray(series, dtype=np.float64)
+    n = C.shape[0]
+    if n == 0:
+        return DerivedTable(np.empty((0, len(names))), np.empty(0), np.empty(0), np.empty(0))
+    y, misfit = fit_constant_law(module, system, C, series)
+    sigma = value_uncertainty(module, system, C, series, y, misfit)
+    if series.shape[2] > 1:
+        # A record the constant law cannot reproduce (the law's inputs change while it runs: a body
+        # moving under the force) is read from its start: the longest prefix that a constant law
+        # reproduces to CONSISTENT precisions, else the shortest.
+        bad = misfit > CONSISTENT
+        for k in PREFIXES:
+            if not bad.any() or k >= series.shape[2]:
+                continue
+            sub = series[bad].copy()
+            sub[:, :, k:] = np.nan
+            yk, mk = fit_constant_law(module, system, C[bad], sub)
+            sk = value_uncertainty(module, system, C[bad], sub, yk, mk)
+            rows = np.flatnonzero(bad)
+            take = (mk <= CONSISTENT) | (k == PREFIXES[-1])
+            y[rows[take]], misfit[rows[take]], sigma[rows[take]] = yk[take], mk[take], sk[take]
+            bad[rows[take]] = False
+    usable = np.isfinite(series).any(axis=(1, 2))
+    y = np.where(usable, y, np.nan)
+    X = np.empty((n, len(names)))
+    keys = [c.key for c in sp.controls]
+    for j, name in enumerate(names):
+        if name in keys:  # the apparatus sets this input directly: read it from the request
+            X[:, j] = C[:, keys.index(name)]
+            continue
+        sim = predict(module, system, pack([parse(name, names)]), C)[0]
+        X[:, j], _ = fit_constant_law(module, system, C, sim)
+    return DerivedTable(X, y, misfit, sigma)
+
+
+# ----------------------------------------------------------------------------------------
+# A power law fitted through the simulator
+# ----------------------------------------------------------------------------------------
+class PowerLawFit:
+    """``K * prod x_j ** p_j`` fitted to the records through the public forward model.
+
+    Attributes:
+        K: The fitted factor.
+        exponents: float64[d] fitted exponents (signature order).
+        rms: Root-mean-square misfit over the observed cells, in reading precisions.
+        expression: The law in the hypothesis language.
+    """
+
+    def __init__(self, K: float, exponents: np.ndarray, rms: float, names: Sequence[str]) -> None:
+        self.K, self.exponents, self.rms = float(K), np.asarray(exponents, dtype=np.float64), float(rms)
+        terms = [f"{n}**{float(p)!r}" for n, p in zip(names, self.exponents) if p != 0]
+        self.expression = " * ".join([repr(self.K), *terms])
+
+    def __repr__(self) -> str:
+        return f"PowerLawFit({self.expression!r}, rms={self.rms:.3g})"
+
+
+def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None):
+    """Residuals (reading precisions) of ``K * prod x**p`` for theta = (log|K|, free exponents)."""
+    d = len(names)
+    prog = parse("K * " + " * ".join(f"{n}**p{j}" for j, n in enumerate(names)), names)
+    mask = np.isfinite(series)
+    with np.errstate(all="ignore"):
+        typ = np.nanmedian(np.where(mask, np.abs(series), np.nan), axis=(1, 2), keepdims=True)
+    typ = np.where(np.isfinite(typ) & (typ > 0), typ, 1.0)
+    unit = (PRECISION * np.abs(series) + 1e-9 * typ)[mask]
+
+    def consts(theta: np.ndarray, sign: float) -> np.ndarray:
+        p = theta[1:] if fixed is None else fixed
+        return np.concatenate([[sign * np.exp(theta[0])], p])[: d + 1]
+
+    def residual(theta: np.ndarray, sign: float) -> np.ndarray:
+        pred = predict(module, system, pack([prog.with_consts(consts(theta, sign))]), C)[0]
+        with np.errstate(all="ignore"):
+            r = (pred[mask] - series[mask]) / unit
+        # compressed beyond 1e6 precisions so that a crashed trajectory does not dominate
+        r = np.where(np.isfinite(r), r, 1e9)
+        return np.sign(r) * np.log1p(np.abs(r) / 1e6) * 1e6
+
+    return residual, consts
+
+
+def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
+                  start: Sequence[float] | None = None, max_nfev: int = 200) -> PowerLawFit | None:
+    """Fit ``K * prod x_j ** p_j`` (K and every p_j free) to the records through the simulator.
+
+    Starts: the exponents ``start`` (e.g. a derived table's log-linear fit) and zeros; K from a scan
+    of log-magnitudes and both signs; then ``scipy.optimize.least_squares``.
+    """
+    from scipy.optimize import least_squares
+
+    sp = spec(module, system)
+    names = LAW_ARGS[module]
+    C = controls_matrix(sp, requests)
+    series = np.asarray(series, dtype=np.float64)
+    if not np.isfinite(series).any():
+        return None
+    starts = [np.zeros(len(names))] if start is None else [np.asarray(start, dtype=np.float64), np.zeros(len(names))]
+    residual, consts = _residual_fn(module, system, C, series, names, None)
+    best = None
+    for sign, p0 in itertools.product((1.0, -1.0), starts):
+        scan = [(float(np.sum(residual(np.concatenate([[lk], p0]), sign) ** 2)), lk) for lk in np.arange(-70.0, 70.1, 3.5)]
+        _, lk = min(scan)
+        with np.errstate(all="ignore"):
+            fit = least_squares(lambda th, s=sign: residual(th, s), np.concatenate([[lk], p0]), method="trf", max_nfev=max_nfev)
+        if best is None or fit.cost < best[0].cost:
+            best = (fit, sign)
+    fit, sign = best
+    c = consts(fit.x, sign)
+    return PowerLawFit(c[0], c[1:], float(np.sqrt(2 * fit.cost / max(1, fit.fun.size))), names)
+
+
+def refit_factor(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
+                 exponents: Sequence[float], K0: float) -> PowerLawFit:
+    """The power law with ``exponents`` held fixed and only K refitted through the simulator."""
+    from scipy.optimize import least_squares
+
+    sp = spec(module, system)
+    names = LAW_ARGS[module]
+    C = controls_matrix(sp, requests)
+    series = np.asarray(series, dtype=np.float64)
+    fixed = np.asarray(exponents, dtype=np.float64)
+    residual, consts = _residual_fn(module, system, C, series, names, fixed)
+    sign = 1.0 if K0 >= 0 else -1.0
+    start = np.log(abs(K0)) if K0 != 0 else 0.0
+    with np.errstate(all="ignore"):
+        fit = least_squares(lambda th: residual(th, sign), np.array([start]), method="trf", max_nfev=60)
+    c = consts(fit.x, sign)
+    return PowerLawFit(c[0], fixed, float(np.sqrt(2 * fit.cost / max(1, fit.fun.size))), names)
+
+
+def power_law_rms(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
+                  K: float, exponents: Sequence[float]) -> PowerLawFit:
+    """The power law ``K * prod x**p`` as given (nothing fitted), with its misfit in reading precisions."""
+    sp = spec(module, system)
+    names = LAW_ARGS[module]
+    C = controls_matrix(sp, requests)
+    residual, _ = _residual_fn(module, system, C, np.asarray(series, dtype=np.float64), names, np.asarray(exponents, dtype=np.float64))
+    r = residual(np.array([np.log(abs(K)) if K != 0 else -700.0]), 1.0 if K >= 0 else -1.0)
+    return PowerLawFit(K, exponents, float(np.sqrt(np.mean(r * r))) if r.size else math.inf, names)

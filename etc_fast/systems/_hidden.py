@@ -1,0 +1,158 @@
+"""NewtonBench's hidden laws as scalar Python functions, with each module's guards and error handling.
+
+Trusted side only: the simulators call these one point at a time, exactly as NewtonBench's
+systems call ``LAW_REGISTRY[difficulty][version]``. What kind of number a law receives (a
+Python float, a NumPy float64 from an array, an int from JSON) decides whether a division by zero
+raises or gives inf, so the law is evaluated on the values as they come, by Python itself, from
+the same expression text the judge sees (:data:`etc_fast.tasks._laws.LAWS`). What differs per
+module is the wrapper around the expression (the facts file, ``newtonbench_facts.md`` §1):
+
+* m0, m1, m2, m11-easy: an input guard returns ``0.0``; nothing is caught.
+* m3: the guard, then ``ValueError``/``ZeroDivisionError`` -> NaN.
+* m4, m6: ``ValueError`` -> NaN (m6 hard v0 first returns NaN when its base is negative).
+* m5, m7, m11 medium/hard: evaluated under ``np.errstate(over/divide/invalid='raise')``;
+  ``FloatingPointError`` or a non-finite value -> NaN, else ``float(value)``.
+* m8: ``ValueError``/``ZeroDivisionError`` -> NaN.
+* m9: ``x < 0`` -> NaN, then ``x = float(x)``; ``ValueError``/``ZeroDivisionError`` -> NaN.
+* m10: errstate as m5; the value is returned only when ``> 0`` and finite, else NaN; also catches
+  ``ValueError``/``ZeroDivisionError``/``OverflowError``.
+
+Everything not caught propagates, as in NewtonBench, and becomes the experiment's error value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from etc_fast.tasks._laws import CONSTANTS, LAWS, NAN_IF_NEGATIVE
+from etc_fast.tasks._newtonbench import _MODULE_LIST
+
+__all__ = ["LAW_ARGS", "hidden_law"]
+
+#: Each module's law arguments, in NewtonBench's order (= the vanilla signature).
+LAW_ARGS: dict[str, tuple[str, ...]] = {
+    m.name: tuple(v.name for v in m.variables) for m in _MODULE_LIST
+}
+
+_NAN = float("nan")
+_RAISE = {"over": "raise", "divide": "raise", "invalid": "raise", "under": "ignore"}
+
+
+def hidden_law(module: str, difficulty: str, law_version: str) -> Callable[..., object]:
+    """The NewtonBench law ``module/difficulty/law_version`` as a scalar function.
+
+    Args:
+        module: A NewtonBench module name (``"m0_gravity"``).
+        difficulty: ``easy``/``medium``/``hard``.
+        law_version: ``v0``/``v1``/``v2``.
+
+    Returns:
+        ``law(*args)`` taking the module's :data:`LAW_ARGS` positionally and returning what
+        NewtonBench's law returns for the same values (raising what it raises).
+    """
+    source = LAWS[module][(difficulty, law_version)]
+    code = compile(source, f"<{module} {difficulty} {law_version}>", "eval")
+    names = LAW_ARGS[module]
+    env = {"__builtins__": {}, "np": np, "math": math, **CONSTANTS[module]}
+    precheck_src = NAN_IF_NEGATIVE.get((module, difficulty, law_version))
+    precheck = compile(precheck_src, "<precheck>", "eval") if precheck_src else None
+
+    def value(args: tuple) -> object:
+        return eval(code, env, dict(zip(names, args)))
+
+    def errstate_float(args: tuple) -> object:
+        try:
+            with np.errstate(**_RAISE):
+                v = value(args)
+            if not np.isfinite(v):
+                return _NAN
+            return float(v)
+        except FloatingPointError:
+            return _NAN
+
+    if module in ("m0_gravity",):
+
+        def law(mass1, mass2, distance):
+            if distance <= 0 or mass1 <= 0 or mass2 <= 0:
+                return 0.0
+            return value((mass1, mass2, distance))
+
+    elif module in ("m1_coulomb_force", "m2_magnetic_force"):
+
+        def law(a, b, distance):
+            if distance <= 0 or a == 0 or b == 0:
+                return 0.0
+            return value((a, b, distance))
+
+    elif module == "m3_fourier_law":
+
+        def law(k, A, delta_T, d):
+            try:
+                if d <= 0 or delta_T <= 0:
+                    return 0.0
+                return value((k, A, delta_T, d))
+            except (ValueError, ZeroDivisionError):
+                return _NAN
+
+    elif module in ("m4_snell_law", "m6_underdamped_harmonic"):
+
+        def law(*args):
+            try:
+                if (
+                    precheck is not None
+                    and eval(precheck, env, dict(zip(names, args))) < 0
+                ):
+                    return _NAN
+                return value(args)
+            except ValueError:
+                return _NAN
+
+    elif module in ("m5_radioactive_decay", "m7_malus_law"):
+
+        def law(*args):
+            return errstate_float(args)
+
+    elif module == "m8_sound_speed":
+
+        def law(*args):
+            try:
+                return value(args)
+            except (ValueError, ZeroDivisionError):
+                return _NAN
+
+    elif module == "m9_hooke_law":
+
+        def law(x):
+            try:
+                if x < 0:
+                    return _NAN
+                return value((float(x),))
+            except (ValueError, ZeroDivisionError):
+                return _NAN
+
+    elif module == "m10_be_distribution":
+
+        def law(*args):
+            try:
+                with np.errstate(**_RAISE):
+                    v = value(args)
+                if v > 0 and np.isfinite(v):
+                    return v
+                return _NAN
+            except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError):
+                return _NAN
+
+    elif module == "m11_heat_transfer":
+        plain = difficulty == "easy"
+
+        def law(m, c, delta_T):
+            if m <= 0 or c <= 0 or delta_T <= 0:
+                return 0.0
+            return value((m, c, delta_T)) if plain else errstate_float((m, c, delta_T))
+
+    else:  # pragma: no cover - the registry is closed
+        raise KeyError(f"no hidden law for module {module!r}")
+    return law

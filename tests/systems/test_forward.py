@@ -1,0 +1,253 @@
+"""Compiled forward models: kernel == NumPy twin, and with the true law they reproduce the simulators.
+
+``kernels.simulate_trajectories`` integrates committees of candidate laws over pools of
+experiments; ``tests._ref_systems`` is its whole-pool NumPy twin. With the hidden law's own
+expression as the candidate, ``etc_fast.systems._forward.predict`` must agree with NewtonBench's
+simulators (``etc_fast.systems.simulate``) to the 7 significant digits NewtonBench prints.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from etc_fast.expr import pack, parse
+from etc_fast.systems import simulate
+from etc_fast.systems._forward import observe, predict
+from etc_fast.systems._hidden import hidden_law
+from etc_fast.systems._spec import SPECS
+from etc_fast.tasks import get_task
+from kernels.systems import TRAJECTORY_SYSTEMS, simulate_trajectories
+from tests._ref_systems import simulate_trajectories_ref
+
+_NAMES = {
+    "m0": ("mass1", "mass2", "distance"),
+    "m1": ("q1", "q2", "distance"),
+    "m2": ("current1", "current2", "distance"),
+}
+_FORMS = [
+    "C*{a}*{b}/{r}**1.5",
+    "C*{a}/{r}**2.6",
+    "C*({a} + {b})**2*{r}**2",
+    "C*log({r} - 2)/{r}**2",  # NaN for r < 2
+    "C*{a}*{b}/({r} - 1)**3",  # inf at r = 1, sign change inside
+]
+
+
+def _committee(module: str):
+    a, b, r = _NAMES[module[:2]]
+    progs = []
+    for i, form in enumerate(_FORMS):
+        p = parse(form.format(a=a, b=b, r=r), (a, b, r))
+        progs.append(
+            p.with_consts(
+                np.where([n == "C" for n in p.const_names], 10.0 ** -(i + 1), p.consts)
+            )
+        )
+    return pack(progs)
+
+
+def _controls(rng, sid: int, n_ctrl: int, n: int) -> np.ndarray:
+    C = rng.uniform(0.5, 5.0, size=(n, n_ctrl))
+    C[:, :2] *= rng.choice(
+        [1.0, -1.0, 0.0], size=(n, 2), p=[0.8, 0.15, 0.05]
+    )  # signs, zeros
+    if sid != 5:
+        C[:, -1] = rng.uniform(0.01, 0.4, n)  # time step
+    return C
+
+
+@pytest.mark.parametrize("system", sorted(TRAJECTORY_SYSTEMS))
+def test_kernel_equals_numpy_twin(system):
+    sid, n_ctrl, n_ch = TRAJECTORY_SYSTEMS[system]
+    rng = np.random.default_rng(sid)
+    pk = _committee(system.split("/")[0])
+    C = _controls(rng, sid, n_ctrl, 333)  # not a multiple of the kernel's block
+    npts = rng.integers(0, 21, size=333)
+    got = simulate_trajectories(system, *pk, C, npts)
+    want = simulate_trajectories_ref(system, *pk, C, npts)
+    assert got.shape == (5, 333, n_ch, 20)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300)
+    assert (
+        np.isnan(got[:, npts == 0]).all()
+        and np.isfinite(got[0, npts == 20, :, :]).any()
+    )
+
+
+def test_kernel_rejects_bad_arguments():
+    pk = _committee("m0_gravity")
+    C = np.ones((4, 5))
+    with pytest.raises(ValueError, match="unknown trajectory system"):
+        simulate_trajectories("m3_fourier_law/simple_system", *pk, C, np.full(4, 20))
+    with pytest.raises(ValueError, match=r"shape \[n_exp, 5\]"):
+        simulate_trajectories(
+            "m0_gravity/simple_system", *pk, np.ones((4, 3)), np.full(4, 20)
+        )
+    with pytest.raises(ValueError, match="n_points"):
+        simulate_trajectories("m0_gravity/simple_system", *pk, C, np.full(4, 21))
+    bad = pk._replace(prog_len=pk.prog_len.copy())
+    bad.prog_len[0] = 0
+    with pytest.raises(ValueError, match="program 0 is empty"):
+        simulate_trajectories("m0_gravity/simple_system", *bad, C, np.full(4, 20))
+    empty = simulate_trajectories(
+        "m0_gravity/simple_system", *pk, np.ones((0, 5)), np.zeros(0, int)
+    )
+    assert empty.shape == (5, 0, 2, 20)
+
+
+def test_kernels_import_without_etc_fast():
+    code = "import sys, kernels.systems; assert not any(m.startswith('etc_fast') for m in sys.modules)"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _pool_requests(sp, rng, n: int) -> list[dict]:
+    reqs = []
+    for _ in range(n):
+        r = {}
+        for c in sp.controls:
+            if c.pool:
+                u = rng.random()
+                r[c.key] = (
+                    float(c.low * (c.high / c.low) ** u)
+                    if c.scale == "log"
+                    else float(c.low + u * (c.high - c.low))
+                )
+            elif c.pool_value is not None:
+                r[c.key] = c.pool_value
+        reqs.append(r)
+    return reqs
+
+
+_CELLS = [
+    (m, s, d, v)
+    for (m, s) in SPECS
+    for d in ("easy", "medium")
+    for v in ("v0", "v1", "v2")
+    if m != "m11_heat_transfer"
+]
+
+
+@pytest.mark.parametrize("module,system,difficulty,version", _CELLS)
+def test_true_law_forward_model_reproduces_the_simulator(
+    module, system, difficulty, version
+):
+    task = get_task(module, difficulty, version)
+    sp = SPECS[(module, system)]
+    reqs = _pool_requests(
+        sp,
+        np.random.default_rng(hash((module, system, difficulty, version)) % 2**32),
+        25,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        obs = observe(
+            module,
+            system,
+            simulate(module, system, reqs, hidden_law(module, difficulty, version)),
+        )
+    pred = predict(
+        module, system, pack([parse(task.law_expression, task.variable_names)]), reqs
+    )[0]
+    assert pred.shape == obs.shape
+    # Runaway orbits (a force growing with r) reach 1e200 and beyond, where |r|^2 overflows in one
+    # implementation and not the other: compare below 1e100.
+    tame = ~(np.abs(obs) > 1e100) & ~(np.abs(pred) > 1e100)
+    np.testing.assert_array_equal(np.isfinite(pred)[tame], np.isfinite(obs)[tame])
+    ok = np.isfinite(obs) & tame
+    # NewtonBench prints 7 significant digits; an absolute floor per channel covers values at round-off.
+    scale = np.nanmax(np.abs(np.where(ok, obs, np.nan)), axis=(0, 2), keepdims=True)
+    tol = 1e-6 * np.abs(obs) + 1e-9 * np.broadcast_to(scale, obs.shape)
+    assert (np.abs(pred - obs)[ok] <= tol[ok]).all()
+
+
+def test_m11_forward_models_predict_the_expected_reading():
+    module = "m11_heat_transfer"
+    task = get_task(module, "easy", "v0")
+    prog = pack([parse(task.law_expression, task.variable_names)])
+    reqs = [{"m": 2.0, "c": 500.0, "delta_T": 20.0}] * 20000
+    law = hidden_law(module, "easy", "v0")
+    for system in ("simple_system", "complex_system"):
+        obs = observe(module, system, simulate(module, system, reqs, law, rng_seed=3))[
+            :, 0, 0
+        ]
+        pred = predict(module, system, prog, reqs[:1])[0, 0, 0, 0]
+        assert obs.mean() == pytest.approx(
+            pred, rel=0.02
+        )  # bulbs: |1 - r| has a 70% spread, so 0.5% standard error
+
+
+def test_observe_parses_newtonbench_outputs():
+    obs = observe(
+        "m0_gravity",
+        "complex_system",
+        [
+            {
+                "time": ["0.0e0"],
+                "position": [["1.0e0", "2.0e0"]],
+                "velocity": [["3.0e0", "4.0e0"]],
+            },
+            {"error": "ZeroDivisionError: x"},
+        ],
+    )
+    assert (
+        obs.shape == (2, 4, 20)
+        and obs[0, :, 0].tolist() == [1.0, 2.0, 3.0, 4.0]
+        and np.isnan(obs[1]).all()
+    )
+    assert np.isnan(
+        observe("m4_snell_law", "simple_system", [{"refraction_angle": "invalid"}])
+    ).all()
+    assert (
+        observe(
+            "m11_heat_transfer",
+            "simple_system",
+            [{"P_cond": 1.0, "P_conv": 2.0, "P_rad": 3.5}],
+        )[0, 0, 0]
+        == 6.5
+    )
+    assert observe("m7_malus_law", "complex_system", [-12.5])[0, 0, 0] == -12.5
+
+
+@settings(max_examples=25)
+@given(
+    system=st.sampled_from(sorted(TRAJECTORY_SYSTEMS)),
+    exponents=st.tuples(
+        *[st.sampled_from([-3.0, -2.5, -1.3, 0.0, 0.5, 1.0, 2.0, 2.7])] * 3
+    ),
+    log_c=st.floats(-6, 1),
+    n=st.integers(100, 300),
+    seed=st.integers(0, 2**16),
+)
+def test_kernel_equals_twin_on_drawn_power_laws(system, exponents, log_c, n, seed):
+    """Property: any power law C a^p b^q r^s, any pool size (blocks of 128 and partial blocks), any step count."""
+    sid, n_ctrl, _ = TRAJECTORY_SYSTEMS[system]
+    a, b, r = _NAMES[system[:2]]
+    prog = parse(
+        f"C*{a}**{exponents[0]}*{b}**{exponents[1]}*{r}**{exponents[2]}", (a, b, r)
+    )
+    pk = pack(
+        [
+            prog.with_consts(
+                np.where(
+                    [nm == "C" for nm in prog.const_names], 10.0**log_c, prog.consts
+                )
+            )
+        ]
+    )
+    rng = np.random.default_rng(seed)
+    C = _controls(rng, sid, n_ctrl, n)
+    npts = rng.integers(0, 21, size=n)
+    got = simulate_trajectories(system, *pk, C, npts)
+    want = simulate_trajectories_ref(system, *pk, C, npts)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    close = np.isclose(got, want, rtol=1e-9, atol=1e-300) | np.isnan(want)
+    assert (
+        close.mean() >= 0.99
+    )  # a close pass of a singular force can amplify round-off on a trajectory

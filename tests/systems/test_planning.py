@@ -1,0 +1,114 @@
+"""Series disagreement (the committee score on systems) and calibration through the public forward model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from etc_fast.expr import pack, parse
+from etc_fast.systems import simulate
+from etc_fast.systems._forward import observe, predict
+from etc_fast.systems._hidden import hidden_law
+from etc_fast.systems._planning import calibrate, series_disagreement
+from etc_fast.systems._pool import system_pool
+from etc_fast.tasks import get_task
+
+CASES = [
+    ("m0_gravity", "simple_system", "C*mass1*mass2/distance**1.5", 6.674e-5),
+    ("m0_gravity", "complex_system", "C*mass1*mass2/distance**1.5", 6.674e-5),
+    ("m1_coulomb_force", "complex_system", "C*q1*q2/distance**3", 2.0),
+    ("m2_magnetic_force", "complex_system", "C*current1*current2/distance**3", 4.78e-2),
+    ("m8_sound_speed", "complex_system", "sqrt(gamma*C*T**2/M)", 351.6),
+    ("m10_be_distribution", "complex_system", "1/(exp(C*omega/T) + 1)", 1.0513e-14),
+]
+
+
+def _observed(module, system, n=8):
+    requests = system_pool(module, system, seed=0)[:n]
+    return requests, observe(
+        module,
+        system,
+        simulate(module, system, requests, hidden_law(module, "easy", "v0")),
+    )
+
+
+@pytest.mark.parametrize("module,system,form,true_c", CASES)
+def test_calibration_through_the_simulator_recovers_the_constant(
+    module, system, form, true_c
+):
+    task = get_task(module, "easy", "v0")
+    requests, obs = _observed(module, system)
+    cal = calibrate(parse(form, task.variable_names), module, system, requests, obs)
+    (c,) = [v for v, n in zip(cal.program.consts, cal.program.const_names) if n == "C"]
+    assert (
+        c == pytest.approx(true_c, rel=1e-4)
+        and cal.rms < 1e-5
+        and cal.n_used == np.isfinite(obs).sum()
+    )
+
+
+def test_a_wrong_form_does_not_calibrate():
+    task = get_task("m0_gravity", "easy", "v0")
+    requests, obs = _observed("m0_gravity", "simple_system")
+    right = calibrate(
+        parse("C*mass1*mass2/distance**1.5", task.variable_names),
+        "m0_gravity",
+        "simple_system",
+        requests,
+        obs,
+    )
+    wrong = calibrate(
+        parse("C*mass1*mass2/distance**2", task.variable_names),
+        "m0_gravity",
+        "simple_system",
+        requests,
+        obs,
+    )
+    assert wrong.rms > 1e3 * right.rms
+
+
+def test_disagreement_is_zero_for_a_unanimous_committee_and_grows_with_resolvable_differences():
+    module, system = "m0_gravity", "simple_system"
+    names = get_task(module, "easy", "v0").variable_names
+    pool = system_pool(module, system, seed=1)[:256]
+    same = predict(
+        module,
+        system,
+        pack([parse("6.7e-5*mass1*mass2/distance**1.5", names)] * 3),
+        pool,
+    )
+    assert np.allclose(series_disagreement(same), 0.0)
+    forms = ("6.7e-5*mass1*mass2/distance**1.5", "6.7e-5*mass1*mass2/distance**2.5")
+    score = series_disagreement(
+        predict(module, system, pack([parse(f, names) for f in forms]), pool)
+    )
+    assert score.shape == (256,) and (score > 0).all()
+    # The law moves the body by a t^2 / 2 with a = C m1 / r^k: heavier mass1 and longer steps make
+    # the two laws' readings part by more than a reading resolves.
+    m1 = np.array([r["mass1"] for r in pool])
+    dt = np.array([r["time_step"] for r in pool])
+    assert np.corrcoef(np.log(m1 * dt**2), score)[0, 1] > 0.5
+
+
+def test_disagreement_counts_what_a_reading_resolves_in_any_unit():
+    rng = np.random.default_rng(0)
+    y = rng.uniform(1.0, 2.0, size=(1, 40, 2, 20))
+    rel = np.where(np.arange(40) < 20, 1e-3, 1e-9)[
+        None, :, None, None
+    ]  # members part by 0.1% or 1e-9
+    pred = np.concatenate([y, y * (1 + rel)])
+    score = series_disagreement(pred)
+    assert score[:20].min() > 10 * score[20:].max()
+    np.testing.assert_allclose(
+        series_disagreement(pred * 1e9), score, rtol=1e-6
+    )  # other units
+    pred[:, 3] = np.nan
+    pred[1:, 4] = np.nan  # one finite member only
+    out = series_disagreement(pred)
+    assert (
+        np.isnan(out[3])
+        and np.isnan(out[4])
+        and np.isfinite(np.delete(out, [3, 4])).all()
+    )
+    with pytest.raises(ValueError, match="channels, times"):
+        series_disagreement(np.zeros((2, 3, 4)))
