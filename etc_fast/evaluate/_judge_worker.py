@@ -251,7 +251,7 @@ def verdict_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | 
             try:
                 _send_frame(sock, request)
                 reply = _recv_frame(sock)
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 return Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s"), False
             except (EOFError, OSError, pickle.UnpicklingError) as exc:
                 if time.monotonic() - start >= timeout_s:

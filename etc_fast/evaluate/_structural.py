@@ -34,7 +34,7 @@ import numpy as np
 import sympy as sp
 
 from etc_fast.evaluate._judge import Verdict
-from etc_fast.evaluate._translate import FLOAT_DPS, Untranslatable, numeric, translate
+from etc_fast.evaluate._translate import Untranslatable, numeric, translate
 from etc_fast.tasks._base import Task
 
 __all__ = ["StructuralJudge", "JUDGE_VERSION"]

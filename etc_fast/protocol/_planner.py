@@ -118,7 +118,6 @@ class _Diag:
 def run_planner(state: TrialState) -> Outcome:
     """Play one planner trial on ``state`` (bootstrap, exploration, synthesis)."""
     cfg, task, spec = state.config, state.task, state.spec
-    names = task.variable_names
 
     pool_U = pool_unit(task.d, spec.pool_seed, cfg.pool_size)
     pool_X = task.unit_to_inputs(pool_U)

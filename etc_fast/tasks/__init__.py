@@ -48,7 +48,7 @@ def list_tasks() -> list[str]:
     return list(MODULES)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _newtonbench_task(module: str, difficulty: str, law_version: str) -> Task:
     return build_task(module, difficulty, law_version)
 

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from kernels.programs import OPCODES, evaluate_programs
 from etc_fast.policies.symbolic._grammar import Atom, Outer
+from kernels.programs import OPCODES, evaluate_programs
 
 __all__ = ["Form", "mono_values", "predict", "form_code", "pack_codes", "compile_forms", "evaluate_forms"]
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+
 import numpy as np
 from scipy.stats import qmc
 

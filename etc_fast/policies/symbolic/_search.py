@@ -56,14 +56,9 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import chi2
 
-from kernels.programs import evaluate_programs
-
 from etc_fast.policies.symbolic._binomial import binomial_atoms
 from etc_fast.policies.symbolic._expfamilies import fit_compound
 from etc_fast.policies.symbolic._forms import Form, form_code, pack_codes, predict
-from etc_fast.policies.symbolic._lsq import error_scale, project_out, refit_relative
-from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
-from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
     Atom,
@@ -74,6 +69,10 @@ from etc_fast.policies.symbolic._grammar import (
     format_exponent,
     make_atoms,
 )
+from etc_fast.policies.symbolic._lsq import error_scale, project_out, refit_relative
+from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
+from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants
+from kernels.programs import evaluate_programs
 
 __all__ = ["Candidate", "SearchLimits", "SearchResult", "search", "relative_errors", "COMPLEXITY_WEIGHT",
            "DEFAULT_SAFETY_LIMIT_S"]
@@ -1052,8 +1051,8 @@ def search(
             s_atoms, s_kinds = signed_view(domains)
             for outer in [o for o in outers if o.name in ("id", "sqrt", "square", "recip")] + \
                     [o for o in POWER_OUTERS if o.valid(yf)]:
-                steps.append((f"signed:{outer.name}", (lambda o: lambda: fit_signed(
-                    col, s_atoms, s_kinds, o, z_of(o), lim, ratios=o.name in ("id", "sqrt", "square")))(outer)))
+                steps.append((f"signed:{outer.name}", (lambda out: lambda: fit_signed(
+                    col, s_atoms, s_kinds, out, z_of(out), lim, ratios=out.name in ("id", "sqrt", "square")))(outer)))
             # compound exponentials (differences, saturations, logistic, occupation numbers, nested)
             steps.append(("cexp:id", lambda: fit_compound(col, views[0], col.atoms_matrix(views[0]), z_of(ident), lim)))
 

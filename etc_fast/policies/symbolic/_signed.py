@@ -34,17 +34,16 @@ the half-integer grid (a Hill exponent 2.7).
 from __future__ import annotations
 
 import itertools
-from fractions import Fraction
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 from scipy.optimize import least_squares
 
-from kernels.pairs import best_pairs as _best_pairs
-
 from etc_fast.policies.symbolic._forms import Form
 from etc_fast.policies.symbolic._grammar import Atom, Outer, VariableDomain
 from etc_fast.policies.symbolic._lsq import error_scale, project_out
+from kernels.pairs import best_pairs as _best_pairs
 
 __all__ = ["signed_view", "error_scale", "fit_signed", "POWER_OUTERS"]
 
