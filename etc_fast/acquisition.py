@@ -46,7 +46,7 @@ __all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"
 METHODS = ("variance", "pairwise", "random")
 """Acquisition methods a planner step accepts."""
 
-_JIT_OFF = _numba_config.DISABLE_JIT
+_JIT_OFF = _numba_config.DISABLE_JIT  # type: ignore[attr-defined]  # numba.config sets its options at import; the stubs omit them
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 

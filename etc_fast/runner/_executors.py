@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -238,7 +238,7 @@ def _limit_threads(workers: int) -> None:
         import numba
 
         cores = os.cpu_count() or 1
-        numba.set_num_threads(max(1, min(numba.config.NUMBA_NUM_THREADS, cores // max(1, workers))))
+        numba.set_num_threads(max(1, min(numba.config.NUMBA_NUM_THREADS, cores // max(1, workers))))  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001 - numba missing or its thread layer unavailable: leave the default
         pass
 
@@ -324,7 +324,7 @@ class LocalExecutor:
             initargs=(worker, self.workers, os.getpid()),
         )
 
-    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Iterator[tuple[TrialSpec, dict[str, Any]]]:
+    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Generator[tuple[TrialSpec, dict[str, Any]], None, None]:
         """Yield ``(spec, record_dict)`` for every spec, in completion order."""
         pending = collections.deque(specs)
         suspects: collections.deque[TrialSpec] = collections.deque()
@@ -401,7 +401,7 @@ class ThreadExecutor:
     def __init__(self, workers: int) -> None:
         self.workers = max(1, int(workers))
 
-    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Iterator[tuple[TrialSpec, dict[str, Any]]]:
+    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Generator[tuple[TrialSpec, dict[str, Any]], None, None]:
         """Yield ``(spec, record_dict)`` for every spec, in completion order."""
         todo: queue.SimpleQueue[TrialSpec] = queue.SimpleQueue()
         for spec in specs:
@@ -500,7 +500,7 @@ class RayExecutor:
         self.workers = max(1, int(workers))
         self.address = address
 
-    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Iterator[tuple[TrialSpec, dict[str, Any]]]:
+    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Generator[tuple[TrialSpec, dict[str, Any]], None, None]:
         """Yield ``(spec, record_dict)`` for every spec, in completion order."""
         ray = _import_ray()
         started = False
