@@ -27,7 +27,7 @@ from etc_fast.llm._client import (
     resolve_model,
     stop_calls,
 )
-from etc_fast.llm._newtonbench import NewtonBenchCheckoutError, NewtonBenchTexts
+from etc_fast.llm._newtonbench import NewtonBenchCheckoutError, NewtonBenchTexts, make_texts
 from etc_fast.llm._parse import (
     MAX_HYPOTHESES,
     ReplyError,
@@ -43,7 +43,7 @@ from etc_fast.llm._parse import (
     parse_committee,
     parse_experiments,
 )
-from etc_fast.llm._texts import BaselineTexts, make_texts, register_apparatus
+from etc_fast.llm._texts import BaselineTexts, register_apparatus
 
 __all__ = [
     "BaselineTexts",

@@ -227,7 +227,7 @@ def _prestart_helpers(judge: str) -> None:
         zygote().prestart()
     if judge == "structural":
         with contextlib.suppress(Exception):
-            from etc_fast.evaluate._judge_worker import judge_server
+            from etc_fast.evaluate._judge_client import judge_server
 
             judge_server().prestart()
 
