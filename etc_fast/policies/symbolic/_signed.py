@@ -63,7 +63,7 @@ POWER_OUTERS: tuple[Outer, ...] = tuple(_power_outer(Fraction(q)) for q in ("3/2
 power-outer family with exponents 3/2, 2/3, 3, 1/3, -2, -3/2 and -2/3."""
 
 
-def signed_view(domains: Sequence[VariableDomain]) -> tuple[tuple[Atom, ...], tuple[tuple[float, ...], ...]]:
+def signed_view(domains: Sequence[VariableDomain]) -> tuple[tuple[Atom, ...], tuple[str, ...]]:
     """The signed view's atoms and, per atom, the kind of exponents it takes.
 
     Returns:
@@ -210,10 +210,10 @@ def _greedy(U: np.ndarray, t: np.ndarray, pairs: int, max_terms: int, extend: in
     """
     res1 = float(t @ t) - (U.T @ t) ** 2
     n_seeds = int(min(32, max(3, pair_budget // max(U.shape[1] ** 2, 1))))
-    singles = [(int(a),) for a in np.argsort(res1, kind="stable")[:n_seeds]]
+    singles: list[tuple[int, ...]] = [(int(a),) for a in np.argsort(res1, kind="stable")[:n_seeds]]
     subsets: dict[tuple[int, ...], None] = dict.fromkeys(_best_pairs(U, t, pairs))
     frontier = list(subsets)[:extend]
-    seeds = {3: singles, 4: list(subsets)[:2]}
+    seeds: dict[int, list[tuple[int, ...]]] = {3: singles, 4: list(subsets)[:2]}
     for size in range(3, max_terms + 1):
         grown: dict[tuple[int, ...], float] = {}
         for base in frontier:
@@ -265,7 +265,7 @@ def _fit_signed(col, atoms, kinds, outer, z, lim, ratios) -> None:
     if not len(E):
         return
     t = zo / ws
-    fits: list[Form] = []
+    fits: list[tuple[float, int, Form]] = []  # (weighted residual, terms, form)
 
     # sums
     Vw = V / ws[:, None]
