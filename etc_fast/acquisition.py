@@ -29,17 +29,24 @@ from numba import config as _numba_config
 from kernels._checks import as_float_array
 from kernels._checks import check_k as _check_k
 from kernels.programs import _evaluate_programs, check_programs
-from kernels.select import select_random
-from kernels.step import DEFAULT_CONSTANTS, METHODS as _METHOD_CODES, acquisition_step, step_constants
-from kernels.step import _check_edge, _committee_run, _raise_bad_unit
 from kernels.rank_reg import EDGE_LO
+from kernels.select import select_random
+from kernels.step import (
+    DEFAULT_CONSTANTS,
+    _check_edge,
+    _committee_run,
+    _raise_bad_unit,
+    acquisition_step,
+    step_constants,
+)
+from kernels.step import METHODS as _METHOD_CODES
 
 __all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
 
 METHODS = ("variance", "pairwise", "random")
 """Acquisition methods a planner step accepts."""
 
-_JIT_OFF = _numba_config.DISABLE_JIT
+_JIT_OFF = _numba_config.DISABLE_JIT  # type: ignore[attr-defined]  # numba.config sets its options at import; the stubs omit them
 _EMPTY_I = np.zeros(0, dtype=np.int64)
 _EMPTY_F = np.zeros(0, dtype=np.float64)
 
@@ -797,9 +804,9 @@ def plan_noisy_step(
         noisy: The task says the lab is noisy.
         (others as :func:`plan_step`)
     """
+    from etc_fast.expr import ExprError, parse
     from kernels.calibrate import calibrate
     from kernels.noise import maximin_pick, relative_disagreement, relative_residual_rms
-    from etc_fast.expr import ExprError, parse
 
     k = _check_method_k(method, k)
     variables = tuple(variables)

@@ -25,7 +25,6 @@ import numpy as np
 from scipy.stats import qmc
 
 from etc_fast._portable import unit_doubles
-
 from etc_fast.tasks._base import Task
 
 __all__ = [

@@ -4,8 +4,22 @@
 LLVM assume NaN/inf never occur.
 """
 
+from typing import Literal, TypedDict
+
+
+class JitOptions(TypedDict, total=False):
+    """The keyword options the kernels pass to ``numba.njit`` (typed so ``@njit(**JIT)`` type-checks)."""
+
+    cache: bool
+    nogil: bool
+    parallel: bool
+    fastmath: set[str]
+    error_model: Literal["python", "numpy"]
+    inline: Literal["never", "always"]
+
+
 FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
-JIT = dict(cache=True, nogil=True, fastmath=FASTMATH)
+JIT: JitOptions = {"cache": True, "nogil": True, "fastmath": FASTMATH}
 
 
 def _drop_stale_cache() -> None:

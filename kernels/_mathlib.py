@@ -27,9 +27,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kernels._jit import JitOptions
+
 __all__ = ["MATH_JIT", "log1p_nonneg"]
 
-MATH_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath={"nsz", "contract"})
+MATH_JIT: JitOptions = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": {"nsz", "contract"}}
 
 # ln 2 split so that k * _LN2_HI is exact for every binary exponent k (|k| < 2**20): _LN2_HI is
 # ln 2 rounded to double with its 20 low significand bits cleared (0x3FE62E42FEF00000), _LN2_LO is

@@ -19,6 +19,7 @@ from numba import njit
 
 from kernels._jit import JIT
 
+
 @njit(**JIT)
 def _finite(x):
     """``x`` is neither NaN nor infinite, robust to the JIT's fastmath flags.

@@ -56,15 +56,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kernels._jit import JitOptions
+
 __all__ = [
     "VEC_JIT", "TRIG_MAX", "sin_inplace", "cos_inplace", "tan_inplace", "asin_inplace",
     "acos_inplace", "atan_inplace", "exp_inplace", "log_inplace",
 ]
 
-VEC_JIT = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+VEC_JIT: JitOptions = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": {"contract"}}
 """Options of every function here (see the module notes for why the fast-math set is so small)."""
 
-_CORE = dict(VEC_JIT, inline="always")
+_CORE: JitOptions = {**VEC_JIT, "inline": "always"}
 
 TRIG_MAX = 262144.0
 """Largest ``|x|`` that ``sin``/``cos``/``tan`` reduce themselves (2**18); libm takes the rest."""

@@ -379,7 +379,7 @@ def _check_and_evaluate(ops, args, consts, prog_start, prog_len, const_start, XT
     return code, where_p, where_k, depth
 
 
-_JIT_OFF = numba_config.DISABLE_JIT
+_JIT_OFF = numba_config.DISABLE_JIT  # type: ignore[attr-defined]  # numba.config sets its options at import; the stubs omit them
 
 
 def _raise_invalid(code, where_p, where_k):

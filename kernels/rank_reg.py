@@ -181,10 +181,6 @@ def _as_vector(x, name: str) -> np.ndarray:
     return as_float_array(x, name, 1, kinds="fiu")
 
 
-def _as_vector(x, name: str) -> np.ndarray:
-    return as_float_array(x, name, 1, kinds="fiu")
-
-
 def stable_argsort(x) -> np.ndarray:
     """Stable ascending argsort of finite values (same result as ``np.argsort(kind="stable")``)."""
     x = _as_vector(x, "x")

@@ -379,34 +379,6 @@ def _select_random(pool_idx, uniforms):
     return arr[:kk].copy()
 
 
-@njit(**JIT)
-def _select_random(pool_idx, uniforms):
-    """Partial Fisher-Yates draw without replacement.
-
-    Parameters
-    ----------
-    pool_idx : int64[n]
-        Candidate indices (ascending).
-    uniforms : float64[k]
-        Pre-drawn uniforms in [0, 1).
-
-    Returns
-    -------
-    picks : int64[min(k, n)]
-    """
-    arr = pool_idx.copy()
-    n = arr.size
-    kk = uniforms.size if uniforms.size < n else n
-    for t in range(kk):
-        j = t + int(uniforms[t] * (n - t))
-        if j > n - 1:
-            j = n - 1
-        tmp = arr[t]
-        arr[t] = arr[j]
-        arr[j] = tmp
-    return arr[:kk].copy()
-
-
 # ---------------------------------------------------------------------------------------------
 # Public wrappers
 # ---------------------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ import numpy as np
 import sympy as sp
 
 from etc_fast.evaluate._judge import Verdict
-from etc_fast.evaluate._translate import FLOAT_DPS, Untranslatable, numeric, translate
+from etc_fast.evaluate._translate import Untranslatable, numeric, translate
 from etc_fast.tasks._base import Task
 
 __all__ = ["StructuralJudge", "JUDGE_VERSION"]
@@ -263,7 +263,7 @@ class StructuralJudge:
             submitted number and the truth's.
         grid: Optional float64[n, d] points to judge on (default: the task's evaluation grid).
         timeout_s: Seconds one verdict's algebra may take; it runs in a child of the judge server
-            (:mod:`etc_fast.evaluate._judge_worker`) that is killed at the limit, the verdict then
+            (:mod:`etc_fast.evaluate._judge_client`) that is killed at the limit, the verdict then
             being "not credited: no verdict within the limit". ``None``: judge in this process.
     """
 
@@ -289,7 +289,7 @@ class StructuralJudge:
             return self.judge_here(source, task)
         # the algebra in a judge child that the deadline kills; a verdict it reached is remembered
         # (the judge is a function of the submission and the task: many trials submit the same law)
-        from etc_fast.evaluate._judge_worker import verdict_in_worker
+        from etc_fast.evaluate._judge_client import verdict_in_worker
 
         try:
             key = (source, self._task_key(task), self.rel_tol, self._grid_key)

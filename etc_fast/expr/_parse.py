@@ -11,8 +11,8 @@ import ast
 import keyword
 import math
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -282,7 +282,7 @@ class _Parser:
         if stmts and _is_docstring(stmts[0]):
             stmts = stmts[1:]
         result = None
-        for i, stmt in enumerate(stmts):
+        for stmt in stmts:
             if result is not None:
                 self.fail("statements after return are not allowed", stmt)
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):

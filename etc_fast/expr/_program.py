@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-from kernels.programs import OP_ARITY, OPCODES, evaluate_programs
+from kernels.programs import OPCODES, evaluate_programs
 
 __all__ = ["Program", "Packed", "pack", "evaluate_many", "format_number"]
 
@@ -75,8 +76,8 @@ def _render(ops, args, consts, const_names, variables, source: bool) -> str:
                 rt = wrap(right, lambda p: p < _P_UNARY)
                 stack.append((f"{lt}**{rt}", _P_POW))
             else:
-                lt = wrap(left, lambda p: p < prec)
-                rt = wrap(right, lambda p: p <= prec)
+                lt = wrap(left, lambda p, prec=prec: p < prec)
+                rt = wrap(right, lambda p, prec=prec: p <= prec)
                 text = f"{lt} {sym} {rt}" if prec == _P_ADD else f"{lt}{sym}{rt}"
                 stack.append((text, prec))
         elif op == OPCODES["neg"]:
@@ -125,7 +126,7 @@ class Program:
     const_names: tuple[str | None, ...]
 
     @classmethod
-    def build(cls, variables, ops, args, consts, const_is_exponent, const_names) -> "Program":
+    def build(cls, variables, ops, args, consts, const_is_exponent, const_names) -> Program:
         """Assemble a program from its arrays, deriving ``text`` and ``nuisance``."""
         variables = tuple(variables)
         ops = _frozen_array(ops, np.int64)
@@ -149,7 +150,7 @@ class Program:
         """
         return evaluate_many([self], X)[0]
 
-    def with_consts(self, consts) -> "Program":
+    def with_consts(self, consts) -> Program:
         """The same program with a new constant table (float64[C])."""
         consts = np.asarray(consts, dtype=np.float64)
         if consts.shape != self.consts.shape:

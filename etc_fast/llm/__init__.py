@@ -12,10 +12,8 @@ and the NewtonBench symbolic judge.
   :func:`register_apparatus` — the apparatus section of a task message per experiment system.
 """
 
-from etc_fast.llm import _cache, _client, _parse
 from etc_fast.llm._cache import CACHE_MODES, CachedReply, CacheMiss, ResponseCache, cache_key, canonical_request
 from etc_fast.llm._client import (
-    stop_calls,
     FIXED_TEMPERATURE_MODELS,
     MODEL_ALIASES,
     Completion,
@@ -27,7 +25,9 @@ from etc_fast.llm._client import (
     backoff_delay,
     parse_retry_after,
     resolve_model,
+    stop_calls,
 )
+from etc_fast.llm._newtonbench import NewtonBenchCheckoutError, NewtonBenchTexts, make_texts
 from etc_fast.llm._parse import (
     MAX_HYPOTHESES,
     ReplyError,
@@ -36,13 +36,50 @@ from etc_fast.llm._parse import (
     extract_final_law,
     extract_law,
     last_block,
+    nb_experiments,
+    nb_final_law,
     parse_action,
+    parse_baseline_newtonbench,
     parse_committee,
     parse_experiments,
 )
+from etc_fast.llm._texts import BaselineTexts, register_apparatus
 
-from etc_fast.llm._newtonbench import NewtonBenchCheckoutError, NewtonBenchTexts
-from etc_fast.llm._texts import BaselineTexts, make_texts, register_apparatus
-
-__all__ = sorted({*_cache.__all__, *_client.__all__, *_parse.__all__, "BaselineTexts", "NewtonBenchCheckoutError",
-                  "NewtonBenchTexts", "make_texts", "register_apparatus"})
+__all__ = [
+    "BaselineTexts",
+    "CACHE_MODES",
+    "CacheMiss",
+    "CachedReply",
+    "Completion",
+    "FIXED_TEMPERATURE_MODELS",
+    "LLMCallError",
+    "LLMClient",
+    "LLMConfigError",
+    "LLMSettings",
+    "MAX_HYPOTHESES",
+    "MODEL_ALIASES",
+    "NewtonBenchCheckoutError",
+    "NewtonBenchTexts",
+    "ReplyError",
+    "ResolvedModel",
+    "ResponseCache",
+    "backoff_delay",
+    "cache_key",
+    "canonical_request",
+    "clean_expression",
+    "extract_code",
+    "extract_final_law",
+    "extract_law",
+    "last_block",
+    "make_texts",
+    "nb_experiments",
+    "nb_final_law",
+    "parse_action",
+    "parse_baseline_newtonbench",
+    "parse_committee",
+    "parse_experiments",
+    "parse_retry_after",
+    "register_apparatus",
+    "resolve_model",
+    "stop_calls",
+]

@@ -21,7 +21,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from etc_fast._urls import normalise_base_url
@@ -65,7 +65,7 @@ class CacheMiss(InfrastructureError, LookupError):
 
 def canonical_request(
     model: str,
-    messages: list[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]],
     temperature: float | None,
     seed: int | None,
     base_url: str | None,

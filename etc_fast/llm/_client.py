@@ -501,7 +501,7 @@ class LLMClient:
             return None
         with self._init_lock:
             if self._cache is None:
-                self._cache = ResponseCache(self.settings.cache_path)  # type: ignore[arg-type]
+                self._cache = ResponseCache(self.settings.cache_path)
             return self._cache
 
     def close(self) -> None:

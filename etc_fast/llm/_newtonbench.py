@@ -35,7 +35,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from etc_fast.llm._texts import BaselineTexts, error_message
+from etc_fast.llm._texts import DEFAULT_TEXTS, PROMPT_MODES, BaselineTexts, error_message
 from etc_fast.protocol._types import TaskView
 
 #: Environment variable naming the checkout when ``llm.newtonbench_path`` is not set.
@@ -495,4 +495,18 @@ class _UsageView:
         return self._texts.turn_usage(self._turn, self._calls)
 
 
-__all__ = ["ENV_VAR", "NewtonBenchCheckoutError", "NewtonBenchTexts", "resolve_checkout"]
+__all__ = ["ENV_VAR", "NewtonBenchCheckoutError", "NewtonBenchTexts", "make_texts", "resolve_checkout"]
+
+
+def make_texts(prompts: str = "etc_fast", newtonbench_path: str | None = None) -> BaselineTexts:
+    """The texts for ``llm.prompts`` (``etc_fast``: :data:`~etc_fast.llm._texts.DEFAULT_TEXTS`;
+    ``newtonbench``: read from the checkout by :class:`NewtonBenchTexts`).
+
+    Raises:
+        ValueError: an unknown mode; NewtonBenchCheckoutError: a missing or incompatible checkout.
+    """
+    if prompts in (None, "etc_fast"):
+        return DEFAULT_TEXTS
+    if prompts == "newtonbench":
+        return NewtonBenchTexts(newtonbench_path)
+    raise ValueError(f"llm.prompts must be one of {', '.join(PROMPT_MODES)}, got {prompts!r}")

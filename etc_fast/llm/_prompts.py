@@ -13,9 +13,7 @@ project's words) and :mod:`etc_fast.llm._newtonbench` (NewtonBench's own, from a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 

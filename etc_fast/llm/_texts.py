@@ -465,22 +465,6 @@ DEFAULT_TEXTS = BaselineTexts()
 PROMPT_MODES = ("etc_fast", "newtonbench")
 
 
-def make_texts(prompts: str = "etc_fast", newtonbench_path: str | None = None) -> BaselineTexts:
-    """The texts for ``llm.prompts`` (``newtonbench``: read from the checkout, see
-    :mod:`etc_fast.llm._newtonbench`).
-
-    Raises:
-        ValueError: an unknown mode; NewtonBenchCheckoutError: a missing or incompatible checkout.
-    """
-    if prompts in (None, "etc_fast"):
-        return DEFAULT_TEXTS
-    if prompts == "newtonbench":
-        from etc_fast.llm._newtonbench import NewtonBenchTexts
-
-        return NewtonBenchTexts(newtonbench_path)
-    raise ValueError(f"llm.prompts must be one of {', '.join(PROMPT_MODES)}, got {prompts!r}")
-
-
 _ANSWER_RE = re.compile(r"ANSWER:\s*(YES|NO)")
 _WORD_RE = re.compile(r"\b(YES|NO)\b")
 
@@ -506,7 +490,6 @@ __all__ = [
     "PROMPT_MODES",
     "BaselineTexts",
     "error_message",
-    "make_texts",
     "parse_verdict",
     "register_apparatus",
     "task_system",

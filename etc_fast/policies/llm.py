@@ -21,12 +21,13 @@ import numpy as np
 from etc_fast.errors import InfrastructureError
 from etc_fast.llm import _prompts as P
 from etc_fast.llm._client import LLMClient, LLMConfigError, LLMSettings
+from etc_fast.llm._newtonbench import make_texts
 from etc_fast.llm._parse import (
     MAX_REPLY_CHARS,
     parse_action,
     parse_baseline_newtonbench,
 )
-from etc_fast.llm._texts import BaselineTexts, make_texts
+from etc_fast.llm._texts import BaselineTexts
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
 #: Longest feedback text (characters) put into one message; longer text is cut with a note.

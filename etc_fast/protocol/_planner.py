@@ -118,24 +118,12 @@ class _Diag:
 def run_planner(state: TrialState) -> Outcome:
     """Play one planner trial on ``state`` (bootstrap, exploration, synthesis)."""
     cfg, task, spec = state.config, state.task, state.spec
-    names = task.variable_names
 
     pool_U = pool_unit(task.d, spec.pool_seed, cfg.pool_size)
     pool_X = task.unit_to_inputs(pool_U)
     available = np.ones(pool_X.shape[0], dtype=bool)
 
-    _, X_boot = bootstrap_probes(task, cfg.bootstrap_min)
-    n_boot = state.allowance(X_boot.shape[0])
-    y_boot = state.measure(X_boot[:n_boot], "bootstrap")
-    state.events.append({
-        "phase": "bootstrap",
-        "event": "bootstrap",
-        "n_probes": int(X_boot.shape[0]),
-        "measured": int(n_boot),
-        "X": X_boot[:n_boot].tolist(),
-        "y": to_jsonable(y_boot),
-        "truncated_by_budget": bool(n_boot < X_boot.shape[0]),
-    })
+    n_boot = _bootstrap(state)
     diag = _Diag(state, n_boot)
 
     begin_error = state.begin("explore")
@@ -153,16 +141,8 @@ def run_planner(state: TrialState) -> Outcome:
         if not available.any():
             end_reason = "pool_exhausted"
             break
-        allowed = {"committee", "draft"} | ({"analysis"} if cfg.interpreter else set())
         shown, diag_index = diag.shown("explore", turn)
-        X_obs, y_obs = state.frozen_observations()
-        obs = Observation(
-            phase="explore", task=state.view, X=X_obs, y=y_obs, diagnostics=shown, turn=turn,
-            turns_left=cfg.exploration_turns - turn - 1, measurements_used=state.measurements,
-            measurements_left=left, allowed=frozenset(allowed), interpreter=cfg.interpreter,
-            feedback=feedback, noisy=bool(spec.noise > 0), batch_cap=cfg.batch_cap, feedback_kind=fkind,
-            new_rows=new_rows,
-        )
+        obs = _explore_observation(state, shown, turn, left, feedback, fkind, new_rows)
         action, ev = _decide_event(state, obs, "explore", turn, diag_index)
         new_rows = 0
         kind = action.kind
@@ -172,16 +152,9 @@ def run_planner(state: TrialState) -> Outcome:
             state.events.append(ev)
             end_reason = "draft"
             break
-        if kind == "analysis" and (cfg.interpreter or cfg.acquisition != "random"):
-            if cfg.interpreter:
-                feedback, ev["analysis"] = run_analysis(state, action.code)
-                fkind = "analysis"
-            else:
-                feedback = (
-                    "Analysis requests are not available in this configuration (no interpreter); the turn is "
-                    "used. Propose a committee of hypotheses or submit a draft law."
-                )
-                fkind = "refusal"
+        if kind == "analysis" and cfg.interpreter:
+            feedback, ev["analysis"] = run_analysis(state, action.code)
+            fkind = "analysis"
         elif kind == "committee":
             feedback, fkind, new_rows, parsed_ok = _committee_turn(state, action, turn, pool_X, pool_U, available, diag, ev)
             if parsed_ok:
@@ -200,19 +173,8 @@ def run_planner(state: TrialState) -> Outcome:
                 state, Action(kind="committee"), turn, pool_X, pool_U, available, diag, ev,
                 lead=f"No committee was received: {why[0].upper() + why[1:]}.",
             )
-        elif kind in ("experiment", "final"):
-            what = "Experiment requests" if kind == "experiment" else "Final submissions"
-            feedback = (
-                f"{what} are not accepted during exploration; the turn is used. The planner chooses the "
-                "measurements: propose a committee of hypotheses, or end exploration with a draft law."
-            )
-            fkind = "refusal"
-        else:  # invalid
-            feedback = (
-                f"Your reply could not be used ({action.error}); the turn is used. Reply with a committee of "
-                f"2-{MAX_COMMITTEE} hypotheses" + (", an analysis request" if cfg.interpreter else "") + " or a draft law."
-            )
-            fkind = "repair"
+        else:  # a scored planner's unusable reply: refused or repaired, the turn is used
+            feedback, fkind = _unaccepted(action, cfg.interpreter)
         ev["feedback"] = feedback
         ev["feedback_kind"] = fkind
         state.events.append(ev)
@@ -221,12 +183,7 @@ def run_planner(state: TrialState) -> Outcome:
         "phase": "explore", "event": "exploration_end", "reason": end_reason,
         "measurements": state.measurements, "policy_begin_error": begin_error,
     })
-    status = {
-        "draft": "completed",
-        "turns_exhausted": "max_turns_reached",
-        "budget_exhausted": "budget_exhausted",
-        "pool_exhausted": "pool_exhausted",
-    }[end_reason]
+    status = _STATUS[end_reason]
 
     if cfg.synthesis == "fresh":
         out = _fresh_synthesis(state, draft, diag)
@@ -235,6 +192,68 @@ def run_planner(state: TrialState) -> Outcome:
     out.status = status
     out.draft = draft
     return out
+
+
+#: Trial status by the reason exploration ended.
+_STATUS = {
+    "draft": "completed",
+    "turns_exhausted": "max_turns_reached",
+    "budget_exhausted": "budget_exhausted",
+    "pool_exhausted": "pool_exhausted",
+}
+
+
+def _bootstrap(state: TrialState) -> int:
+    """Measure the structured bootstrap probes (as many as the budget allows); returns how many."""
+    _, X_boot = bootstrap_probes(state.task, state.config.bootstrap_min)
+    n_boot = state.allowance(X_boot.shape[0])
+    y_boot = state.measure(X_boot[:n_boot], "bootstrap")
+    state.events.append({
+        "phase": "bootstrap",
+        "event": "bootstrap",
+        "n_probes": int(X_boot.shape[0]),
+        "measured": int(n_boot),
+        "X": X_boot[:n_boot].tolist(),
+        "y": to_jsonable(y_boot),
+        "truncated_by_budget": bool(n_boot < X_boot.shape[0]),
+    })
+    return n_boot
+
+
+def _explore_observation(state: TrialState, shown, turn: int, left, feedback: str | None, fkind: str | None,
+                         new_rows: int) -> Observation:
+    """What the policy sees on exploration turn ``turn``."""
+    cfg = state.config
+    allowed = {"committee", "draft"} | ({"analysis"} if cfg.interpreter else set())
+    X_obs, y_obs = state.frozen_observations()
+    return Observation(
+        phase="explore", task=state.view, X=X_obs, y=y_obs, diagnostics=shown, turn=turn,
+        turns_left=cfg.exploration_turns - turn - 1, measurements_used=state.measurements,
+        measurements_left=left, allowed=frozenset(allowed), interpreter=cfg.interpreter,
+        feedback=feedback, noisy=bool(state.spec.noise > 0), batch_cap=cfg.batch_cap, feedback_kind=fkind,
+        new_rows=new_rows,
+    )
+
+
+def _unaccepted(action: Action, interpreter: bool) -> tuple[str, str]:
+    """``(feedback, kind)`` for a scored planner's reply it cannot act on: an analysis without an
+    interpreter or an experiment/final request (refused), or an invalid reply (repair)."""
+    kind = action.kind
+    if kind == "analysis":
+        return (
+            "Analysis requests are not available in this configuration (no interpreter); the turn is "
+            "used. Propose a committee of hypotheses or submit a draft law."
+        ), "refusal"
+    if kind in ("experiment", "final"):
+        what = "Experiment requests" if kind == "experiment" else "Final submissions"
+        return (
+            f"{what} are not accepted during exploration; the turn is used. The planner chooses the "
+            "measurements: propose a committee of hypotheses, or end exploration with a draft law."
+        ), "refusal"
+    return (
+        f"Your reply could not be used ({action.error}); the turn is used. Reply with a committee of "
+        f"2-{MAX_COMMITTEE} hypotheses" + (", an analysis request" if interpreter else "") + " or a draft law."
+    ), "repair"
 
 
 def _fallback_hypotheses(diag: Diagnostics | None, names: tuple[str, ...]) -> list[str]:

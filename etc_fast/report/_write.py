@@ -183,7 +183,7 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         f"# Report: {root.name}",
         "",
         f"{df.height} trials ({n_failed} failed), models: {', '.join(dict.fromkeys(df.get_column('model').to_list())) or '–'}; "
-        f"written {_dt.datetime.now(_dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} from `trials.parquet`.",
+        f"written {_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')} from `trials.parquet`.",
         f"Judge: **{label}**. SA = share of trials credited by that judge; RMSLE = NewtonBench magnitude RMSLE "
         "on the shared grid.",
         f"Coverage audit of the preset configurations: {n_fin_incomplete} finite-but-incomplete submission(s), "

@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -310,7 +310,7 @@ def _prestart_helpers(judge: str) -> None:
         zygote().prestart()
     if judge == "structural":
         with contextlib.suppress(Exception):
-            from etc_fast.evaluate._judge_worker import judge_server
+            from etc_fast.evaluate._judge_client import judge_server
 
             judge_server().prestart()
 
@@ -321,7 +321,7 @@ def _limit_threads(workers: int) -> None:
         import numba
 
         cores = os.cpu_count() or 1
-        numba.set_num_threads(max(1, min(numba.config.NUMBA_NUM_THREADS, cores // max(1, workers))))
+        numba.set_num_threads(max(1, min(numba.config.NUMBA_NUM_THREADS, cores // max(1, workers))))  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001 - numba missing or its thread layer unavailable: leave the default
         pass
 
@@ -407,7 +407,7 @@ class LocalExecutor:
             initargs=(worker, self.workers, os.getpid()),
         )
 
-    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Iterator[tuple[TrialSpec, dict[str, Any]]]:
+    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Generator[tuple[TrialSpec, dict[str, Any]], None, None]:
         """Yield ``(spec, record_dict)`` for every spec, in completion order."""
         pending = collections.deque(specs)
         suspects: collections.deque[TrialSpec] = collections.deque()
@@ -484,7 +484,7 @@ class ThreadExecutor:
     def __init__(self, workers: int) -> None:
         self.workers = max(1, int(workers))
 
-    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Iterator[tuple[TrialSpec, dict[str, Any]]]:
+    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Generator[tuple[TrialSpec, dict[str, Any]], None, None]:
         """Yield ``(spec, record_dict)`` for every spec, in completion order."""
         todo: queue.SimpleQueue[TrialSpec] = queue.SimpleQueue()
         for spec in specs:
@@ -583,7 +583,7 @@ class RayExecutor:
         self.workers = max(1, int(workers))
         self.address = address
 
-    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Iterator[tuple[TrialSpec, dict[str, Any]]]:
+    def run(self, specs: Sequence[TrialSpec], worker: TrialWorker) -> Generator[tuple[TrialSpec, dict[str, Any]], None, None]:
         """Yield ``(spec, record_dict)`` for every spec, in completion order."""
         ray = _import_ray()
         started = False

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from etc_fast._signals import interrupt_on_sigterm
+from etc_fast.protocol import TrialSpec
 from etc_fast.runner._config import RunConfig
 from etc_fast.runner._executors import TrialWorker, _llm_stop, create_executor
 from etc_fast.runner._grid import expand_grid
@@ -116,107 +117,22 @@ def run_config(
     stream = stream if stream is not None else sys.stderr
     _llm_stop(False)  # calls stopped by an earlier run in this process may go again
     specs = expand_grid(config)
-    if config.require_isolation:
-        from etc_fast.sandbox import IsolationError, require_isolation
-
-        try:
-            require_isolation()
-        except IsolationError as exc:
-            raise PreflightError(str(exc)) from None
-    worker = worker if worker is not None else TrialWorker.from_config(config)
-    try:
-        worker.preflight(config.models)
-    except Exception as exc:  # noqa: BLE001 - any construction error is a configuration problem
-        raise PreflightError(f"{type(exc).__name__}: {exc}") from exc
-    check = getattr(worker, "check_endpoints", None)
-    if callable(check):
-        from etc_fast.errors import InfrastructureError
-
-        try:
-            check(config.models)
-        except InfrastructureError as exc:
-            raise RunStopped(f"endpoint check failed ({exc.kind}): {exc.one_line()}") from None
-
-    llm_bound = all(m not in ("symbolic", "scripted") for m in config.models)
-    breaker = max(1, int(config.llm.max_consecutive_failures))
+    worker = _preflight(config, worker)
     stopped: str | None = None
-    rejudged = 0
     grid_ids = {s.trial_id for s in specs}
     with RunStore.open(config, grid_ids=grid_ids) as store, writing(config.out, "store the results"):
-        finished = store.finished
-        redo = store.unfinished()
-        # A trial whose judge could not be reached keeps its play; only the judge is asked again.
-        rejudge = [tid for tid, e in redo.items() if tid in grid_ids and e["summary"].get("status") != "failed"]
-        pending = [s for s in specs if s.trial_id not in finished and s.trial_id not in rejudge]
-        skipped = len(specs) - len(pending) - len(rejudge)
-        if limit is not None:
-            pending = pending[: max(0, limit)]
-        if skipped:
-            stream.write(f"resuming {store.root}: {skipped} of {len(specs)} trials already finished\n")
-        retried = sum(1 for s in pending if s.trial_id in redo)
-        if retried:
-            stream.write(f"running again {retried} trial(s) that failed before\n")
-        for tid in rejudge:
-            record = json.loads((store.root / redo[tid]["transcript"]).read_text())
-            try:
-                entry = store.append(worker.rejudge(record))
-            except Exception as exc:  # noqa: BLE001 - the stored trial stays as it was
-                stream.write(f"could not judge {tid} again: {type(exc).__name__}: {exc}\n")
-                continue
-            rejudged += 1
-            stream.write(f"judged {tid} again: {entry['summary'].get('judge_reason', '')[:100]}\n")
+        pending, rejudge, redo, skipped = _plan(store, specs, grid_ids, limit, stream)
+        rejudged = _rejudge(store, worker, rejudge, redo, stream)
         progress = Progress(
             len(specs), done=skipped + rejudged, todo=len(pending), stream=stream, tty=tty,
             show_model=len(config.models) > 1,
         )
         if pending:
-            executor = create_executor(
-                config.executor, config.workers, ray_address=config.ray.address, llm_bound=llm_bound
-            )
-            in_a_row = 0
-            records = executor.run(pending, worker)
-            try:
-                for _spec, record in records:
-                    entry = store.append(record)
-                    summary = entry["summary"]
-                    progress.update(summary)
-                    kind = summary.get("error_kind") if summary.get("status") == "failed" else None
-                    if kind == "cache_miss":
-                        pass  # a reply missing from a replay cache says nothing about the other trials
-                    elif kind:
-                        in_a_row += 1
-                        if in_a_row >= breaker:
-                            stopped = (
-                                f"stopped after {in_a_row} trials in a row got no reply from the model "
-                                f"(last: {summary.get('error_kind')}: {str(summary.get('error'))[:200]})"
-                            )
-                            break
-                    else:
-                        in_a_row = 0
-            finally:
-                records.close()
-                progress.close()
+            stopped = _run_pending(config, pending, worker, store, progress)
         store.export_parquet()
-        left = [e for tid, e in store.unfinished().items() if tid in grid_ids]
-        unfinished = dict(collections.Counter(_reason(e["summary"]) for e in left))
-        first = next(
-            (str(e["summary"].get("error") or e["summary"].get("judge_reason") or "") for e in left), None
-        )
+        unfinished, first = _leftovers(store, grid_ids)
 
-    report_path, report_error = None, None
-    if report:
-        try:
-            from etc_fast.report import write_report
-
-            with writing(config.out, "write the report"):
-                report_path = write_report(config.out)
-                from etc_fast.report._viewer import build_viewer
-
-                build_viewer(config.out)  # report/index.html: the run in one page (before the manifest)
-        except RunDirError:  # the directory itself (read-only, full): an output-directory problem
-            raise
-        except Exception as exc:  # noqa: BLE001 - results are safe on disk; say why the report is missing
-            report_error = f"{type(exc).__name__}: {exc}"
+    report_path, report_error = _write_report(config) if report else (None, None)
     with writing(config.out, "write manifest.sha256"):
         write_manifest(config.out)
     wall = time.perf_counter() - t0
@@ -241,4 +157,129 @@ def run_config(
     if stopped is not None:
         raise RunStopped(stopped, result)
     return result
+
+
+def _preflight(config: RunConfig, worker: TrialWorker | None) -> TrialWorker:
+    """Before anything runs: the sandbox's isolation (when required), the worker built and its
+    policies and judge constructed, the endpoints answering."""
+    if config.require_isolation:
+        from etc_fast.sandbox import IsolationError, require_isolation
+
+        try:
+            require_isolation()
+        except IsolationError as exc:
+            raise PreflightError(str(exc)) from None
+    worker = worker if worker is not None else TrialWorker.from_config(config)
+    try:
+        worker.preflight(config.models)
+    except Exception as exc:  # noqa: BLE001 - any construction error is a configuration problem
+        raise PreflightError(f"{type(exc).__name__}: {exc}") from exc
+    check = getattr(worker, "check_endpoints", None)
+    if callable(check):
+        from etc_fast.errors import InfrastructureError
+
+        try:
+            check(config.models)
+        except InfrastructureError as exc:
+            raise RunStopped(f"endpoint check failed ({exc.kind}): {exc.one_line()}") from None
+    return worker
+
+
+def _plan(store: RunStore, specs: list[TrialSpec], grid_ids: set[str], limit: int | None,
+          stream: TextIO) -> tuple[list[TrialSpec], list[str], dict[str, dict], int]:
+    """What this run does with the store as it is: ``(pending, rejudge, redo, skipped)``: trials to
+    play, stored trials whose judge alone is asked again, the unfinished entries, and how many
+    grid trials are finished already."""
+    finished = store.finished
+    redo = store.unfinished()
+    # A trial whose judge could not be reached keeps its play; only the judge is asked again.
+    rejudge = [tid for tid, e in redo.items() if tid in grid_ids and e["summary"].get("status") != "failed"]
+    pending = [s for s in specs if s.trial_id not in finished and s.trial_id not in rejudge]
+    skipped = len(specs) - len(pending) - len(rejudge)
+    if limit is not None:
+        pending = pending[: max(0, limit)]
+    if skipped:
+        stream.write(f"resuming {store.root}: {skipped} of {len(specs)} trials already finished\n")
+    retried = sum(1 for s in pending if s.trial_id in redo)
+    if retried:
+        stream.write(f"running again {retried} trial(s) that failed before\n")
+    return pending, rejudge, redo, skipped
+
+
+def _rejudge(store: RunStore, worker: TrialWorker, rejudge: list[str], redo: dict[str, dict],
+             stream: TextIO) -> int:
+    """Ask the judge again about each stored trial in ``rejudge``; returns how many got a verdict."""
+    rejudged = 0
+    for tid in rejudge:
+        record = json.loads((store.root / redo[tid]["transcript"]).read_text())
+        try:
+            entry = store.append(worker.rejudge(record))
+        except Exception as exc:  # noqa: BLE001 - the stored trial stays as it was
+            stream.write(f"could not judge {tid} again: {type(exc).__name__}: {exc}\n")
+            continue
+        rejudged += 1
+        stream.write(f"judged {tid} again: {entry['summary'].get('judge_reason', '')[:100]}\n")
+    return rejudged
+
+
+def _run_pending(config: RunConfig, pending: list[TrialSpec], worker: TrialWorker, store: RunStore,
+                 progress: Progress) -> str | None:
+    """Play ``pending`` on the configured executor, storing each record as it comes; returns why the
+    run stopped early (``llm.max_consecutive_failures`` trials in a row got no reply) or None."""
+    llm_bound = all(m not in ("symbolic", "scripted") for m in config.models)
+    breaker = max(1, int(config.llm.max_consecutive_failures))
+    executor = create_executor(
+        config.executor, config.workers, ray_address=config.ray.address, llm_bound=llm_bound
+    )
+    in_a_row = 0
+    records = executor.run(pending, worker)
+    try:
+        for _spec, record in records:
+            entry = store.append(record)
+            summary = entry["summary"]
+            progress.update(summary)
+            kind = summary.get("error_kind") if summary.get("status") == "failed" else None
+            if kind == "cache_miss":
+                pass  # a reply missing from a replay cache says nothing about the other trials
+            elif kind:
+                in_a_row += 1
+                if in_a_row >= breaker:
+                    return (
+                        f"stopped after {in_a_row} trials in a row got no reply from the model "
+                        f"(last: {summary.get('error_kind')}: {str(summary.get('error'))[:200]})"
+                    )
+            else:
+                in_a_row = 0
+    finally:
+        records.close()
+        progress.close()
+    return None
+
+
+def _leftovers(store: RunStore, grid_ids: set[str]) -> tuple[dict[str, int], str | None]:
+    """The grid's unfinished trials counted by reason, and the first one's problem (or None)."""
+    left = [e for tid, e in store.unfinished().items() if tid in grid_ids]
+    unfinished = dict(collections.Counter(_reason(e["summary"]) for e in left))
+    first = next(
+        (str(e["summary"].get("error") or e["summary"].get("judge_reason") or "") for e in left), None
+    )
+    return unfinished, first
+
+
+def _write_report(config: RunConfig) -> tuple[Path | None, str | None]:
+    """``OUT/report`` and the viewer: ``(report path, None)``, or ``(None, why)`` when writing them
+    failed for a reason other than the output directory itself (that one raises RunDirError)."""
+    try:
+        from etc_fast.report import write_report
+
+        with writing(config.out, "write the report"):
+            report_path = write_report(config.out)
+            from etc_fast.report._viewer import build_viewer
+
+            build_viewer(config.out)  # report/index.html: the run in one page (before the manifest)
+    except RunDirError:  # the directory itself (read-only, full): an output-directory problem
+        raise
+    except Exception as exc:  # noqa: BLE001 - results are safe on disk; say why the report is missing
+        return None, f"{type(exc).__name__}: {exc}"
+    return report_path, None
 

@@ -397,7 +397,7 @@ def _cpu_paths() -> dict[str, str]:
     try:
         from numba.core import config as numba_config
 
-        out["numba_cpu"] = numba_config.CPU_NAME or "host"
+        out["numba_cpu"] = numba_config.CPU_NAME or "host"  # type: ignore[attr-defined]  # numba.config sets its options at import; the stubs omit them
     except ImportError:
         out["numba_cpu"] = "unknown"
     return out

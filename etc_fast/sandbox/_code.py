@@ -6,19 +6,12 @@ import dataclasses
 import keyword
 from collections.abc import Mapping
 
+from etc_fast.sandbox._imports import CODE_IMPORTS, CODE_READ
 from etc_fast.sandbox._limits import SandboxLimits
 from etc_fast.sandbox._supervisor import ERROR_CHARS, clean_text, encode_data, run_job
 
 __all__ = ["CODE_IMPORTS", "PRELOAD", "CodeRun", "run_code"]
 
-#: Top-level modules the analysis code may import.
-CODE_IMPORTS: tuple[str, ...] = (
-    "math", "cmath", "numpy", "scipy", "sympy", "statistics", "itertools", "functools", "collections",
-    "fractions", "decimal", "random", "json", "re", "string", "operator", "heapq", "bisect", "typing",
-    "dataclasses", "warnings", "time", "datetime", "textwrap", "pprint", "copy", "numbers",
-)
-#: Packages whose directories the interpreter may read (sympy imports mpmath).
-CODE_READ: tuple[str, ...] = (*CODE_IMPORTS, "mpmath")
 #: Modules imported before the code runs (and before the sandbox closes) when the code's text names
 #: SciPy, so the code finds them loaded. The zygote has them imported already (``_zygote.PRELOAD``),
 #: so this costs nothing there; it keeps a SciPy module the zygote could not import loaded before

@@ -67,7 +67,9 @@ def _err(ctypes) -> str:
 
 
 def _mount(ctypes, libc, src, target, fstype, flags, data=None) -> str | None:
-    enc = (lambda s: None if s is None else os.fsencode(s))
+    def enc(s):
+        return None if s is None else os.fsencode(s)
+
     if libc.mount(enc(src), enc(target), enc(fstype), flags, enc(data)) != 0:
         return _err(ctypes)
     return None

@@ -9,13 +9,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from etc_fast.sandbox._imports import LAW_IMPORTS
 from etc_fast.sandbox._limits import SandboxLimits
 from etc_fast.sandbox._supervisor import ERROR_CHARS, clean_text, encode_data, run_job
 
 __all__ = ["LAW_IMPORTS", "LawCall", "call_law", "check_signature", "prepare_source", "signature_pattern"]
 
-#: Top-level modules a submission may import.
-LAW_IMPORTS: tuple[str, ...] = ("math", "cmath", "numpy", "scipy")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _MATH_USE = ("math.pow", "math.exp", "math.sqrt", "math.log", "math.sin", "math.cos", "math.tan")
 

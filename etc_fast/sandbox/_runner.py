@@ -243,7 +243,7 @@ def _serve(ctl, iso, roots) -> None:
     def shutdown() -> None:
         for pidfd in list(by_pidfd):
             kill(pidfd)
-        for pidfd, (pid, _) in list(by_pidfd.items()):
+        for pid, _ in list(by_pidfd.values()):
             try:
                 os.waitpid(pid, 0)
             except OSError:
@@ -296,7 +296,7 @@ def _serve(ctl, iso, roots) -> None:
             drop_status(status)
 
     while True:
-        for fd, ev in poller.poll():
+        for fd, _ev in poller.poll():
             if fd == ctl.fileno():
                 try:
                     msg, fds, _, _ = socket.recv_fds(ctl, 1 << 16, _REQUEST_FDS + 1)

@@ -128,8 +128,7 @@ class Zygote:
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        from etc_fast.sandbox._code import CODE_READ
-        from etc_fast.sandbox._law import LAW_IMPORTS
+        from etc_fast.sandbox._imports import CODE_READ, LAW_IMPORTS
 
         cfg = {"ppid": os.getpid(), "preload": list(self.preload), "package_sets": [list(LAW_IMPORTS), list(CODE_READ)],
                **self.extra}

@@ -208,7 +208,7 @@ class Task:
         X = np.asarray(X, dtype=np.float64)
         return np.column_stack([v.to_unit(X[:, k]) for k, v in enumerate(self.variables)]) if X.size else np.empty((X.shape[0], self.d))
 
-    def inputs_from_request(self, points: "Sequence[Mapping[str, object]]") -> np.ndarray:
+    def inputs_from_request(self, points: Sequence[Mapping[str, object]]) -> np.ndarray:
         """Turn an agent's experiment request (dicts keyed by variable ``key``) into inputs.
 
         Missing keys take the variable's default (a required key raises); unknown keys are ignored,

@@ -83,9 +83,9 @@ def test_a_stuck_judge_server_is_replaced(monkeypatch):
     # A server that is alive but answers nothing (stopped here; a deadlock would look the same) is
     # found out by the missing acknowledgement, killed and replaced, and the verdict is still reached.
     # Before that, each verdict waited its whole timeout_s on it and the server was never replaced.
-    from etc_fast.evaluate import _judge_worker
+    from etc_fast.evaluate import _judge_client
 
-    monkeypatch.setattr(_judge_worker, "ACCEPT_S", 2.0)
+    monkeypatch.setattr(_judge_client, "ACCEPT_S", 2.0)
     judge = StructuralJudge(timeout_s=60.0)
     src = "def discovered_law(mass1, mass2, distance):\n    return 2.5 * mass1 * mass2 / distance ** 1.5\n"
     assert judge.judge(src, GRAV).credited

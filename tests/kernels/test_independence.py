@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
-ALLOWED = {"numpy", "numba", "kernels", "math", "hashlib", "pathlib", "importlib", "__future__"}
+# typing: the TypedDict of the JIT options (kernels/_jit.py), so `@njit(**JIT)` type-checks
+ALLOWED = {"numpy", "numba", "kernels", "math", "hashlib", "pathlib", "importlib", "__future__", "typing"}
 
 
 def test_kernel_sources_import_only_numpy_and_numba():

@@ -113,7 +113,8 @@ def binomial_atoms(X: np.ndarray, y: np.ndarray, raw: Sequence[Atom], max_pairs:
             if hi - lo < 1e-12:
                 c_best, r_best = float(_GRID[k]), float(res[k])
             else:
-                opt = minimize_scalar(lambda u: min(_residual(L, t, xi, xj, sign * math.exp(u)), 1e300), bounds=(lo, hi),
+                opt = minimize_scalar(lambda u, xi=xi, xj=xj, sign=sign: min(_residual(L, t, xi, xj, sign * math.exp(u)), 1e300),
+                                      bounds=(lo, hi),
                                       method="bounded", options={"xatol": 1e-12, "maxiter": 200})
                 c_best, r_best = (sign * math.exp(opt.x), float(opt.fun)) if opt.fun <= res[k] else (float(_GRID[k]), float(res[k]))
             if not r_best * GAIN < base:

@@ -602,7 +602,7 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
         _run, resid = _residual_fn(name, A, y, m, True, cols)
         ranked = []
         for _e, th in picked:
-            g = _lsq(lambda gv, rest=th[2:]: resid(np.concatenate([gv, rest])), th[:2], lim.cexp_nfev // 4, n)
+            g = _lsq(lambda gv, rest=th[2:], resid=resid: resid(np.concatenate([gv, rest])), th[:2], lim.cexp_nfev // 4, n)
             r = resid(np.concatenate([g, th[2:]]))
             ranked.append((float(np.sqrt(np.mean(r * r))), np.concatenate([g, th[2:]])))
         ranked.sort(key=lambda o: o[0])
@@ -628,7 +628,7 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
             # the rates alone first (the screened exponents are simple already); all nonlinear
             # parameters only when that does not explain the data (few distinct points make the
             # full problem prone to near-fits with other exponents)
-            th = np.concatenate([_lsq(lambda gv, rest=th0[k:]: resid(np.concatenate([gv, rest])), th0[:k],
+            th = np.concatenate([_lsq(lambda gv, rest=th0[k:], resid=resid: resid(np.concatenate([gv, rest])), th0[:k],
                                       lim.cexp_nfev // 2, n), th0[k:]])
             if np.sqrt(np.mean(resid(th) ** 2)) > 10.0 * col.tol:
                 th = _lsq(resid, th, lim.cexp_nfev, n)
@@ -649,7 +649,7 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
                 if not np.any(pn2 != 0):
                     continue
 
-                def r_g(gv, pn2=pn2, pm2=pm2):
+                def r_g(gv, pn2=pn2, pm2=pm2, resid_m=resid_m):
                     return resid_m(np.concatenate([gv, pn2, pm2]))
 
                 try:
@@ -749,7 +749,7 @@ def _fit_expmono_real(col, atoms, A: np.ndarray, y: np.ndarray, positive: np.nda
         return beta, C @ beta - t
 
     errs = []
-    for i, pn in enumerate(lib):
+    for pn in lib:
         _b, r = solve(pn)
         errs.append(float(r @ r))
     for i in np.argsort(errs, kind="stable")[:lim.cexp_refine]:

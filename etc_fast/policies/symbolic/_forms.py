@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from etc_fast.policies.symbolic._grammar import Atom, Outer, exponent_cost
 from kernels.programs import OPCODES, evaluate_programs
-from etc_fast.policies.symbolic._grammar import Atom, Outer
 
 __all__ = ["Form", "mono_values", "predict", "form_code", "pack_codes", "compile_forms", "evaluate_forms"]
 
@@ -236,3 +236,18 @@ def evaluate_forms(forms: Sequence[Form], table: np.ndarray, column: Callable[[A
     if not len(forms):
         return np.empty((0, table.shape[0]))
     return evaluate_programs(*compile_forms(forms, column), table)
+
+
+def _complexity(form: Form) -> float:
+    """The description length a form's law is ranked by (outer, monomials, exponents, extras)."""
+    def mono_cost(p):
+        return sum(1.0 + exponent_cost(pj) + a.cost for a, pj in zip(form.atoms, p) if pj != 0.0)
+
+    if form.kind == "compound":
+        return form.outer.cost + form.spec.complexity(form.exps, mono_cost)
+    c = form.outer.cost + sum(1.0 + mono_cost(p) for p in form.exps) + 0.5 * (len(form.exps) - 1)
+    if form.kind == "ratio":
+        c += 1.0
+    if form.kind == "expmono":
+        c += 2.0 + mono_cost(form.exp_exps)
+    return c

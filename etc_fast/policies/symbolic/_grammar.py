@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
@@ -257,3 +258,19 @@ OUTERS: tuple[Outer, ...] = (
     Outer("asin", 2.5, np.arcsin, np.sin, _rng(-math.pi / 2, math.pi / 2), "{asin}({s})", True, ((), (("asin",),))),
     Outer("atan", 2.5, np.arctan, np.tan, _rng(-math.pi / 2 + 1e-9, math.pi / 2 - 1e-9), "{atan}({s})", True, ((), (("atan",),))),
 )
+
+
+def _snap_combos(p_hat: np.ndarray, window, max_combos: int, max_product: int = 4096,
+                 max_options: int = 3) -> list[tuple[float, ...]]:
+    """Exponent vectors near ``p_hat`` (each entry from :func:`exponent_options` within its window),
+    simplest and closest first, at most ``max_combos``."""
+    wins = np.broadcast_to(np.asarray(window, dtype=np.float64), np.shape(p_hat))  # one window per exponent
+    opts = [exponent_options(float(p), float(w), max_options) for p, w in zip(p_hat, wins)]
+    combos = list(itertools.product(*opts)) if np.prod([len(o) for o in opts]) <= max_product else [tuple(o[0] for o in opts)]
+    if np.ndim(window) == 0:
+        combos.sort(key=lambda c: (sum(exponent_cost(v) if v != 0 else 0.0 for v in c)
+                                   + 8.0 * sum(abs(v - p) for v, p in zip(c, p_hat)) / max(window, 1e-12)))
+    else:
+        combos.sort(key=lambda c: (sum(exponent_cost(v) if v != 0 else 0.0 for v in c)
+                                   + 8.0 * sum(abs(v - p) / max(float(w), 1e-12) for v, p, w in zip(c, p_hat, wins))))
+    return combos[:max_combos]

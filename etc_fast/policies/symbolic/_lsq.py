@@ -72,3 +72,18 @@ def refit_relative(form: Form, A: np.ndarray, y: np.ndarray, scale: np.ndarray, 
         return p, False
     p[free] = sol.x
     return p, True
+
+
+def _best_third_columns(U: np.ndarray, t: np.ndarray, base: tuple[int, ...], keep: int = 2) -> dict[tuple[int, ...], float]:
+    """The ``keep`` columns of ``U`` that most reduce the least-squares residual of ``t`` when added
+    to the columns ``base``: ``{sorted(base + (column,)): residual sum of squares}``."""
+    Ut, tr, nn, valid = project_out(U, t, base)
+    out: dict[tuple[int, ...], float] = {}
+    if not valid.any():
+        return out
+    gain = np.full(U.shape[1], -np.inf)
+    gain[valid] = (Ut[:, valid].T @ tr / nn[valid]) ** 2
+    for c in np.argsort(-gain, kind="stable")[:keep]:
+        if np.isfinite(gain[c]):
+            out[tuple(sorted((*base, int(c))))] = float(tr @ tr - gain[c])
+    return out

@@ -56,24 +56,22 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import chi2
 
-from kernels.programs import evaluate_programs
-
 from etc_fast.policies.symbolic._binomial import binomial_atoms
 from etc_fast.policies.symbolic._expfamilies import fit_compound
-from etc_fast.policies.symbolic._forms import Form, form_code, pack_codes, predict
-from etc_fast.policies.symbolic._lsq import error_scale, project_out, refit_relative
-from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
-from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants
+from etc_fast.policies.symbolic._forms import Form, _complexity, form_code, pack_codes, predict
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
     Atom,
     Outer,
     VariableDomain,
-    exponent_cost,
-    exponent_options,
+    _snap_combos,
     format_exponent,
     make_atoms,
 )
+from etc_fast.policies.symbolic._lsq import _best_third_columns, error_scale, refit_relative
+from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
+from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants
+from kernels.programs import evaluate_programs
 
 __all__ = ["Candidate", "SearchLimits", "SearchResult", "search", "relative_errors", "COMPLEXITY_WEIGHT",
            "DEFAULT_SAFETY_LIMIT_S"]
@@ -156,20 +154,6 @@ def _render(form: _Form, fn: Callable[[str], str] = lambda f: f, e_name: str = "
                 parts.append(txt if k == 0 else f" + {txt}")
         inner = "".join(parts)
     return form.outer.render(inner, fn)
-
-
-def _complexity(form: _Form) -> float:
-    def mono_cost(p):
-        return sum(1.0 + exponent_cost(pj) + a.cost for a, pj in zip(form.atoms, p) if pj != 0.0)
-
-    if form.kind == "compound":
-        return form.outer.cost + form.spec.complexity(form.exps, mono_cost)
-    c = form.outer.cost + sum(1.0 + mono_cost(p) for p in form.exps) + 0.5 * (len(form.exps) - 1)
-    if form.kind == "ratio":
-        c += 1.0
-    if form.kind == "expmono":
-        c += 2.0 + mono_cost(form.exp_exps)
-    return c
 
 
 def _n_params(form: _Form) -> int:
@@ -523,20 +507,6 @@ def _positive_rows(A: np.ndarray) -> np.ndarray:
     return np.all(A > 0, axis=1) & np.all(np.isfinite(A), axis=1)
 
 
-def _snap_combos(p_hat: np.ndarray, window, max_combos: int, max_product: int = 4096,
-                 max_options: int = 3) -> list[tuple[float, ...]]:
-    wins = np.broadcast_to(np.asarray(window, dtype=np.float64), np.shape(p_hat))  # one window per exponent
-    opts = [exponent_options(float(p), float(w), max_options) for p, w in zip(p_hat, wins)]
-    combos = list(itertools.product(*opts)) if np.prod([len(o) for o in opts]) <= max_product else [tuple(o[0] for o in opts)]
-    if np.ndim(window) == 0:
-        combos.sort(key=lambda c: (sum(exponent_cost(v) if v != 0 else 0.0 for v in c)
-                                   + 8.0 * sum(abs(v - p) for v, p in zip(c, p_hat)) / max(window, 1e-12)))
-    else:
-        combos.sort(key=lambda c: (sum(exponent_cost(v) if v != 0 else 0.0 for v in c)
-                                   + 8.0 * sum(abs(v - p) / max(float(w), 1e-12) for v, p, w in zip(c, p_hat, wins))))
-    return combos[:max_combos]
-
-
 def _rel_coefs(L: np.ndarray, combos: Sequence[Sequence[float]], z: np.ndarray) -> list[float]:
     """Per exponent vector ``p`` of ``combos``: argmin_c sum(((c M - z) / z)^2) with ``M = exp(L p)``.
 
@@ -669,20 +639,6 @@ def _fit_expmono(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
                           tuple(float(v) for v in E[j])))
 
 
-
-def _best_third_columns(U: np.ndarray, t: np.ndarray, base: tuple[int, ...], keep: int = 2) -> dict[tuple[int, ...], float]:
-    """The ``keep`` columns of ``U`` that most reduce the least-squares residual of ``t`` when added
-    to the columns ``base``: ``{sorted(base + (column,)): residual sum of squares}``."""
-    Ut, tr, nn, valid = project_out(U, t, base)
-    out: dict[tuple[int, ...], float] = {}
-    if not valid.any():
-        return out
-    gain = np.full(U.shape[1], -np.inf)
-    gain[valid] = (Ut[:, valid].T @ tr / nn[valid]) ** 2
-    for c in np.argsort(-gain, kind="stable")[:keep]:
-        if np.isfinite(gain[c]):
-            out[tuple(sorted((*base, int(c))))] = float(tr @ tr - gain[c])
-    return out
 
 def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLimits, *, max_terms=3, refine=True, clock=None):
     ok = np.isfinite(z) & _positive_rows(A)
@@ -1052,8 +1008,8 @@ def search(
             s_atoms, s_kinds = signed_view(domains)
             for outer in [o for o in outers if o.name in ("id", "sqrt", "square", "recip")] + \
                     [o for o in POWER_OUTERS if o.valid(yf)]:
-                steps.append((f"signed:{outer.name}", (lambda o: lambda: fit_signed(
-                    col, s_atoms, s_kinds, o, z_of(o), lim, ratios=o.name in ("id", "sqrt", "square")))(outer)))
+                steps.append((f"signed:{outer.name}", (lambda out: lambda: fit_signed(
+                    col, s_atoms, s_kinds, out, z_of(out), lim, ratios=out.name in ("id", "sqrt", "square")))(outer)))
             # compound exponentials (differences, saturations, logistic, occupation numbers, nested)
             steps.append(("cexp:id", lambda: fit_compound(col, views[0], col.atoms_matrix(views[0]), z_of(ident), lim)))
 

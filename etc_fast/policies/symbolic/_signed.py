@@ -34,17 +34,16 @@ the half-integer grid (a Hill exponent 2.7).
 from __future__ import annotations
 
 import itertools
-from fractions import Fraction
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 from scipy.optimize import least_squares
 
+from etc_fast.policies.symbolic._forms import Form, _complexity
+from etc_fast.policies.symbolic._grammar import Atom, Outer, VariableDomain, _snap_combos
+from etc_fast.policies.symbolic._lsq import _best_third_columns, error_scale, project_out
 from kernels.pairs import best_pairs as _best_pairs
-
-from etc_fast.policies.symbolic._forms import Form
-from etc_fast.policies.symbolic._grammar import Atom, Outer, VariableDomain
-from etc_fast.policies.symbolic._lsq import error_scale, project_out
 
 __all__ = ["signed_view", "error_scale", "fit_signed", "POWER_OUTERS"]
 
@@ -64,7 +63,7 @@ POWER_OUTERS: tuple[Outer, ...] = tuple(_power_outer(Fraction(q)) for q in ("3/2
 power-outer family with exponents 3/2, 2/3, 3, 1/3, -2, -3/2 and -2/3."""
 
 
-def signed_view(domains: Sequence[VariableDomain]) -> tuple[tuple[Atom, ...], tuple[tuple[float, ...], ...]]:
+def signed_view(domains: Sequence[VariableDomain]) -> tuple[tuple[Atom, ...], tuple[str, ...]]:
     """The signed view's atoms and, per atom, the kind of exponents it takes.
 
     Returns:
@@ -153,8 +152,6 @@ def _power_law_terms(kinds: Sequence[str], A: np.ndarray, z: np.ndarray, lim, co
     gives exponents that may lie off the half-integer grid (``k / m**1.3``); its ``count`` nearest
     simple roundings join the library, so a dominant term off the grid can pair with a small one.
     """
-    from etc_fast.policies.symbolic._search import _snap_combos
-
     pos = [j for j, k in enumerate(kinds) if k == "pos"]
     ok = np.isfinite(z) & (z != 0)
     if not pos or ok.sum() < len(pos) + 2 or not (np.all(z[ok] > 0) or np.all(z[ok] < 0)):
@@ -213,10 +210,10 @@ def _greedy(U: np.ndarray, t: np.ndarray, pairs: int, max_terms: int, extend: in
     """
     res1 = float(t @ t) - (U.T @ t) ** 2
     n_seeds = int(min(32, max(3, pair_budget // max(U.shape[1] ** 2, 1))))
-    singles = [(int(a),) for a in np.argsort(res1, kind="stable")[:n_seeds]]
+    singles: list[tuple[int, ...]] = [(int(a),) for a in np.argsort(res1, kind="stable")[:n_seeds]]
     subsets: dict[tuple[int, ...], None] = dict.fromkeys(_best_pairs(U, t, pairs))
     frontier = list(subsets)[:extend]
-    seeds = {3: singles, 4: list(subsets)[:2]}
+    seeds: dict[int, list[tuple[int, ...]]] = {3: singles, 4: list(subsets)[:2]}
     for size in range(3, max_terms + 1):
         grown: dict[tuple[int, ...], float] = {}
         for base in frontier:
@@ -253,8 +250,6 @@ def fit_signed(col, atoms: tuple[Atom, ...], kinds: Sequence[str], outer: Outer,
 
 
 def _fit_signed(col, atoms, kinds, outer, z, lim, ratios) -> None:
-    from etc_fast.policies.symbolic._search import _best_third_columns
-
     A = col.atoms_matrix(atoms)
     ok = np.isfinite(z) & np.all(np.isfinite(A), axis=1)
     zo, Ao = z[ok], A[ok]
@@ -270,7 +265,7 @@ def _fit_signed(col, atoms, kinds, outer, z, lim, ratios) -> None:
     if not len(E):
         return
     t = zo / ws
-    fits: list[Form] = []
+    fits: list[tuple[float, int, Form]] = []  # (weighted residual, terms, form)
 
     # sums
     Vw = V / ws[:, None]
@@ -324,8 +319,6 @@ def _fit_signed(col, atoms, kinds, outer, z, lim, ratios) -> None:
     col.flush()
     # no exact fit on the library: the best two- and three-term fits (weighted residual in z), with
     # and without log atoms, may have exponents off the half-integer grid
-    from etc_fast.policies.symbolic._search import _complexity
-
     if fits and col.tol < min(p[0] for p in fits) < _REFINE_BELOW:
         logs = [j for j, k in enumerate(kinds) if k == "log"]
         chosen: list[Form] = []
@@ -352,8 +345,6 @@ def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: n
     through its linearisation); ``scipy.optimize.least_squares`` moves the exponents with at most
     ``lim.refine_nfev_per_param`` evaluations per exponent.
     """
-    from etc_fast.policies.symbolic._search import _snap_combos
-
     P0 = np.array(form.exps, dtype=np.float64)  # [terms, atoms]
     pos = [j for j, k in enumerate(kinds) if k == "pos"]
     free = [(i, j) for i in range(P0.shape[0]) for j in pos if P0[i, j] != 0.0]
