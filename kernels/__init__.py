@@ -15,8 +15,8 @@ from kernels.rank_reg import edge_weight, ordinal_rank, rank_regularize, stable_
 from kernels.scores import finite_fraction, pairwise_scores, variance_scores
 from kernels.select import eligible_set, select_batch, select_random
 from kernels.stats import SIGN_FLIP_MAX_M, leave_one_out_range, module_bootstrap_interval, sign_flip_pvalue
-from kernels.systems import N_STEPS, TRAJECTORY_SYSTEMS, simulate_trajectories
 from kernels.step import acquisition_step, committee_step, step_constants
+from kernels.systems import N_STEPS, TRAJECTORY_SYSTEMS, simulate_trajectories
 
 __all__ = [
     "evaluate_programs", "check_programs", "OPCODES", "OP_ARITY",

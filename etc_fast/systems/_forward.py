@@ -155,7 +155,9 @@ def predict(module: str, system: str, packed, requests_or_controls) -> np.ndarra
         cols = [[c.key for c in sp.controls].index(k) for k in _KERNEL_COLUMNS[name]]
         out = simulate_trajectories(name, *packed, C[:, cols], n_points(sp, C))
         return out
-    g = lambda key: _col(sp, C, key)
+    def g(key):
+        return _col(sp, C, key)
+
     with np.errstate(all="ignore"):
         return _closed_form(module, system, sp, packed, C, g, n_exp, P)
 
@@ -197,7 +199,9 @@ def _closed_form(module, system, sp, packed, C, g, n_exp, P) -> np.ndarray:
         n = n_points(sp, C)
         t = _series(n_exp, n, g("t"))
         tt = np.where(np.isnan(t), 0.0, t).ravel()
-        rep = lambda v: np.repeat(v, N_STEPS)
+        def rep(v):
+            return np.repeat(v, N_STEPS)
+
         if system == "simple_system":
             y = 0.7 * _eval(
                 packed, np.column_stack([rep(g("N0")), rep(g("lambda_constant")), tt])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 from etc_fast.tasks._base import DIFFICULTIES, LAW_VERSIONS, Task, Variable
 from etc_fast.tasks._custom import CUSTOM, TaskError, load_custom_task
@@ -66,6 +66,20 @@ def _custom_task(path: str, mtime_ns: int, size: int) -> Task:
     return load_custom_task(path)
 
 
+@overload
+def get_task(
+    name: str | os.PathLike, difficulty: str = ..., law_version: str = ...,
+    system: Literal["vanilla_equation"] = ...,
+) -> Task: ...
+@overload
+def get_task(
+    name: str | os.PathLike, difficulty: str = ..., law_version: str = ..., *,
+    system: Literal["simple_system", "complex_system"],
+) -> SystemTask: ...
+@overload
+def get_task(
+    name: str | os.PathLike, difficulty: str = ..., law_version: str = ..., system: str = ...,
+) -> Task | SystemTask: ...
 def get_task(
     name: str | os.PathLike, difficulty: str = "easy", law_version: str = "v0", system: str = "vanilla_equation"
 ) -> Task | SystemTask:
