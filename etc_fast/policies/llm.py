@@ -311,6 +311,10 @@ class LLMPolicy:
         turn = self._last_round + 1  # NewtonBench counts turns from 1
         info = self._last_info
         res = obs.analysis_result or {}
+        if kind == "experiment" and getattr(obs, "system", None) is not None:
+            # a simulated system: the protocol already wrote NewtonBench's time-series output
+            fb = (obs.feedback or "").strip()
+            return fb if "<experiment_output>" in fb else None
         if kind == "experiment":
             out = T.experiment_output(y_new, interpreter=interpreter, single=bool(info.get("single")))
             notes = [ln for ln in (obs.feedback or "").split("\n") if ln.startswith("Only the first ")]
