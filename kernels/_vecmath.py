@@ -58,10 +58,8 @@ from numba import njit
 
 from kernels._jit import JitOptions
 
-__all__ = [
-    "VEC_JIT", "TRIG_MAX", "sin_inplace", "cos_inplace", "tan_inplace", "asin_inplace",
-    "acos_inplace", "atan_inplace", "exp_inplace", "log_inplace",
-]
+__all__ = ["VEC_JIT", "TRIG_MAX", "sin_inplace", "cos_inplace", "tan_inplace", "asin_inplace",
+           "acos_inplace", "atan_inplace", "exp_inplace", "log_inplace"]
 
 VEC_JIT: JitOptions = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": {"contract"}}
 """Options of every function here (see the module notes for why the fast-math set is so small)."""

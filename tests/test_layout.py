@@ -113,3 +113,14 @@ def test_etc_fast_has_no_import_cycles():
     assert not found, "import circles in etc_fast (module-level and function-level imports): " + "; ".join(
         " <-> ".join(c) for c in found
     )
+
+
+def test_no_kernel_file_is_over_500_lines():
+    kernels_dir = Path(__file__).resolve().parents[1] / "kernels"
+    long = {p.name: n for p in sorted(kernels_dir.glob("*.py")) if (n := len(p.read_text().splitlines())) > 500}
+    assert not long, f"kernel files over 500 lines (split them, docs/contributing.md): {long}"
+
+
+def test_kernels_init_imports_its_submodules_explicitly():
+    init = (Path(__file__).resolve().parents[1] / "kernels" / "__init__.py").read_text()
+    assert "importlib" not in init and "import_module" not in init
