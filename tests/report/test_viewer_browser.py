@@ -338,11 +338,11 @@ def test_a_failed_trial_and_a_missing_transcript_open_cleanly(browser, tmp_path)
 def test_heatmap_with_a_column_a_newer_report_adds(browser, tmp_path):
     root = make_run(tmp_path / "run", tasks=("m0_gravity", "m9_hooke_law"), n_draws=50)
     heat = pl.read_parquet(root / "report" / "table_heatmap.parquet")
-    heat.insert_column(heat.columns.index("task") + 1, pl.lit("etc_fast").alias("system")).write_parquet(root / "report" / "table_heatmap.parquet")
+    heat.insert_column(heat.columns.index("task") + 1, pl.lit("etc_fast").alias("suite")).write_parquet(root / "report" / "table_heatmap.parquet")
     t = Page(browser, build_viewer(root).as_uri(), tmp_path)
     page = t.open()
-    assert page.locator("#heatmap-0 thead th").all_inner_texts()[:2] == ["task", "system"]
+    assert page.locator("#heatmap-0 thead th").all_inner_texts()[:2] == ["task", "suite"]
     page.locator('td.heat-cell[data-task="m9_hooke_law"][data-configuration="baseline_n"]').click()
     page.wait_for_selector("#trials-table")
-    assert _count(page) == 1 and "system" not in page.url, "only columns the trials have filter them"
+    assert _count(page) == 1 and "suite" not in page.url, "only columns the trials have filter them"
     t.close("heatmap_new_column")

@@ -29,8 +29,13 @@ MAIN_IDS = json.loads((ROOT / "tests" / "data" / "vanilla_trial_ids.json").read_
 
 @pytest.mark.parametrize("name", sorted(MAIN_IDS["configs"]))
 def test_vanilla_trial_ids_equal_those_of_main(name):
+    # every trial of the config as it was keeps its id (a config may since have gained trials:
+    # noise.yaml gained the noise-aware planners), so existing run directories resume
     ids = [s.trial_id for s in expand_grid(load_config(ROOT / "configs" / name))]
-    assert ids == MAIN_IDS["configs"][name]
+    missing = [i for i in MAIN_IDS["configs"][name] if i not in set(ids)]
+    assert not missing, f"{len(missing)} trial ids of {name} changed, e.g. {missing[:3]}"
+    kept = [i for i in ids if i in set(MAIN_IDS["configs"][name])]
+    assert kept == MAIN_IDS["configs"][name]  # and in the same order
 
 
 def _spec(**kw) -> TrialSpec:
