@@ -182,7 +182,8 @@ ID_OMITTED_WHEN_NONE = ("interpreter_data", "parsing", "max_validation_retries")
 
 
 def config_dict(cfg: ProtocolConfig) -> dict[str, Any]:
-    """``cfg`` as a JSON dict without the :data:`ID_OMITTED_WHEN_NONE` fields that are ``None``."""
+    """``cfg`` as a JSON dict without the :data:`ID_OMITTED_WHEN_NONE` fields that are ``None`` and
+    the :data:`NOISE_KNOB_DEFAULTS` knobs at their defaults (the trial id's view of a config)."""
     d = to_jsonable(cfg)
     for name in ID_OMITTED_WHEN_NONE:
         if d.get(name) is None:

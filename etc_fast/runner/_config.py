@@ -25,6 +25,7 @@ import yaml
 from etc_fast._urls import normalise_base_url
 from etc_fast.protocol import CONFIGURATIONS, ProtocolConfig
 from etc_fast.protocol._types import NOISE_KNOB_DEFAULTS
+from etc_fast.systems import SYSTEMS
 
 __all__ = [
     "ConfigError",
@@ -563,8 +564,6 @@ _TOP_KEYS = (
     "trial_timeout_s", "ablations", "grids", "sandbox",
 )
 _GRID_KEYS = tuple(f.name for f in dataclasses.fields(GridConfig))
-#: NewtonBench systems a grid may list (``etc_fast.systems.SYSTEMS``).
-_SYSTEM_NAMES = ("vanilla_equation", "simple_system", "complex_system")
 _LLM_KEYS = (
     "base_url", "api_key_env", "temperature", "timeout_s", "max_retries", "retry_budget_s", "seed", "cache", "max_tokens",
     "model_id", "max_consecutive_failures", "prompts", "newtonbench_path", "newtonbench_version",
@@ -768,7 +767,7 @@ class _Parser:
         if rollouts > MAX_ROLLOUTS:
             raise self.err(_join(key, "rollouts"), f"{rollouts:,} is more than the limit of {MAX_ROLLOUTS:,} rollouts per cell")
         noise_seed = _positive_int(d.get("noise_seed", 0), src, _join(key, "noise_seed"), minimum=0)
-        systems = self.choices(d.get("systems", ["vanilla_equation"]), _SYSTEM_NAMES, _join(key, "systems"))
+        systems = self.choices(d.get("systems", ["vanilla_equation"]), SYSTEMS, _join(key, "systems"))
         if systems != ["vanilla_equation"]:
             custom = [t for t in tasks if _is_task_path(t)]
             if custom:
