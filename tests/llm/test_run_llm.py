@@ -113,7 +113,8 @@ def test_replay_misses_fail_and_the_next_run_does_exactly_those(tmp_path, capsys
         assert srv.n_requests == paid, "replay mode makes no request"
         rows = summaries(tmp_path / "replayed")
         failed = sorted(r["trial_id"] for r in rows if r["status"] == "failed")
-        assert len(failed) == 2 and all(r["error_kind"] == "cache_miss" for r in rows if r["status"] == "failed")
+        why = [(r["rollout"], r["status"], r["error_kind"], r["llm_calls"], r["calls_cached"]) for r in rows]
+        assert len(failed) == 2 and all(r["error_kind"] == "cache_miss" for r in rows if r["status"] == "failed"), why
         assert all(r["calls_cached"] == r["llm_calls"] == 3 and r["calls_paid"] == 0 for r in rows if r["status"] != "failed")
         err = capsys.readouterr().err
         assert "cache_miss: 2" in err and "again" in err
