@@ -20,7 +20,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "judge", "judge_reason", "status", "prompt_tokens", "completion_tokens", "llm_calls", "wall_s",
     "error_kind", "judge_status", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
     "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
-    "judge_prompt_tokens", "judge_completion_tokens", "system",
+    "judge_prompt_tokens", "judge_completion_tokens", "system", "simulated_points",
 )
 
 
@@ -173,4 +173,8 @@ class TrialRecord:
         row["judge_prompt_tokens"] = int(ju.get("prompt_tokens", 0))
         row["judge_completion_tokens"] = int(ju.get("completion_tokens", 0))
         row["system"] = self.spec.system
+        # Points the simulator returned: one per measurement on the vanilla tier, the returned time
+        # points summed over the experiments on a system (kept with the system observations).
+        obs = self.observations if isinstance(self.observations, dict) else {}
+        row["simulated_points"] = int(obs.get("simulated_points", self.measurements) or 0)
         return row

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from etc_fast.protocol import CONFIGURATIONS
-from etc_fast.runner._schema import TRIALS_SCHEMA, entries_frame
+from etc_fast.runner._schema import TRIALS_SCHEMA, entries_frame, trials_frame
 from etc_fast.runner._store import read_trials
 
 __all__ = ["load_trials", "CONFIG_ORDER", "FAMILY_GROUPS", "config_label", "paper_label", "variant_label", "task_sort_key"]
@@ -77,7 +77,10 @@ def load_trials(run_dir: str | os.PathLike[str]) -> pl.DataFrame:
     pq, jl = root / "trials.parquet", root / "trials.jsonl"
     if pq.exists() and (not jl.exists() or pq.stat().st_mtime >= jl.stat().st_mtime):
         frame = pl.read_parquet(pq)
-        return frame.select([pl.col(c).cast(t) for c, t in TRIALS_SCHEMA.items()])
+        if all(c in frame.columns for c in TRIALS_SCHEMA):
+            return frame.select([pl.col(c).cast(t) for c, t in TRIALS_SCHEMA.items()])
+        if not jl.exists():  # a table written before a column existed: read it as its summaries would be
+            return trials_frame(frame.to_dicts())
     if jl.exists():
         # The store's own reader: a torn last line is dropped with a warning, damage elsewhere is an
         # error, and a trial id seen twice keeps its first line, exactly as a resumed run sees it.

@@ -115,6 +115,7 @@ def _metrics() -> list[pl.Expr]:
         _FINITE.sum().cast(pl.Int64).alias("finite"),
         pl.col("complete").sum().cast(pl.Int64).alias("complete"),
         pl.col("measurements").mean().alias("measurements_mean"),
+        pl.col("simulated_points").mean().alias("simulated_points_mean"),
     ]
 
 
@@ -123,7 +124,8 @@ def table_families(df: pl.DataFrame) -> pl.DataFrame:
 
     Columns: keys, ``group``, ``variants`` (the configurations the row averages, e.g.
     ``Var+Pair+Rand``; fewer when fewer ran), ``n``, ``credited``, ``sa_pct``, ``rmsle_mean_finite``
-    (mean of finite scores), ``finite``, ``complete``, ``measurements_mean``.
+    (mean of finite scores), ``finite``, ``complete``, ``measurements_mean`` (experiments run),
+    ``simulated_points_mean`` (points the simulator returned: a system's time points).
     """
     keys = condition_keys(df)
     d = _with_group(_presets(df))
@@ -135,7 +137,7 @@ def table_configurations(df: pl.DataFrame) -> pl.DataFrame:
     """Table 2 / S4: every configuration (presets and ablations) per model/difficulty.
 
     Columns: keys, ``configuration``, ``label``, ``n``, ``credited``, ``sa_pct``,
-    ``rmsle_mean_finite``, ``finite``, ``complete``, ``measurements_mean``.
+    ``rmsle_mean_finite``, ``finite``, ``complete``, ``measurements_mean``, ``simulated_points_mean``.
     """
     keys = condition_keys(df)
     out = df.group_by(keys + ["configuration"]).agg(_metrics())

@@ -17,16 +17,26 @@ _BOOL = ("interpreter", "valid", "complete", "q_0_01", "q_0_1", "q_1", "credited
 _INT = ("rollout", "measurements", "n_finite_target", "n_finite_pred", "sign_disagreements", "prompt_tokens",
         "completion_tokens", "llm_calls", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
         "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
-        "judge_prompt_tokens", "judge_completion_tokens")
+        "judge_prompt_tokens", "judge_completion_tokens", "simulated_points")
 _FLOAT = ("noise", "rmsle", "wall_s")
 
 
 #: Columns added after the first runs were stored: a row without them reads them as null.
 _LATER = ("error_kind", "judge_status", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
           "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
-          "judge_prompt_tokens", "judge_completion_tokens", "system")
+          "judge_prompt_tokens", "judge_completion_tokens", "system", "simulated_points")
 #: What a later column reads as in a row stored before it existed (else null).
 _LATER_DEFAULTS = {"system": "vanilla_equation"}
+
+
+def _later_default(col: str, row: Mapping[str, Any]) -> Any:
+    """A later column's value in a row stored before it existed: a vanilla trial returned one point
+    per measurement, so its ``simulated_points`` is its ``measurements``."""
+    if col == "simulated_points":
+        if row.get("system", "vanilla_equation") in (None, "vanilla_equation"):
+            return row.get("measurements")
+        return None
+    return _LATER_DEFAULTS.get(col)
 
 
 def _dtype(col: str) -> pl.DataType:
@@ -70,7 +80,7 @@ def trials_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
         if missing:
             raise ValueError(f"results row {i} lacks columns {missing}")
         for col in SUMMARY_COLUMNS:
-            data[col].append(_cell(col, row.get(col, _LATER_DEFAULTS.get(col))))
+            data[col].append(_cell(col, row[col] if col in row else _later_default(col, row)))
     return pl.DataFrame(data, schema=TRIALS_SCHEMA)
 
 
@@ -79,4 +89,7 @@ def entries_frame(entries: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
 
     A column missing from a summary is null.
     """
-    return trials_frame({c: e["summary"].get(c, _LATER_DEFAULTS.get(c)) for c in SUMMARY_COLUMNS} for e in entries)
+    def row(summary: Mapping[str, Any]) -> dict[str, Any]:
+        return {c: summary.get(c) for c in SUMMARY_COLUMNS if c in summary or c not in _LATER}
+
+    return trials_frame(row(e["summary"]) for e in entries)

@@ -112,6 +112,24 @@ def test_summary_has_a_system_column_and_old_rows_read_as_vanilla():
     )
 
 
+def test_simulated_points_are_a_column_and_old_tables_still_load(tmp_path):
+    import polars as pl
+
+    from etc_fast.report import load_trials
+
+    sysrec = TrialRecord(spec=_spec(system="simple_system"), measurements=3,
+                         observations={"requests": [{}] * 3, "simulated_points": 41})
+    vanilla = TrialRecord(spec=_spec(), measurements=7, observations={"X": [], "y": []})
+    rows = [sysrec.summary(), vanilla.summary()]
+    assert [r["simulated_points"] for r in rows] == [41, 7]
+    # A table stored before the column existed: a vanilla row reads one point per measurement,
+    # a system row reads null (its points were not kept), and a report still loads it.
+    old = [{k: v for k, v in r.items() if k != "simulated_points"} for r in rows]
+    assert trials_frame(old).get_column("simulated_points").to_list() == [None, 7]
+    pl.DataFrame(old).write_parquet(tmp_path / "trials.parquet")
+    assert load_trials(tmp_path).get_column("simulated_points").to_list() == [None, 7]
+
+
 @pytest.mark.parametrize("module,system", sorted(SPECS))
 def test_pool_is_deterministic_in_domain_and_runnable(module, system):
     pool = system_pool(module, system, seed=3)
