@@ -25,7 +25,7 @@ def test_without_a_key_the_cli_names_what_is_missing(tmp_path, monkeypatch, caps
     assert not (tmp_path / "out" / "trials.jsonl").exists()
 
 
-def test_a_narrowed_systems_config_runs_against_the_stand_in(tmp_path):
+def test_a_narrowed_systems_config_runs_against_the_stand_in(tmp_path, capsys):
     cfg = yaml.safe_load((ROOT / "configs" / "systems.yaml").read_text())
     grid = cfg["grids"][0]
     grid.update(configurations=["baseline_n", "variance_c"], tasks=["m0_gravity"], difficulties=["easy"], rollouts=1)
@@ -36,6 +36,8 @@ def test_a_narrowed_systems_config_runs_against_the_stand_in(tmp_path):
         code = main([str(path), "--model", "gpt-4.1-mini", "--out", str(tmp_path / "out"), "--no-report"])
         bodies = list(srv.requests)
     assert code == 0
+    progress = capsys.readouterr().err
+    assert " m0_gravity simple_system easy variance_c r0 ok " in progress and " m0_gravity complex_system easy baseline_n r0 ok " in progress
     entries = read_trials(tmp_path / "out" / "trials.jsonl")
     rows = sorted((e["summary"]["system"], e["spec"]["config"]["name"], e["summary"]["status"]) for e in entries)
     assert rows == [(s, c, "completed") for s in ("complex_system", "simple_system") for c in ("baseline_n", "variance_c")]
