@@ -57,6 +57,7 @@ def test_planner_c_on_simple_system_completes_with_system_prompts(serve):  # noq
         ok('{"hypotheses": ["C*mass1*mass2/distance**2", "C*mass1*mass2/(distance**"]}'),  # one parseable: repair
         ok("I think this is Newton's law."),  # no action at all: repair
         ok("<draft_law>\n" + DRAFT + "\n</draft_law>"),
+        ok("<python>\nprint(np.nanmax(series[:, 0, :]) > 0, len(data))\n</python>"),  # synthesis: an analysis
         ok("<final_law>\n" + LAW + "\n</final_law>"),
     ])
     spec = TrialSpec(model="test-model", config=get_configuration("variance_c"), task="m0_gravity", system="simple_system")
@@ -98,6 +99,8 @@ def test_planner_c_on_simple_system_completes_with_system_prompts(serve):  # noq
     assert f"All experiments ({n_boot + 4}; numbered 1-{n_boot + 4})" in synth and DRAFT in synth
     assert "Derived law values" not in synth  # synthesis_diagnostics is off by default
     assert "<final_law>" in synth and "def discovered_law(mass1, mass2, distance):" in synth
+    after = srv.requests[6]["messages"][-1]["content"]
+    assert after.startswith("<python_output>") and f"True {n_boot + 4}" in after and "Replies left after this one: 1" in after
     _no_hidden_law(srv, "m0_gravity", "easy")
 
 
