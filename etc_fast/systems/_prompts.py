@@ -209,7 +209,10 @@ def reliable_threshold(misfit: np.ndarray, noisy: bool) -> float:
 
 
 def power_law_summary(X: np.ndarray, y: np.ndarray, names, keep: np.ndarray) -> str | None:
-    """A log-linear fit ``|L| = K prod |x_j|**p_j`` of the kept rows, as one sentence (``None``: not possible)."""
+    """A log-linear fit ``|L| = K prod |x_j|**p_j`` of the kept rows, as one sentence (``None``: not possible).
+
+    Like the vanilla diagnostics, the sentence gives the exponents and R^2, not the factor ``K``.
+    """
     rows = keep & np.isfinite(y) & (y != 0) & np.all(np.isfinite(X) & (X != 0), axis=1)
     if rows.sum() < 3:
         return None
@@ -227,11 +230,10 @@ def power_law_summary(X: np.ndarray, y: np.ndarray, names, keep: np.ndarray) -> 
     resid = b - A @ coef
     ss = float(np.sum((b - b.mean()) ** 2))
     r2 = 1.0 - float(np.sum(resid**2)) / ss if ss > 0 else float("nan")
-    sign = "-" if signs[0] < 0 else ""
     terms = " * ".join(f"{names[j]}**{coef[i + 1]:.3f}" for i, j in enumerate(varied))
     fixed = [names[j] for j in range(X.shape[1]) if j not in varied]
-    text = (f"A power law fitted to those rows (least squares on the logarithms): L = {sign}{np.exp(coef[0]):.4g} * {terms}"
-            f" (R^2 = {r2:.6f})")
+    text = (f"A power law fitted to those rows (least squares on the logarithms): |L| proportional to {terms}"
+            f" (R^2 = {r2:.6f}; L is {'negative' if signs[0] < 0 else 'positive'} in every one)")
     if fixed:
         text += "; not varied in those rows: " + ", ".join(fixed)
     return text + "."

@@ -153,7 +153,8 @@ def test_power_law_summary_recovers_exponents_from_the_reliable_rows_only():
     misfit = np.r_[1e5, np.full(7, 5.0)]
     text = derived_block(_table(X, y, misfit), ["a", "b"], ["a"], noisy=False)
     assert "Rows whose record a constant law reproduces (misfit <= 100): 7 of 8." in text
-    assert "L = 0.0003 * a**2.000 * b**-0.500 (R^2 = 1.000000)" in text
+    assert "|L| proportional to a**2.000 * b**-0.500 (R^2 = 1.000000; L is positive in every one)" in text
+    assert "0.0003" not in text  # the factor is not shown (as in the vanilla diagnostics)
     assert "a is read from the request" in text and "b is the constant that imitates" in text
     assert text.count("\n1  ") == 1 and "\n8  " in text  # every row listed
     later = derived_block(_table(X, y, misfit), ["a", "b"], ["a"], noisy=False, start=6, full=False)
@@ -167,7 +168,8 @@ def test_power_law_summary_declines_mixed_signs_and_unvaried_inputs():
     keep = np.ones(4, dtype=bool)
     assert power_law_summary(X, np.array([1.0, -2.0, 3.0, 4.0]), ["a", "b"], keep) is None
     text = power_law_summary(X, -2.0 * X[:, 0] ** 3, ["a", "b"], keep)
-    assert text is not None and "L = -2 * a**3.000" in text and "not varied in those rows: b" in text
+    assert text is not None and "proportional to a**3.000 (R^2 = 1.000000; L is negative" in text
+    assert "not varied in those rows: b" in text
     assert power_law_summary(X[:2], X[:2, 0], ["a", "b"], keep[:2]) is None  # too few rows
 
 
