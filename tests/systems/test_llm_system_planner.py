@@ -177,3 +177,15 @@ def test_reliable_threshold_follows_the_noise():
     misfit = np.array([1e4, 2e4, 3e4])
     assert reliable_threshold(misfit, noisy=False) == 100.0
     assert reliable_threshold(misfit, noisy=True) == pytest.approx(2e5)
+
+
+def test_a_vanilla_planner_conversation_keeps_the_vanilla_prompts(serve):  # noqa: F811
+    from etc_fast.llm import _prompts as P
+
+    srv = serve([ok(COMMITTEE), ok("<draft_law>\n" + LAW + "\n</draft_law>"), ok("<final_law>\n" + LAW + "\n</final_law>")])
+    record = run_trial(TrialSpec(model="test-model", config=get_configuration("variance_n"), task="m0_gravity"), _policy(srv))
+    assert record.status == "completed" and srv.n_requests == 3
+    assert srv.requests[0]["messages"][0]["content"] == P.planner_system_prompt(False)
+    assert srv.requests[2]["messages"][0]["content"] == P.synthesis_system_prompt(False)
+    for _, text in _sent(srv):
+        assert "acts inside an apparatus" not in text and "Derived law values" not in text and "<experiment_output>" not in text
