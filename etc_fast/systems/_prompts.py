@@ -6,6 +6,12 @@ the request and response format (time series of at most 20 points), the physics 
 :mod:`etc_fast.systems._spec`, in the project's own words, so that the baselines' prompt builders
 (``etc_fast.llm._prompts``) can put it where the vanilla apparatus block goes. Nothing here reads
 the hidden law: the spec is public, and the law is named only by its signature and meaning.
+
+The LLM planner's messages on a system (exploration, fresh synthesis) mirror the vanilla planner's
+(``etc_fast.llm._prompts``) part by part: the apparatus block in place of the vanilla apparatus,
+the experiments as run with NewtonBench's outputs (:func:`records_block`) in place of the
+observation table, and the protocol's derived law table in words (:func:`derived_block`) in place
+of the vanilla diagnostics (docs/systems.md, "LLM agents on systems").
 """
 
 from __future__ import annotations
