@@ -86,3 +86,13 @@ def test_derived_rows_are_those_of_the_protocol_table():
     np.testing.assert_allclose(shown[:, :-1], table.X, rtol=1e-5)
     np.testing.assert_allclose(shown[:, -1], table.y, rtol=1e-5)
     np.testing.assert_allclose(shown[:, -1], task.law.truth(table.X), rtol=1e-4)  # the law's values (test side)
+
+
+def test_no_newtonbench_sentence_in_the_system_prompts():
+    import etc_fast.systems._prompts as SP
+    from tests.llm.test_prompts import NEWTONBENCH_PHRASES
+
+    texts = [open(SP.__file__).read().lower(), SP.system_planner_system_prompt(True).lower(),
+             SP.system_synthesis_system_prompt(True).lower()]
+    for phrase in NEWTONBENCH_PHRASES:
+        assert all(phrase.lower() not in t for t in texts), phrase
