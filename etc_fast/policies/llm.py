@@ -87,8 +87,8 @@ class LLMPolicy:
             or an option is unknown.
     """
 
-    #: Planner prompts for simulated systems are not written yet: such trials fail with that reason.
-    plays_system_planner = False
+    #: Planner trials on simulated systems get their own prompts (``etc_fast.systems._prompts``).
+    plays_system_planner = True
 
     def __init__(
         self,
@@ -133,6 +133,7 @@ class LLMPolicy:
         self._last: Action | None = None
         self._last_info: dict[str, Any] = {}  # facts of the last baseline reply (single request, silent)
         self._last_round = 0  # 0-based round of the last baseline decision
+        self._shown_experiments = 0  # system trials: experiments already shown in this conversation
 
     def begin(self, phase: str, task: TaskView, config: ProtocolConfig, seed: int) -> None:
         """Start a fresh conversation for ``phase`` (``explore``, ``synthesis`` or ``baseline``)."""
@@ -160,7 +161,8 @@ class LLMPolicy:
         """
         if self._phase is None or self._task is None:
             raise RuntimeError("LLMPolicy.act called before begin()")
-        shown_before = self._shown
+        shown_before, shown_exp_before = self._shown, self._shown_experiments
+        self._system_prompt_for(obs)
         text = self._render(obs)
         self.messages.append({"role": "user", "content": text})
         self.transcript.append({"role": "user", "content": text})
@@ -168,7 +170,7 @@ class LLMPolicy:
             reply = self.client.complete(self.messages, sample=self._seed)
         except InfrastructureError as exc:
             self.messages.pop()
-            self._shown = shown_before
+            self._shown, self._shown_experiments = shown_before, shown_exp_before
             self.transcript.append({"event": "call_failed", "error_kind": exc.kind, "error": exc.one_line()})
             raise
         shown = _kept_reply(reply.content)
@@ -206,6 +208,29 @@ class LLMPolicy:
         action = dataclasses.replace(action, raw=reply.content, usage=usage)
         self._last = action
         return action
+
+    def _system_prompt_for(self, obs: Observation) -> None:
+        """On a simulated system, the planner's and synthesis's system prompt is the system's own.
+
+        ``begin`` does not see the observation, so it starts every conversation with the vanilla
+        system prompt; the first ``act`` of an exploration or synthesis conversation on a system
+        replaces it (before anything is sent) with :func:`system_planner_system_prompt` or
+        :func:`system_synthesis_system_prompt`. Vanilla conversations are left exactly as they were.
+        """
+        if getattr(obs, "system", None) is None or self._phase not in ("explore", "synthesis") or len(self.messages) != 1:
+            return
+        from etc_fast.systems import _prompts as SP
+
+        interpreter = bool(self._config.interpreter) if self._config is not None else bool(obs.interpreter)
+        system = (SP.system_planner_system_prompt(interpreter) if self._phase == "explore"
+                  else SP.system_synthesis_system_prompt(interpreter))
+        if self.messages[0]["content"] == system:
+            return
+        self.messages[0] = {"role": "system", "content": system}
+        for entry in reversed(self.transcript):
+            if entry.get("role") == "system":
+                entry["content"] = system
+                break
 
     def _parse(self, content: str, obs: Observation) -> Action:
         self._last_info = {}
@@ -246,6 +271,8 @@ class LLMPolicy:
         return self._render_baseline(obs, first)
 
     def _render_explore(self, obs: Observation, first: bool) -> str:
+        if getattr(obs, "system", None) is not None:
+            return self._render_system_explore(obs, first)
         allowed = sorted(obs.allowed)
         if first:
             X_new, y_new, _ = self._new_rows(obs)
@@ -263,6 +290,16 @@ class LLMPolicy:
         )
 
     def _render_synthesis(self, obs: Observation, first: bool) -> str:
+        if first and getattr(obs, "system", None) is not None:
+            from etc_fast.systems._prompts import system_synthesis_first_message
+
+            self._shown_experiments = len(obs.system.requests)
+            text = system_synthesis_first_message(
+                obs.task, obs.system, obs.draft, noisy=obs.noisy, interpreter=obs.interpreter and "analysis" in obs.allowed,
+                turns_left=obs.turns_left,
+            )
+            feedback = self._feedback_text(obs)
+            return (feedback + "\n\n" + text) if feedback else text
         if first:
             self._new_rows(obs)
             text = P.synthesis_first_message(
@@ -273,6 +310,31 @@ class LLMPolicy:
             return (feedback + "\n\n" + text) if feedback else text
         return P.synthesis_next_message(
             self._feedback_text(obs), turns_left=obs.turns_left, interpreter=obs.interpreter and "analysis" in obs.allowed
+        )
+
+    def _render_system_explore(self, obs: Observation, first: bool) -> str:
+        """An exploration message on a simulated system (``etc_fast.systems._prompts``): the records
+        are rendered from ``obs.system`` (requests and outputs), so the protocol's selection note
+        keeps only its sentence and the outputs are not shown twice."""
+        from etc_fast.systems import _prompts as SP
+
+        so = obs.system
+        start = min(self._shown_experiments, len(so.requests))
+        self._shown_experiments = len(so.requests)
+        if first:
+            text = SP.system_explore_first_message(
+                obs.task, so, noisy=obs.noisy, allowed=sorted(obs.allowed), batch_cap=obs.batch_cap,
+                turns_left=obs.turns_left, measurements_left=obs.measurements_left,
+            )
+            feedback = self._feedback_text(obs)
+            return (feedback + "\n\n" + text) if feedback else text
+        feedback = obs.feedback or ""
+        if "<experiment_output>" in feedback and len(so.requests) > start:
+            feedback = feedback[: feedback.index("<experiment_output>")].strip()
+            obs = dataclasses.replace(obs, feedback=feedback)
+        return SP.system_explore_next_message(
+            obs.task, so, self._feedback_text(obs), start, noisy=obs.noisy, allowed=obs.allowed,
+            batch_cap=obs.batch_cap, turns_left=obs.turns_left, measurements_left=obs.measurements_left,
         )
 
     def _render_baseline(self, obs: Observation, first: bool) -> str:

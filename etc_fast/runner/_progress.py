@@ -98,8 +98,10 @@ class Progress:
         parts = [f"[{self.done}/{self.total}]"]
         if self.show_model:
             parts.append(str(summary.get("model")))
+        parts.append(str(summary.get("task")))
+        if summary.get("system") not in (None, "vanilla_equation"):  # a simulated system (vanilla lines unchanged)
+            parts.append(str(summary.get("system")))
         parts += [
-            str(summary.get("task")),
             str(summary.get("difficulty")),
             str(summary.get("configuration")),
             f"r{summary.get('rollout')}",

@@ -296,12 +296,47 @@ def fault_at(index: int, faults: float, seed: int = 0) -> Reply | None:
     return None
 
 
+def _signature_args(messages: list[dict]) -> list[str]:
+    """The argument names of ``def discovered_law(...)`` in the conversation's first user message."""
+    import re
+
+    for m in messages:
+        if m.get("role") == "user":
+            found = re.search(r"def discovered_law\(([^)]*)\)", str(m.get("content") or ""))
+            if found:
+                return [a.strip() for a in found.group(1).split(",") if a.strip()]
+            break
+    return []
+
+
+def _planner_answer(messages: list[dict], turn: int, law: str, experiments: int) -> str:
+    """A stand-in planner conversation: ``experiments`` committees, then a draft; synthesis: the final law.
+
+    The committee and the law are power laws in the signature's arguments (``law`` itself when its
+    signature is the conversation's): a generic reply, not a reading of the data.
+    """
+    args = _signature_args(messages)
+    if law.split("\n", 1)[0] != f"def discovered_law({', '.join(args)}):" and args:
+        head, last = args[:-1] or args, args[-1]
+        law = f"def discovered_law({', '.join(args)}):\n    C = 1.0\n    return C * {' * '.join(head)} / {last} ** 2"
+    system = str(messages[0].get("content") or "") if messages else ""
+    if "finalizing the law" in system:
+        return f"<final_law>\n{law}\n</final_law>"
+    if turn < experiments:
+        head, last = " * ".join(args[:-1] or args[:1] or ["x"]), (args[-1] if args else "x")
+        hyps = [f"C * {head} / {last}**2", f"C * {head} / {last}"]
+        return json.dumps({"hypotheses": hyps})
+    return f"<draft_law>\n{law}\n</draft_law>"
+
+
 def model_like(experiments: int = 2, *, delay_s: float = 0.0, faults: float = 0.0, seed: int = 0,
                law: str = GRAVITY_LAW) -> Callable[[dict, int], Reply]:
-    """A script for free-form baseline trials on ``m0_gravity`` and for the LLM judge.
+    """A script for free-form baseline trials on ``m0_gravity``, planner trials and the LLM judge.
 
-    The reply depends only on the conversation: the first ``experiments`` turns request one
-    measurement each, the next submits ``law``; a judge prompt (one user message) gets ``YES``.
+    The reply depends only on the conversation: in a baseline the first ``experiments`` turns
+    request one measurement each, the next submits ``law``; in a planner's exploration the first
+    ``experiments`` turns propose a committee of two power laws in the signature's arguments, the
+    next a draft law, and the synthesis submits it; a judge prompt (one user message) gets ``YES``.
     With ``faults`` > 0 that share of requests, drawn from ``seed`` by request index, fails with
     one of 429 (Retry-After 1), 500, 503, a dropped connection, a body that is not JSON, no
     choices, or null content. Every answer waits ``delay_s`` first.
@@ -315,6 +350,10 @@ def model_like(experiments: int = 2, *, delay_s: float = 0.0, faults: float = 0.
             return Reply(content="Same structure, constants absorbed.\nANSWER: YES", delay_s=delay_s,
                          prompt_tokens=200, completion_tokens=9)
         turn = sum(1 for m in messages if m.get("role") == "assistant")
+        system = str(messages[0].get("content") or "") if messages else ""
+        if "you propose candidate laws" in system or "finalizing the law" in system:
+            return Reply(content=_planner_answer(messages, turn, law, experiments), delay_s=delay_s,
+                         prompt_tokens=300 + 40 * turn, completion_tokens=30)
         if turn < experiments:
             point = {"mass1": 1 + turn, "mass2": 2, "distance": 1 + 0.5 * turn}
             return Reply(content=f"<run_experiment>\n{json.dumps([point])}\n</run_experiment>", delay_s=delay_s,

@@ -30,9 +30,3 @@ def test_llm_baseline_on_a_system(serve):  # noqa: F811
     assert out[0]["position"][:2] == ["3.000000e+00", "2.999968e+00"] and len(out[0]["time"]) == 5
     assert record.observations["simulated_points"] == 5
 
-
-def test_an_llm_planner_on_a_system_fails_clearly_instead_of_sending_vanilla_prompts():
-    policy = LLMPolicy(client=LLMClient(fast_settings("http://127.0.0.1:9/v1", cache_mode="off"), sleep=lambda s: None, environ={}))
-    spec = TrialSpec(model="test-model", config=get_configuration("variance_c"), task="m0_gravity", system="complex_system")
-    record = run_trial(spec, policy)
-    assert record.status == "failed" and "no planner prompts for complex_system" in record.error
