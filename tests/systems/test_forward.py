@@ -102,6 +102,24 @@ def test_kernel_rejects_bad_arguments():
     assert empty.shape == (5, 0, 2, 20)
 
 
+@pytest.mark.parametrize("system", sorted(TRAJECTORY_SYSTEMS))
+def test_kernel_paired_is_the_diagonal(system):
+    """``paired=True``: experiment e under program e, as in the full product (and its NumPy twin)."""
+    sid, n_ctrl, n_ch = TRAJECTORY_SYSTEMS[system]
+    rng = np.random.default_rng(100 + sid)
+    pk = _committee(system.split("/")[0])
+    C = _controls(rng, sid, n_ctrl, 5)
+    npts = np.array([20, 7, 0, 20, 13])
+    got = simulate_trajectories(system, *pk, C, npts, paired=True)
+    full = simulate_trajectories_ref(system, *pk, C, npts)
+    want = np.stack([full[e, e] for e in range(5)])
+    assert got.shape == (5, n_ch, 20)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300)
+    with pytest.raises(ValueError, match="one program per experiment"):
+        simulate_trajectories(system, *pk, C[:4], npts[:4], paired=True)
+
+
 def test_kernels_import_without_etc_fast():
     code = "import sys, kernels.systems; assert not any(m.startswith('etc_fast') for m in sys.modules)"
     subprocess.run([sys.executable, "-c", code], check=True)
