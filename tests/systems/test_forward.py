@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from etc_fast.expr import pack, parse
 from etc_fast.systems import simulate
-from etc_fast.systems._forward import observe, predict
+from etc_fast.systems._forward import observe, pack_family, predict, predict_paired
 from etc_fast.systems._hidden import hidden_law
 from etc_fast.systems._spec import SPECS
 from etc_fast.tasks import get_task
@@ -269,3 +269,38 @@ def test_kernel_equals_twin_on_drawn_power_laws(system, exponents, log_c, n, see
     assert (
         close.mean() >= 0.99
     )  # a close pass of a singular force can amplify round-off on a trajectory
+
+
+def test_pack_family_is_pack_of_with_consts():
+    prog = parse("K*mass1*mass2/distance**p", ("mass1", "mass2", "distance"))
+    consts = np.array([[1.0, 2.0], [3e-5, 2.5], [np.nan, -1.0]])[:, : len(prog.consts)]
+    got = pack_family(prog, consts)
+    want = pack([prog.with_consts(c) for c in consts])
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        assert g.dtype == w.dtype
+    with pytest.raises(ValueError, match="constants per copy"):
+        pack_family(prog, np.ones((2, len(prog.consts) + 1)))
+
+
+@pytest.mark.parametrize(
+    "module,system",
+    [("m0_gravity", "complex_system"), ("m1_coulomb_force", "simple_system"), ("m3_fourier_law", "complex_system"),
+     ("m7_malus_law", "complex_system"), ("m10_be_distribution", "complex_system")],
+)
+def test_predict_paired_is_the_diagonal_of_predict(module, system):
+    """Experiment e under program e: trajectory systems through the kernel's paired mode, closed
+    forms in chunks (130 experiments: more than one chunk)."""
+    task = get_task(module, "easy", "v0")
+    sp = SPECS[(module, system)]
+    reqs = _pool_requests(sp, np.random.default_rng(7), 130)
+    scale = 10.0 ** np.linspace(-0.5, 0.5, 130)
+    progs = [parse(f"({float(s)!r})*({task.law_expression})", task.variable_names) for s in scale]
+    got = predict_paired(module, system, pack(progs), reqs)
+    full = predict(module, system, pack(progs), reqs)
+    want = np.stack([full[e, e] for e in range(130)])
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    with pytest.raises(ValueError, match="one program per experiment"):
+        predict_paired(module, system, pack(progs[:3]), reqs)
