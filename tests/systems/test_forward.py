@@ -304,3 +304,32 @@ def test_predict_paired_is_the_diagonal_of_predict(module, system):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
     with pytest.raises(ValueError, match="one program per experiment"):
         predict_paired(module, system, pack(progs[:3]), reqs)
+
+
+@pytest.mark.parametrize("c", [2.6, -3.8, 5.0, 7.3, -0.3, 1e-3])
+def test_row_machine_general_power_agrees_with_numpy(c):
+    """``x**c`` outside the small-power rule: ``exp(c log x)`` on rows of positive values (within
+    ``2e-16 (|c log x| + 2)`` relative of NumPy's ``pow``, up to ``|c log x|`` of 700), ``pow``
+    itself (same special values) on a row with a zero, a negative or a NaN."""
+    from kernels._rows import IN, law_rows
+
+    prog = pack([parse(f"x**{c!r}", ("x", "y", "z"))])
+    rng = np.random.default_rng(1)
+    positive = np.concatenate([10.0 ** rng.uniform(-300 / max(abs(c), 1), 300 / max(abs(c), 1), 500),
+                               [np.inf, 1.0, 5e-324, 1.7e308]])
+    mixed = np.array([0.0, -0.0, -2.0, -0.5, np.nan, np.inf, -np.inf, 3.0])
+    for row in (positive, mixed):
+        m = row.size
+        S = np.zeros((IN + 2, m))
+        S[0] = row
+        law_rows(prog.ops, prog.args, prog.consts, 0, len(prog.ops), 0, S, m)
+        with np.errstate(all="ignore"):
+            want = np.power(row, c)
+        np.testing.assert_array_equal(np.isnan(S[IN]), np.isnan(want))
+        if row is mixed:
+            np.testing.assert_array_equal(S[IN], want)  # pow's own values, signs included
+            continue
+        bound = 2e-16 * (np.abs(c * np.log(row)) + 2.0)  # the documented bound, relative
+        ok = np.isfinite(want) & (want != 0)
+        assert (np.abs(S[IN] - want)[ok] <= bound[ok] * np.abs(want)[ok]).all()
+        np.testing.assert_array_equal(S[IN][~ok], want[~ok])  # inf and underflow to 0
