@@ -96,6 +96,17 @@ class Calibration:
         return f"Calibration({self.program.text!r}, rms={self.rms:.3g}, n_used={self.n_used})"
 
 
+def _lsq_map(batched) -> dict:
+    """``least_squares``' ``workers`` map where SciPy has it (1.16+; the project allows 1.13+). It
+    only groups the finite-difference steps into one simulation: the residuals, so the fit, are the
+    same with and without it."""
+    import inspect
+
+    from scipy.optimize import least_squares
+
+    return {"workers": batched} if "workers" in inspect.signature(least_squares).parameters else {}
+
+
 def calibrate(
     program: Program,
     module: str,
@@ -181,7 +192,7 @@ def calibrate(
     costs = [float(np.sum(r**2)) for r in residuals(theta0[None] + shifts[:, None])]
     for shift in shifts[np.argsort(costs, kind="stable")[:2]]:
         fit = least_squares(
-            residual, theta0 + shift, method="trf", max_nfev=max_nfev, x_scale=1.0, workers=batched
+            residual, theta0 + shift, method="trf", max_nfev=max_nfev, x_scale=1.0, **_lsq_map(batched)
         )
         if best is None or fit.cost < best.cost:
             best = fit
