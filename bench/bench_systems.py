@@ -7,8 +7,10 @@ with NumPy arrays, one program at a time, evaluating the law with the NumPy prog
 step (and again at the old position of each Verlet step, as NewtonBench does): it pays one NumPy
 call per instruction and per state update on 2048-element arrays. The kernel runs each
 (program, block of 128 experiments) pair in turn on one core (kernels run serially; the runner
-parallelizes trials), the law evaluated by the
-``kernels.programs`` stack machine on the block's current states.
+parallelizes trials), the law evaluated by the ``kernels.programs`` stack machine on the rows of a
+scratch matrix holding the block's current states (``kernels._rows``). Each committee holds one
+hypothesis with a general power (``distance**2.6``), which the kernel takes by ``exp(c log x)``
+and the twin by NumPy's ``pow``.
 """
 
 from __future__ import annotations

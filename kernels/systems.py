@@ -27,6 +27,12 @@ initial_velocity``. ``n_points[e]`` is the number of returned points (NewtonBenc
 ``min(int(duration / time_step), 20)``, computed by the caller); later slots are NaN.
 Arithmetic is NumPy float64 (NaN/inf, never raising). A law evaluated at the old position of a
 Verlet step is the one evaluated at the new position of the step before, so it is reused.
+
+Layout: the controls are read transposed (one row per control, contiguous over experiments); a
+block's law inputs, the law's stack (:mod:`kernels._rows`) and its integrator state live in two
+small matrices allocated once per call, so a step allocates nothing and creates no array views.
+``paired=True`` integrates experiment e under program e only (a fit that gives each experiment
+its own candidate constant pays n simulations instead of n x n).
 """
 
 import numpy as np
@@ -34,6 +40,7 @@ from numba import njit
 
 from kernels import programs as _programs
 from kernels._jit import JIT
+from kernels._rows import IN, law_rows
 
 __all__ = ["N_STEPS", "TRAJECTORY_SYSTEMS", "simulate_trajectories"]
 
@@ -51,52 +58,48 @@ N_STEPS = 20  # NewtonBench returns at most 20 points
 _BLOCK = 128  # experiments integrated together (one law evaluation per block and step)
 _TWO_PI_50 = 2.0 * np.pi * 50.0
 _M2C_DT = (1.0 / 50.0) / 19.0
+_N_STATE = 8  # state rows per block (m0 complex uses all)
 
 
 @njit(error_model="numpy", **JIT)
-def _law(packed_p, XT, F, depth):
-    """F[0, :m] = program at the block's inputs XT[3, m]."""
-    ops, args, consts, ps, pl, cs = packed_p
-    _programs._evaluate_programs(ops, args, consts, ps, pl, cs, XT, depth, F)
+def _store(out_p, c, i, W, r, lo, m):
+    """``out_p[lo + j, c, i] = W[r, j]`` (strided stores, apart from the loops that vectorize)."""
+    for j in range(m):
+        out_p[lo + j, c, i] = W[r, j]
+
 
 
 @njit(error_model="numpy", **JIT)
-def _m0_simple(packed_p, depth, C, lo, hi, out_p):
-    m = hi - lo
-    XT = np.empty((3, m))
-    F = np.empty((1, m))
-    x = np.empty(m)
-    v = np.empty(m)
-    a = np.empty(m)
+def _m0_simple(prog, S, W, CT, lo, m, out_p):
+    """W rows: x, v, a."""
+    ops, args, consts, k0, k1, c0 = prog
     for j in range(m):
         e = lo + j
-        x[j] = C[e, 2]
-        v[j] = C[e, 3]
-        XT[0, j] = C[e, 0]
-        XT[1, j] = C[e, 1]
-        XT[2, j] = abs(x[j])
-        out_p[e, 0, 0] = x[j]
-        out_p[e, 1, 0] = v[j]
-    _law(packed_p, XT, F, depth)
+        W[0, j] = CT[2, e]
+        W[1, j] = CT[3, e]
+        S[0, j] = CT[0, e]
+        S[1, j] = CT[1, e]
+        S[2, j] = abs(W[0, j])
+        out_p[e, 0, 0] = W[0, j]
+        out_p[e, 1, 0] = W[1, j]
+    law_rows(ops, args, consts, k0, k1, c0, S, m)
     for j in range(m):
-        a[j] = -(F[0, j] * np.sign(x[j])) / C[lo + j, 1]
+        W[2, j] = -(S[IN, j] * np.sign(W[0, j])) / CT[1, lo + j]
     for i in range(1, N_STEPS):
         for j in range(m):
-            dt = C[lo + j, 4]
-            x_new = x[j] + v[j] * dt + 0.5 * a[j] * dt**2
-            v[j] = (
-                v[j] + 0.5 * a[j] * dt
-            )  # half step; finished below with the new acceleration
-            x[j] = x_new
-            XT[2, j] = abs(x_new)
-        _law(packed_p, XT, F, depth)
+            dt = CT[4, lo + j]
+            x_new = W[0, j] + W[1, j] * dt + 0.5 * W[2, j] * dt**2
+            W[1, j] = W[1, j] + 0.5 * W[2, j] * dt  # half step; finished with the new acceleration
+            W[0, j] = x_new
+            S[2, j] = abs(x_new)
+        law_rows(ops, args, consts, k0, k1, c0, S, m)
         for j in range(m):
             e = lo + j
-            dt = C[e, 4]
-            a[j] = -(F[0, j] * np.sign(x[j])) / C[e, 1]
-            v[j] = v[j] + 0.5 * a[j] * dt
-            out_p[e, 0, i] = x[j]
-            out_p[e, 1, i] = v[j]
+            dt = CT[4, e]
+            W[2, j] = -(S[IN, j] * np.sign(W[0, j])) / CT[1, e]
+            W[1, j] = W[1, j] + 0.5 * W[2, j] * dt
+            out_p[e, 0, i] = W[0, j]
+            out_p[e, 1, i] = W[1, j]
 
 
 @njit(error_model="numpy", **JIT)
@@ -109,89 +112,80 @@ def _m0_accel(F, m2, px, py):
 
 
 @njit(error_model="numpy", **JIT)
-def _m0_complex(packed_p, depth, C, lo, hi, out_p):
-    m = hi - lo
-    XT = np.empty((3, m))
-    F = np.empty((1, m))
-    px = np.empty(m)
-    py = np.empty(m)
-    vx = np.empty(m)
-    vy = np.empty(m)
-    ax = np.empty(m)
-    ay = np.empty(m)
+def _m0_complex(prog, S, W, CT, lo, m, out_p):
+    """W rows: px, py, vx, vy, ax, ay."""
+    ops, args, consts, k0, k1, c0 = prog
     for j in range(m):
         e = lo + j
-        px[j] = C[e, 2]
-        py[j] = 0.0
-        vx[j] = 0.0
-        vy[j] = C[e, 3]
-        XT[0, j] = C[e, 0]
-        XT[1, j] = C[e, 1]
-        XT[2, j] = np.sqrt(px[j] * px[j])
-        out_p[e, 0, 0] = px[j]
+        W[0, j] = CT[2, e]
+        W[1, j] = 0.0
+        W[2, j] = 0.0
+        W[3, j] = CT[3, e]
+        S[0, j] = CT[0, e]
+        S[1, j] = CT[1, e]
+        S[2, j] = np.sqrt(W[0, j] * W[0, j])
+        out_p[e, 0, 0] = W[0, j]
         out_p[e, 1, 0] = 0.0
         out_p[e, 2, 0] = 0.0
-        out_p[e, 3, 0] = vy[j]
-    _law(packed_p, XT, F, depth)
+        out_p[e, 3, 0] = W[3, j]
+    law_rows(ops, args, consts, k0, k1, c0, S, m)
     for j in range(m):
-        ax[j], ay[j] = _m0_accel(F[0, j], C[lo + j, 1], px[j], py[j])
+        W[4, j], W[5, j] = _m0_accel(S[IN, j], CT[1, lo + j], W[0, j], W[1, j])
     for i in range(1, N_STEPS):
         for j in range(m):
-            dt = C[lo + j, 4]
-            nx = px[j] + vx[j] * dt + 0.5 * ax[j] * dt**2
-            ny = py[j] + vy[j] * dt + 0.5 * ay[j] * dt**2
-            vx[j] = vx[j] + 0.5 * ax[j] * dt
-            vy[j] = vy[j] + 0.5 * ay[j] * dt
-            px[j] = nx
-            py[j] = ny
-            XT[2, j] = np.sqrt(nx * nx + ny * ny)
-        _law(packed_p, XT, F, depth)
+            dt = CT[4, lo + j]
+            nx = W[0, j] + W[2, j] * dt + 0.5 * W[4, j] * dt**2
+            ny = W[1, j] + W[3, j] * dt + 0.5 * W[5, j] * dt**2
+            W[2, j] = W[2, j] + 0.5 * W[4, j] * dt
+            W[3, j] = W[3, j] + 0.5 * W[5, j] * dt
+            W[0, j] = nx
+            W[1, j] = ny
+            S[2, j] = np.sqrt(nx * nx + ny * ny)
+        law_rows(ops, args, consts, k0, k1, c0, S, m)
         for j in range(m):
             e = lo + j
-            dt = C[e, 4]
-            ax[j], ay[j] = _m0_accel(F[0, j], C[e, 1], px[j], py[j])
-            vx[j] = vx[j] + 0.5 * ax[j] * dt
-            vy[j] = vy[j] + 0.5 * ay[j] * dt
-            out_p[e, 0, i] = px[j]
-            out_p[e, 1, i] = py[j]
-            out_p[e, 2, i] = vx[j]
-            out_p[e, 3, i] = vy[j]
+            dt = CT[4, e]
+            W[4, j], W[5, j] = _m0_accel(S[IN, j], CT[1, e], W[0, j], W[1, j])
+            W[2, j] = W[2, j] + 0.5 * W[4, j] * dt
+            W[3, j] = W[3, j] + 0.5 * W[5, j] * dt
+            out_p[e, 0, i] = W[0, j]
+            out_p[e, 1, i] = W[1, j]
+            out_p[e, 2, i] = W[2, j]
+            out_p[e, 3, i] = W[3, j]
 
 
 @njit(error_model="numpy", **JIT)
-def _m1(packed_p, depth, C, aux, lo, hi, out_p, energy):
-    """``aux[e, 0, i]``, ``aux[e, 1, i]``: the decayed charges ``q1 e^{-t_i/10}``, ``q2 e^{-t_i/5}``."""
-    m = hi - lo
-    XT = np.empty((3, m))
-    F = np.empty((1, m))
-    x = np.empty(m)
-    v = np.empty(m)
+def _m1(prog, S, W, CT, AT, lo, m, out_p, energy):
+    """W rows: x, v. ``AT[0, i, e]``, ``AT[1, i, e]``: the decayed charges ``q1 e^{-t_i/10}``, ``q2 e^{-t_i/5}``."""
+    ops, args, consts, k0, k1, c0 = prog
     for j in range(m):
         e = lo + j
-        x[j] = C[e, 3]
-        v[j] = 0.0
+        W[0, j] = CT[3, e]
+        W[1, j] = 0.0
         out_p[e, 0, 0] = 0.0
     for i in range(1, N_STEPS):
         for j in range(m):
             e = lo + j
-            XT[0, j] = abs(aux[e, 0, i])
-            XT[1, j] = abs(aux[e, 1, i])
-            XT[2, j] = abs(x[j])
-        _law(packed_p, XT, F, depth)
+            S[0, j] = abs(AT[0, i, e])
+            S[1, j] = abs(AT[1, i, e])
+            S[2, j] = abs(W[0, j])
+        law_rows(ops, args, consts, k0, k1, c0, S, m)
         for j in range(m):
             e = lo + j
-            a = (F[0, j] if aux[e, 0, i] * aux[e, 1, i] > 0.0 else -F[0, j]) / C[e, 2]
-            dt = C[e, 4]
-            v[j] = v[j] + a * dt
-            x[j] = x[j] + v[j] * dt
-            out_p[e, 0, i] = 0.5 * C[e, 2] * (v[j] ** 2) if energy else v[j]
+            F = S[IN, j]
+            a = (F if AT[0, i, e] * AT[1, i, e] > 0.0 else -F) / CT[2, e]
+            dt = CT[4, e]
+            W[1, j] = W[1, j] + a * dt
+            W[0, j] = W[0, j] + W[1, j] * dt
+        if energy:
+            for j in range(m):
+                W[2, j] = 0.5 * CT[2, lo + j] * (W[1, j] ** 2)
+        _store(out_p, 0, i, W, 2 if energy else 1, lo, m)
 
 
 @njit(error_model="numpy", **JIT)
 def _m2_accel(F, i1, i2, mass, x):
-    if (
-        mass == 0.0 or x == 0.0 or i1 == 0.0 or i2 == 0.0
-    ):  # no force without both currents
+    if mass == 0.0 or x == 0.0 or i1 == 0.0 or i2 == 0.0:  # no force without both currents
         return 0.0
     if np.sign(i1) == np.sign(i2):
         return -F / mass
@@ -199,125 +193,116 @@ def _m2_accel(F, i1, i2, mass, x):
 
 
 @njit(error_model="numpy", **JIT)
-def _m2(packed_p, depth, C, lo, hi, out_p, ac):
-    m = hi - lo
-    XT = np.empty((3, m))
-    F = np.empty((1, m))
-    x = np.empty(m)
-    v = np.empty(m)
-    a = np.empty(m)
-    i1 = np.empty(m)
+def _m2(prog, S, W, CT, lo, m, out_p, ac):
+    """W rows: x, v, a, I1."""
+    ops, args, consts, k0, k1, c0 = prog
     for j in range(m):
         e = lo + j
-        x[j] = C[e, 3]
-        v[j] = C[e, 4]
-        i1[j] = 0.0 if ac else C[e, 0]
-        XT[0, j] = abs(i1[j])
-        XT[1, j] = abs(C[e, 1])
-        XT[2, j] = abs(x[j])
-        out_p[e, 0, 0] = x[j]
-        out_p[e, 1, 0] = v[j]
+        W[0, j] = CT[3, e]
+        W[1, j] = CT[4, e]
+        W[3, j] = 0.0 if ac else CT[0, e]
+        S[0, j] = abs(W[3, j])
+        S[1, j] = abs(CT[1, e])
+        S[2, j] = abs(W[0, j])
+        out_p[e, 0, 0] = W[0, j]
+        out_p[e, 1, 0] = W[1, j]
     if not ac:
-        _law(packed_p, XT, F, depth)
+        law_rows(ops, args, consts, k0, k1, c0, S, m)
         for j in range(m):
             e = lo + j
-            a[j] = _m2_accel(F[0, j], C[e, 0], C[e, 1], C[e, 2], x[j])
+            W[2, j] = _m2_accel(S[IN, j], CT[0, e], CT[1, e], CT[2, e], W[0, j])
     for i in range(1, N_STEPS):
         if ac:  # the current changes: both evaluations of the step use I1(t_{i-1})
+            s = np.sin(_TWO_PI_50 * ((i - 1) * _M2C_DT))
+            for j in range(m):
+                W[3, j] = CT[0, lo + j] * s
+                S[0, j] = abs(W[3, j])
+                S[2, j] = abs(W[0, j])
+            law_rows(ops, args, consts, k0, k1, c0, S, m)
             for j in range(m):
                 e = lo + j
-                i1[j] = C[e, 0] * np.sin(_TWO_PI_50 * ((i - 1) * _M2C_DT))
-                XT[0, j] = abs(i1[j])
-                XT[2, j] = abs(x[j])
-            _law(packed_p, XT, F, depth)
-            for j in range(m):
-                e = lo + j
-                a[j] = _m2_accel(F[0, j], i1[j], C[e, 1], C[e, 2], x[j])
+                W[2, j] = _m2_accel(S[IN, j], W[3, j], CT[1, e], CT[2, e], W[0, j])
         for j in range(m):
-            dt = _M2C_DT if ac else C[lo + j, 5]
-            x_new = x[j] + v[j] * dt + 0.5 * a[j] * dt**2
-            v[j] = v[j] + 0.5 * a[j] * dt
-            x[j] = x_new
-            XT[2, j] = abs(x_new)
-        _law(packed_p, XT, F, depth)
+            dt = _M2C_DT if ac else CT[5, lo + j]
+            x_new = W[0, j] + W[1, j] * dt + 0.5 * W[2, j] * dt**2
+            W[1, j] = W[1, j] + 0.5 * W[2, j] * dt
+            W[0, j] = x_new
+            S[2, j] = abs(x_new)
+        law_rows(ops, args, consts, k0, k1, c0, S, m)
         for j in range(m):
             e = lo + j
-            dt = _M2C_DT if ac else C[e, 5]
-            a[j] = _m2_accel(F[0, j], i1[j], C[e, 1], C[e, 2], x[j])
-            v[j] = v[j] + 0.5 * a[j] * dt
-            out_p[e, 0, i] = x[j]
-            out_p[e, 1, i] = v[j]
+            dt = _M2C_DT if ac else CT[5, e]
+            W[2, j] = _m2_accel(S[IN, j], W[3, j], CT[1, e], CT[2, e], W[0, j])
+            W[1, j] = W[1, j] + 0.5 * W[2, j] * dt
+            out_p[e, 0, i] = W[0, j]
+            out_p[e, 1, i] = W[1, j]
 
 
 @njit(error_model="numpy", **JIT)
-def _simulate(
-    system,
-    ops,
-    args,
-    consts,
-    prog_start,
-    prog_len,
-    const_start,
-    depth,
-    C,
-    aux,
-    n_points,
-    out,
-):
-    """Fill ``out[p, e, c, t]`` for every program p and experiment e; slots t >= n_points[e] are NaN.
+def _run_block(system, packed, p, CT, AT, n_points, lo, hi, out_p, S, W):
+    """Integrate experiments ``lo:hi`` under program ``p`` into ``out_p`` (NaN past ``n_points``)."""
+    ops, args, consts, prog_start, prog_len, const_start = packed
+    prog = (ops, args, consts, prog_start[p], prog_start[p] + prog_len[p], const_start[p])
+    m = hi - lo
+    if system == M0_SIMPLE:
+        _m0_simple(prog, S, W, CT, lo, m, out_p)
+    elif system == M0_COMPLEX:
+        _m0_complex(prog, S, W, CT, lo, m, out_p)
+    elif system == M1_SIMPLE:
+        _m1(prog, S, W, CT, AT, lo, m, out_p, False)
+    elif system == M1_COMPLEX:
+        _m1(prog, S, W, CT, AT, lo, m, out_p, True)
+    elif system == M2_SIMPLE:
+        _m2(prog, S, W, CT, lo, m, out_p, False)
+    else:
+        _m2(prog, S, W, CT, lo, m, out_p, True)
+    for e in range(lo, hi):
+        for t in range(n_points[e], N_STEPS):
+            for c in range(out_p.shape[1]):
+                out_p[e, c, t] = np.nan
+
+
+@njit(error_model="numpy", **JIT)
+def _simulate(system, packed, depth, CT, AT, n_points, paired, out):
+    """Fill ``out[p, e, c, t]`` for every program p and experiment e (``paired``: ``out[0, e]`` under
+    program e only); slots t >= n_points[e] are NaN.
 
     Parameters
     ----------
     system : int
         One of the ``M*`` ids.
-    ops, args, consts, prog_start, prog_len, const_start : packed programs (validated).
+    packed : tuple
+        ``ops, args, consts, prog_start, prog_len, const_start`` (validated).
     depth : int
         Stack depth the programs need.
-    C : float64[n_exp, n_ctrl]
-        Controls per experiment (column layout per system, see the module docstring).
-    aux : float64[n_exp, 2, 20]
+    CT : float64[n_ctrl, n_exp]
+        Controls, one row per control (column layout per system, see the module docstring).
+    AT : float64[2, 20, n_exp]
         M1 only: the decayed charges at each step (else unused).
     n_points : int64[n_exp]
         Returned points per experiment (0..20).
-    out : float64[P, n_exp, n_ch, 20]
+    paired : bool
+        Program e integrates experiment e only (then P == n_exp and ``out`` is [1, n_exp, ...]).
+    out : float64[P, n_exp, n_ch, 20] (or [1, n_exp, n_ch, 20] when paired)
     """
-    P = prog_start.shape[0]
-    n = C.shape[0]
+    P = packed[3].shape[0]
+    n = CT.shape[1]
+    S = np.empty((IN + depth, _BLOCK))
+    W = np.empty((_N_STATE, _BLOCK))
+    if paired:
+        for e in range(n):
+            _run_block(system, packed, e, CT, AT, n_points, e, e + 1, out[0], S, W)
+        return out
     nb = (n + _BLOCK - 1) // _BLOCK
     for task in range(P * nb):
         p = task // nb
         lo = (task % nb) * _BLOCK
-        hi = min(n, lo + _BLOCK)
-        packed_p = (
-            ops,
-            args,
-            consts,
-            prog_start[p : p + 1],
-            prog_len[p : p + 1],
-            const_start[p : p + 1],
-        )
-        out_p = out[p]
-        if system == M0_SIMPLE:
-            _m0_simple(packed_p, depth, C, lo, hi, out_p)
-        elif system == M0_COMPLEX:
-            _m0_complex(packed_p, depth, C, lo, hi, out_p)
-        elif system == M1_SIMPLE:
-            _m1(packed_p, depth, C, aux, lo, hi, out_p, False)
-        elif system == M1_COMPLEX:
-            _m1(packed_p, depth, C, aux, lo, hi, out_p, True)
-        elif system == M2_SIMPLE:
-            _m2(packed_p, depth, C, lo, hi, out_p, False)
-        else:
-            _m2(packed_p, depth, C, lo, hi, out_p, True)
-        for e in range(lo, hi):
-            for t in range(n_points[e], N_STEPS):
-                for c in range(out.shape[2]):
-                    out_p[e, c, t] = np.nan
+        _run_block(system, packed, p, CT, AT, n_points, lo, min(n, lo + _BLOCK), out[p], S, W)
     return out
 
 
 def simulate_trajectories(
-    system, ops, args, consts, prog_start, prog_len, const_start, C, n_points
+    system, ops, args, consts, prog_start, prog_len, const_start, C, n_points, *, paired=False
 ):
     """Integrate a trajectory system for every experiment under every candidate law.
 
@@ -327,12 +312,17 @@ def simulate_trajectories(
             inputs (``kernels.programs`` layout; ``etc_fast.expr.pack``).
         C: float64[n_exp, n_ctrl] controls (layout per system, module docstring).
         n_points: int64[n_exp] returned points per experiment, each in 0..20.
+        paired: Integrate experiment e under program e only (needs as many programs as
+            experiments): a fit that gives every experiment its own candidate pays n simulations,
+            not n x n.
 
     Returns:
-        float64[P, n_exp, n_ch, 20]: the channels at each returned time (NaN past ``n_points``).
+        float64[P, n_exp, n_ch, 20]: the channels at each returned time (NaN past ``n_points``);
+        float64[n_exp, n_ch, 20] when ``paired``.
 
     Raises:
-        ValueError: unknown system, wrong control shape, ``n_points`` out of range, bad programs.
+        ValueError: unknown system, wrong control shape, ``n_points`` out of range, bad programs,
+            ``paired`` with a program count other than the experiment count.
     """
     try:
         sid, n_ctrl, n_ch = TRAJECTORY_SYSTEMS[system]
@@ -340,7 +330,7 @@ def simulate_trajectories(
         raise ValueError(
             f"unknown trajectory system {system!r}; known: {', '.join(TRAJECTORY_SYSTEMS)}"
         ) from None
-    C = np.ascontiguousarray(C, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
     if C.ndim != 2 or C.shape[1] != n_ctrl:
         raise ValueError(
             f"{system}: controls must have shape [n_exp, {n_ctrl}], got {C.shape}"
@@ -356,13 +346,19 @@ def simulate_trajectories(
         ops, args, consts, prog_start, prog_len, const_start, 3
     )
     packed = _programs._coerce(ops, args, consts, prog_start, prog_len, const_start)
-    out = np.empty((packed[3].shape[0], C.shape[0], n_ch, N_STEPS))
-    aux = np.zeros((C.shape[0] if sid in (M1_SIMPLE, M1_COMPLEX) else 0, 2, N_STEPS))
-    if aux.size:  # decayed charges, once for all programs (vectorized exp)
+    n, P = C.shape[0], packed[3].shape[0]
+    if paired and P != n:
+        raise ValueError(
+            f"{system}: paired simulation needs one program per experiment, got {P} programs for {n}"
+        )
+    out = np.empty((1 if paired else P, n, n_ch, N_STEPS))
+    CT = np.ascontiguousarray(C.T)
+    AT = np.zeros((2, N_STEPS, n if sid in (M1_SIMPLE, M1_COMPLEX) else 0))
+    if AT.size:  # decayed charges, once for all programs (vectorized exp)
         t = np.arange(N_STEPS)[None, :] * C[:, 4:5]
-        aux[:, 0] = C[:, 0:1] * np.exp(-t / 10.0)
-        aux[:, 1] = C[:, 1:2] * np.exp(-t / 5.0)
+        AT[0] = (C[:, 0:1] * np.exp(-t / 10.0)).T
+        AT[1] = (C[:, 1:2] * np.exp(-t / 5.0)).T
     if out.size:
         with np.errstate(all="ignore"):
-            _simulate(sid, *packed, depth, C, aux, n_points, out)
-    return out
+            _simulate(sid, packed, depth, CT, AT, n_points, bool(paired), out)
+    return out[0] if paired else out

@@ -68,6 +68,7 @@ class SystemTrialState(TrialState):
         self.outputs: list[Any] = []
         self.series = np.empty((0, len(self.sys_spec.channels), self.sys_spec.n_times))
         self.derived: Any = None
+        self._derived_rows: Any = None  # DerivedTableCache: re-derives only the experiments added
 
     @property
     def measurements(self) -> int:
@@ -99,10 +100,12 @@ class SystemTrialState(TrialState):
         return outs
 
     def derived_table(self) -> Any:
-        from etc_fast.systems._derive import derive_law_table
+        from etc_fast.systems._derive_cache import DerivedTableCache
 
         if self.derived is None:
-            self.derived = derive_law_table(self.module, self.system, self.requests, self.series)
+            if self._derived_rows is None:
+                self._derived_rows = DerivedTableCache()
+            self.derived = self._derived_rows.table(self.module, self.system, self.requests, self.series)
         return self.derived
 
     def system_observation(self, diagnostics: bool) -> SystemObservation:

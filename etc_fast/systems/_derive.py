@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from etc_fast.expr import pack, parse
-from etc_fast.systems._forward import controls_matrix, predict
+from etc_fast.systems._forward import controls_matrix, pack_family, predict, predict_paired
 from etc_fast.systems._hidden import LAW_ARGS
 from etc_fast.systems._spec import spec
 
@@ -78,8 +78,7 @@ def fit_constant_law(module: str, system: str, C: np.ndarray, target: np.ndarray
     n = C.shape[0]
 
     def run(values: np.ndarray) -> np.ndarray:  # values [K] shared by all experiments -> cost [K, n]
-        progs = [base.with_consts(np.array([v])) for v in values]
-        return _cost(predict(module, system, pack(progs), C), target)
+        return _cost(predict(module, system, pack_family(base, values[:, None]), C), target)
 
     costs = run(_SCAN)
     best_k = np.argmin(costs, axis=0)
@@ -90,12 +89,9 @@ def fit_constant_law(module: str, system: str, C: np.ndarray, target: np.ndarray
         # each experiment gets its own grid of 21 values around its best (log-spaced, sign kept)
         steps = np.linspace(-1.0, 1.0, 21)
         grid = np.where(vals[None] != 0, vals[None] * 10.0 ** (steps[:, None] * width[None]), steps[:, None] * 1e-30)
-        cand = np.empty((21, n))
-        for j in range(21):  # one forward call per grid row, experiment e at its own value grid[j, e]
-            progs = [base.with_consts(np.array([v])) for v in grid[j]]
-            pred = predict(module, system, pack(progs), C)  # [n, n, ch, T]: program e on experiment e
-            idx = np.arange(n)
-            cand[j] = _cost(pred[idx, idx][:, None].transpose(1, 0, 2, 3), target)[0] if n else cand[j]
+        # one forward call for the whole grid: experiment e at its own value grid[j, e]
+        pred = predict_paired(module, system, pack_family(base, grid.reshape(-1, 1)), np.tile(C, (21, 1)))
+        cand = _cost(pred.reshape(21, n, *pred.shape[1:]), target)
         k = np.argmin(cand, axis=0)
         improved = cand[k, np.arange(n)] < best
         vals = np.where(improved, grid[k, np.arange(n)], vals)
@@ -109,10 +105,7 @@ def value_uncertainty(module: str, system: str, C: np.ndarray, target: np.ndarra
     """Relative uncertainty of each fitted constant: the relative change that costs one precision unit."""
     names = LAW_ARGS[module]
     base = parse("L", names)
-    n = C.shape[0]
-    idx = np.arange(n)
-    progs = [base.with_consts(np.array([v * (1 + delta)])) for v in vals]
-    cost = _cost(predict(module, system, pack(progs), C)[idx, idx][None], target)[0]
+    cost = _cost(predict_paired(module, system, pack_family(base, (vals * (1 + delta))[:, None]), C)[None], target)[0]
     rise = np.maximum(cost - best, 1e-300)
     return np.where(np.isfinite(rise), delta / np.sqrt(rise), np.inf)
 
@@ -223,7 +216,7 @@ def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None):
         return np.concatenate([[sign * np.exp(theta[0])], p])[: d + 1]
 
     def residual(theta: np.ndarray, sign: float) -> np.ndarray:
-        pred = predict(module, system, pack([prog.with_consts(consts(theta, sign))]), C)[0]
+        pred = predict(module, system, pack_family(prog, consts(theta, sign)[None]), C)[0]
         with np.errstate(all="ignore"):
             r = (pred[mask] - series[mask]) / unit
         # compressed beyond 1e6 precisions so that a crashed trajectory does not dominate

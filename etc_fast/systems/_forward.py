@@ -22,11 +22,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from etc_fast.expr import Packed, Program
 from etc_fast.systems._spec import SystemSpec, spec
 from kernels.programs import evaluate_programs
 from kernels.systems import N_STEPS, TRAJECTORY_SYSTEMS, simulate_trajectories
 
-__all__ = ["controls_matrix", "n_points", "observe", "predict"]
+__all__ = ["controls_matrix", "n_points", "observe", "pack_family", "predict", "predict_paired"]
 
 #: Controls the trajectory kernels read, in their column order.
 _KERNEL_COLUMNS = {
@@ -160,6 +161,57 @@ def predict(module: str, system: str, packed, requests_or_controls) -> np.ndarra
 
     with np.errstate(all="ignore"):
         return _closed_form(module, system, sp, packed, C, g, n_exp, P)
+
+
+def pack_family(program: Program, consts: np.ndarray) -> Packed:
+    """K copies of ``program`` with the constant tables ``consts[k]`` (float64[K, n_consts]), packed.
+
+    The arrays ``pack([program.with_consts(c) for c in consts])`` gives, without building K
+    programs: a fit that simulates one form at many constants pays one NumPy call, not K.
+    """
+    consts = np.array(consts, dtype=np.float64, ndmin=2)
+    K, L, nc = consts.shape[0], len(program.ops), len(program.consts)
+    if consts.shape[1] != nc:
+        raise ValueError(f"pack_family needs {nc} constants per copy, got shape {consts.shape}")
+    consts[np.isnan(consts)] = np.nan  # the NaN that with_consts stores
+    return Packed(
+        np.tile(program.ops.astype(np.int64, copy=False), K),
+        np.tile(program.args.astype(np.int64, copy=False), K),
+        consts.reshape(-1),
+        np.arange(K, dtype=np.int64) * L,
+        np.full(K, L, dtype=np.int64),
+        np.arange(K, dtype=np.int64) * nc,
+    )
+
+
+_PAIRED_CHUNK = 128  # closed forms: experiments per full-product call when pairing
+
+
+def predict_paired(module: str, system: str, packed, requests_or_controls) -> np.ndarray:
+    """Experiment e under program e only: float64[n_exp, n_channels, n_times].
+
+    The values of ``predict(...)[e, e]`` for every e, at the cost of n simulations (trajectory
+    systems: the kernel's ``paired`` mode) or of chunks of 128 x 128 closed-form evaluations,
+    never the full n x n product.
+    """
+    sp = spec(module, system)
+    C = requests_or_controls
+    if not isinstance(C, np.ndarray):
+        C = controls_matrix(sp, C)
+    n = C.shape[0]
+    if len(packed[3]) != n:
+        raise ValueError(f"predict_paired needs one program per experiment, got {len(packed[3])} for {n}")
+    name = f"{module}/{system}"
+    if name in _KERNEL_COLUMNS:
+        cols = [[c.key for c in sp.controls].index(k) for k in _KERNEL_COLUMNS[name]]
+        return simulate_trajectories(name, *packed, C[:, cols], n_points(sp, C), paired=True)
+    parts = []
+    for lo in range(0, n, _PAIRED_CHUNK):
+        hi = min(n, lo + _PAIRED_CHUNK)
+        sub = Packed(*packed[:3], *(np.asarray(a)[lo:hi] for a in packed[3:]))
+        idx = np.arange(hi - lo)
+        parts.append(predict(module, system, sub, C[lo:hi])[idx, idx])
+    return np.concatenate(parts) if parts else np.empty((0, len(sp.channels), sp.n_times))
 
 
 def _closed_form(module, system, sp, packed, C, g, n_exp, P) -> np.ndarray:

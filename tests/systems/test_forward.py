@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from etc_fast.expr import pack, parse
 from etc_fast.systems import simulate
-from etc_fast.systems._forward import observe, predict
+from etc_fast.systems._forward import observe, pack_family, predict, predict_paired
 from etc_fast.systems._hidden import hidden_law
 from etc_fast.systems._spec import SPECS
 from etc_fast.tasks import get_task
@@ -100,6 +100,24 @@ def test_kernel_rejects_bad_arguments():
         "m0_gravity/simple_system", *pk, np.ones((0, 5)), np.zeros(0, int)
     )
     assert empty.shape == (5, 0, 2, 20)
+
+
+@pytest.mark.parametrize("system", sorted(TRAJECTORY_SYSTEMS))
+def test_kernel_paired_is_the_diagonal(system):
+    """``paired=True``: experiment e under program e, as in the full product (and its NumPy twin)."""
+    sid, n_ctrl, n_ch = TRAJECTORY_SYSTEMS[system]
+    rng = np.random.default_rng(100 + sid)
+    pk = _committee(system.split("/")[0])
+    C = _controls(rng, sid, n_ctrl, 5)
+    npts = np.array([20, 7, 0, 20, 13])
+    got = simulate_trajectories(system, *pk, C, npts, paired=True)
+    full = simulate_trajectories_ref(system, *pk, C, npts)
+    want = np.stack([full[e, e] for e in range(5)])
+    assert got.shape == (5, n_ch, 20)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300)
+    with pytest.raises(ValueError, match="one program per experiment"):
+        simulate_trajectories(system, *pk, C[:4], npts[:4], paired=True)
 
 
 def test_kernels_import_without_etc_fast():
@@ -251,3 +269,67 @@ def test_kernel_equals_twin_on_drawn_power_laws(system, exponents, log_c, n, see
     assert (
         close.mean() >= 0.99
     )  # a close pass of a singular force can amplify round-off on a trajectory
+
+
+def test_pack_family_is_pack_of_with_consts():
+    prog = parse("K*mass1*mass2/distance**p", ("mass1", "mass2", "distance"))
+    consts = np.array([[1.0, 2.0], [3e-5, 2.5], [np.nan, -1.0]])[:, : len(prog.consts)]
+    got = pack_family(prog, consts)
+    want = pack([prog.with_consts(c) for c in consts])
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+        assert g.dtype == w.dtype
+    with pytest.raises(ValueError, match="constants per copy"):
+        pack_family(prog, np.ones((2, len(prog.consts) + 1)))
+
+
+@pytest.mark.parametrize(
+    "module,system",
+    [("m0_gravity", "complex_system"), ("m1_coulomb_force", "simple_system"), ("m3_fourier_law", "complex_system"),
+     ("m7_malus_law", "complex_system"), ("m10_be_distribution", "complex_system")],
+)
+def test_predict_paired_is_the_diagonal_of_predict(module, system):
+    """Experiment e under program e: trajectory systems through the kernel's paired mode, closed
+    forms in chunks (130 experiments: more than one chunk)."""
+    task = get_task(module, "easy", "v0")
+    sp = SPECS[(module, system)]
+    reqs = _pool_requests(sp, np.random.default_rng(7), 130)
+    scale = 10.0 ** np.linspace(-0.5, 0.5, 130)
+    progs = [parse(f"({float(s)!r})*({task.law_expression})", task.variable_names) for s in scale]
+    got = predict_paired(module, system, pack(progs), reqs)
+    full = predict(module, system, pack(progs), reqs)
+    want = np.stack([full[e, e] for e in range(130)])
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    with pytest.raises(ValueError, match="one program per experiment"):
+        predict_paired(module, system, pack(progs[:3]), reqs)
+
+
+@pytest.mark.parametrize("c", [2.6, -3.8, 5.0, 7.3, -0.3, 1e-3])
+def test_row_machine_general_power_agrees_with_numpy(c):
+    """``x**c`` outside the small-power rule: ``exp(c log x)`` on rows of positive values (within
+    ``2e-16 (|c log x| + 2)`` relative of NumPy's ``pow``, up to ``|c log x|`` of 700), ``pow``
+    itself (same special values) on a row with a zero, a negative or a NaN."""
+    from kernels._rows import IN, law_rows
+
+    prog = pack([parse(f"x**{c!r}", ("x", "y", "z"))])
+    rng = np.random.default_rng(1)
+    positive = np.concatenate([10.0 ** rng.uniform(-300 / max(abs(c), 1), 300 / max(abs(c), 1), 500),
+                               [np.inf, 1.0, 5e-324, 1.7e308]])
+    mixed = np.array([0.0, -0.0, -2.0, -0.5, np.nan, np.inf, -np.inf, 3.0])
+    for row in (positive, mixed):
+        m = row.size
+        S = np.zeros((IN + 2, m))
+        S[0] = row
+        law_rows(prog.ops, prog.args, prog.consts, 0, len(prog.ops), 0, S, m)
+        with np.errstate(all="ignore"):
+            want = np.power(row, c)
+        np.testing.assert_array_equal(np.isnan(S[IN]), np.isnan(want))
+        if row is mixed:
+            np.testing.assert_array_equal(S[IN], want)  # pow's own values, signs included
+            continue
+        bound = 2e-16 * (np.abs(c * np.log(row)) + 2.0)  # the documented bound, relative
+        ok = np.isfinite(want) & (want != 0)
+        assert (np.abs(S[IN] - want)[ok] <= bound[ok] * np.abs(want)[ok]).all()
+        np.testing.assert_array_equal(S[IN][~ok], want[~ok])  # inf and underflow to 0

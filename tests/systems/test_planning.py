@@ -112,3 +112,51 @@ def test_disagreement_counts_what_a_reading_resolves_in_any_unit():
     )
     with pytest.raises(ValueError, match="channels, times"):
         series_disagreement(np.zeros((2, 3, 4)))
+
+
+@pytest.mark.parametrize(
+    "module,system",
+    [("m0_gravity", "simple_system"), ("m1_coulomb_force", "complex_system"), ("m3_fourier_law", "complex_system"),
+     ("m6_underdamped_harmonic", "complex_system"), ("m10_be_distribution", "simple_system")],
+)
+def test_the_derived_table_cache_reuses_rows_without_changing_them(module, system):
+    """A growing record's table, re-deriving only the new experiments, equals the table derived from
+    scratch value for value (exactly: the same arithmetic on the same inputs; a difference would
+    mean ``derive_law_table`` stopped deriving each experiment on its own)."""
+    from etc_fast.systems._derive import derive_law_table
+    from etc_fast.systems._derive_cache import DerivedTableCache
+
+    requests, series = _observed(module, system, n=12)
+    cache = DerivedTableCache()
+    first = cache.table(module, system, requests[:7], series[:7])
+    grown = cache.table(module, system, requests, series)
+    scratch = derive_law_table(module, system, requests, series)
+    for name in ("X", "y", "misfit", "sigma"):
+        np.testing.assert_array_equal(getattr(grown, name), getattr(scratch, name))
+        np.testing.assert_array_equal(getattr(first, name), getattr(scratch, name)[:7])
+    # an edited earlier row is not reused
+    edited = series.copy()
+    edited[0] = edited[0] * 1.5
+    again = cache.table(module, system, requests, edited)
+    np.testing.assert_array_equal(again.y, derive_law_table(module, system, requests, edited).y)
+
+
+@pytest.mark.parametrize("module,system,form", [("m0_gravity", "complex_system", "C*mass1*mass2/distance**p"),
+                                                ("m8_sound_speed", "complex_system", "sqrt(gamma*C*T**2/M)")])
+def test_calibration_is_the_same_without_the_batched_jacobian_map(monkeypatch, module, system, form):
+    """The ``workers`` map only groups least_squares' finite-difference steps into one simulation
+    (and SciPy before 1.16 has no such argument): the fit is the same either way, to the bit."""
+    import etc_fast.systems._planning as planning
+
+    task = get_task(module, "easy", "v0")
+    requests, obs = _observed(module, system)
+    prog = parse(form, task.variable_names)
+    if "p" in prog.const_names:  # start the exponent off its value
+        prog = prog.with_consts(np.where([n == "p" for n in prog.const_names], 1.7, prog.consts))
+    batched = calibrate(prog, module, system, requests, obs)
+    calls = []
+    monkeypatch.setattr(planning, "_lsq_map", lambda fn: calls.append(fn) or {})
+    plain = calibrate(prog, module, system, requests, obs)
+    assert calls  # the map was asked for (and withheld)
+    np.testing.assert_array_equal(batched.program.consts, plain.program.consts)
+    assert batched.rms == plain.rms

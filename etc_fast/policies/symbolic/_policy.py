@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.stats import qmc
@@ -61,6 +62,9 @@ from etc_fast.policies.symbolic._search import (
     search,
 )
 from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
+
+if TYPE_CHECKING:
+    from etc_fast.systems._derive_cache import DerivedTableCache
 
 __all__ = ["SymbolicPolicy", "is_confident", "noise_level", "ASSUMED_NOISE", "ANALYSIS_CODE"]
 
@@ -216,6 +220,7 @@ class SymbolicPolicy:
         self._sys_seed = 0
         self._sys_sobol: tuple | None = None
         self._sys_table: tuple | None = None
+        self._sys_tables: DerivedTableCache | None = None  # the growing record's table, new rows only
         self.last_search: SearchResult | None = None
 
     # -- protocol ------------------------------------------------------------------------
@@ -232,6 +237,7 @@ class SymbolicPolicy:
         self._sys_seed = sobol_seed
         self._sys_sobol = None
         self._sys_table = None
+        self._sys_tables = None
         self.last_search = None
 
     def act(self, obs: Observation) -> Action:
@@ -443,7 +449,7 @@ class SymbolicPolicy:
             table_noise,
             usable_rows,
         )
-        from etc_fast.systems._derive import derive_law_table
+        from etc_fast.systems._derive_cache import DerivedTableCache
 
         so = obs.system
         if not so.requests:
@@ -452,7 +458,9 @@ class SymbolicPolicy:
             table = so.derived
         else:
             if self._sys_table is None or self._sys_table[0] != len(so.requests):
-                self._sys_table = (len(so.requests), derive_law_table(so.module, so.system, list(so.requests), so.series))
+                if self._sys_tables is None:
+                    self._sys_tables = DerivedTableCache()
+                self._sys_table = (len(so.requests), self._sys_tables.table(so.module, so.system, list(so.requests), so.series))
             table = self._sys_table[1]
         rows = usable_rows(table, len(self._domains))
         if rows.sum() < 2:
