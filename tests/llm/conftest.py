@@ -9,11 +9,13 @@ from tests.llm._server import ChatServer
 
 
 def fast_settings(base_url: str, **overrides) -> LLMSettings:
-    """Client settings for tests: tiny backoff and timeouts, no cache unless asked."""
+    """Client settings for tests: tiny backoff, no cache unless asked. The request timeout is
+    generous (a loaded CI machine once held the local server past 2 s); the tests of timeouts set
+    their own."""
     kw = dict(
         model="test-model",
         base_url=base_url,
-        timeout_s=2.0,
+        timeout_s=20.0,
         max_retries=3,
         backoff_base_s=0.001,
         backoff_max_s=0.01,
