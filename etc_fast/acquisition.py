@@ -41,7 +41,7 @@ from kernels.step import (
 )
 from kernels.step import METHODS as _METHOD_CODES
 
-__all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
+__all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS", "holdout_error"]
 
 METHODS = ("variance", "pairwise", "random")
 """Acquisition methods a planner step accepts."""
@@ -599,11 +599,15 @@ class NoiseOptions:
         noise_aware: Estimate the noise level and judge fits and disagreement against it.
         explore_fraction: Share of each batch chosen by maximin distance to the observations.
         replicates: Most re-measurements of observed points per batch.
+        stop_when_settled: With ``noise_aware``: once the best consistent law predicted the last
+            batch to within ``KAPPA_FIT`` noise levels, scored slots that find nothing to tell apart
+            are dropped instead of explored (the batch shrinks; see :func:`plan_noisy_step`).
     """
 
     noise_aware: bool = False
     explore_fraction: float = 0.0
     replicates: int = 0
+    stop_when_settled: bool = False
 
     @property
     def active(self) -> bool:
@@ -723,6 +727,11 @@ class NoisyStepResult:
         chosen_u: float64[len(indices), d] unit coordinates of the picks.
         notes: Plain-language account of the step (shown to the policy).
         explored_X: float64[len(explored), d] task inputs of the exploration picks.
+        holdout_error: Relative RMS error with which the best consistent law, calibrated on the
+            observations before the last batch, predicted that batch (None: not computed).
+        settled: The stopping rule held: the law predicted the last batch to within the noise
+            and the scored slots found nothing left to tell apart.
+        n_dropped: Batch slots left unmeasured by the stopping rule.
     """
 
     method: str
@@ -741,6 +750,9 @@ class NoisyStepResult:
     chosen_u: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
     notes: tuple[str, ...] = ()
     explored_X: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
+    holdout_error: float | None = None
+    settled: bool = False
+    n_dropped: int = 0
 
     def to_record(self) -> dict[str, Any]:
         rec: dict[str, Any] = {
@@ -753,9 +765,46 @@ class NoisyStepResult:
             "replicate_rows": [int(i) for i in self.replicate_rows],
             "chosen_u": [[_num(x) for x in row] for row in self.chosen_u], "notes": list(self.notes),
         }
+        if self.holdout_error is not None or self.settled or self.n_dropped:
+            rec.update(holdout_error=self.holdout_error, settled=self.settled, n_dropped=self.n_dropped)
         if self.scored is not None:
             rec["scored"] = self.scored.to_record()
         return rec
+
+
+def holdout_error(h_obs, y_obs, recent: int) -> tuple[float, float] | None:
+    """How well a hypothesis predicts the last ``recent`` observations before seeing them.
+
+    The hypothesis' values ``h_obs`` are calibrated (``a h + b``, as the planner does) on the
+    observations before the last ``recent`` rows, then compared with those rows.
+
+    Returns:
+        ``(predicted, fitted)``: the relative RMS error ``sqrt(mean(((a h + b - y) / |y|)^2))`` on
+        the finite, nonzero held-out rows, and on the rows it was calibrated on scaled by
+        ``sqrt(n / (n - 2))`` (the noise that calibration leaves, as in :func:`estimate_noise`).
+        None when there is no held-out row, fewer than 3 rows to calibrate on, or the
+        calibration fails.
+    """
+    from kernels.calibrate import calibrate
+
+    h = np.asarray(h_obs, dtype=np.float64).reshape(-1)
+    y = np.asarray(y_obs, dtype=np.float64).reshape(-1)
+    if h.shape != y.shape:
+        raise ValueError(f"holdout_error: h_obs and y_obs must have the same length, got {h.shape} and {y.shape}")
+    recent = int(recent)
+    n_fit = y.size - recent
+    if recent < 1 or n_fit < 3:
+        return None
+    a, b, _n, ok, _e = calibrate(h[None, :n_fit], y[:n_fit])
+    if not ok[0]:
+        return None
+    with np.errstate(all="ignore"):
+        r = (a[0] * h + b[0] - y) / np.abs(y)
+    new, old = r[n_fit:], r[:n_fit]
+    new, old = new[np.isfinite(new)], old[np.isfinite(old)]
+    if new.size == 0 or old.size < 3:
+        return None
+    return float(np.sqrt(np.mean(new * new))), float(np.sqrt(np.mean(old * old) * old.size / (old.size - 2)))
 
 
 def _batch_split(k: int, explore_fraction: float, replicates: int, n_obs: int) -> tuple[int, int, int]:
@@ -782,6 +831,7 @@ def plan_noisy_step(
     seed: int,
     options: NoiseOptions,
     noisy: bool,
+    recent: int = 0,
 ) -> NoisyStepResult:
     """One noise-aware planner step (docs/noise.md).
 
@@ -797,11 +847,19 @@ def plan_noisy_step(
        ``KAPPA_DISAGREE`` sigma), else, before any repeat exists, the best fit's worst residual.
     6. Exploration: the rest of the batch by greedy maximin distance (unit coordinates, no
        boundary penalty) to the observations and the points already picked.
+    7. Stopping rule (``stop_when_settled``): the best consistent law is calibrated on the
+       observations before the last ``recent`` rows and predicts those rows; if its relative RMS
+       error there is at most ``KAPPA_FIT`` times the noise (the smaller of sigma and the residual
+       it left on the rows it was calibrated on, so a law that only fits what it has seen cannot
+       pass by inflating the estimate), scored slots that found no informative point (all of
+       them when fewer than two laws are consistent) are dropped, not explored.
 
     Args:
         U_obs: float64[n_obs, d] unit coordinates of the observations.
         options: The :class:`NoiseOptions`.
         noisy: The task says the lab is noisy.
+        recent: Rows at the end of the observations measured by the previous batch (the
+            stopping rule's held-out check; 0: none).
         (others as :func:`plan_step`)
     """
     from etc_fast.expr import ExprError, parse
@@ -861,6 +919,13 @@ def plan_noisy_step(
             kept_rows = order[:4]
         H_pool = com.evaluate(pool_X[cols])
     sigma = noise.sigma if (options.noise_aware and noise.sigma is not None) else 0.0
+    holdout = None
+    predicted = False
+    if options.stop_when_settled and options.noise_aware and noisy and sigma > 0 and kept_rows.size:
+        check = holdout_error(H_obs[kept_rows[0]], y, int(recent))
+        if check is not None:  # within the noise the law left where it was fitted (and the estimate)
+            holdout = check[0]
+            predicted = holdout <= KAPPA_FIT * max(min(check[1], sigma), NOISE_FLOOR)
 
     # 4: scored picks on the informative points
     picks: list[int] = []
@@ -889,7 +954,7 @@ def plan_noisy_step(
             )  # fmt: skip
             fallback = scored.fallback_used
             picks = [int(i) for i in scored.indices]
-        if n_score > len(picks) and options.noise_aware and noisy:
+        if n_score > len(picks) and options.noise_aware and noisy and not predicted:
             notes.append(
                 f"{n_inf} unmeasured point(s) where the hypotheses differ by more than {KAPPA_DISAGREE:g}x the noise; "
                 f"{n_score - len(picks)} scored slot(s) moved to exploration"
@@ -914,7 +979,21 @@ def plan_noisy_step(
             if cand[j] > 0:
                 rep_rows.append(int(j))
     n_exp += n_rep - len(rep_rows)
-    n_exp += n_score - len(picks)
+    n_dropped = 0
+    if predicted:
+        if method == "random":  # its scored share is uniform: dropped only when one law is left
+            n_dropped, picks = (len(picks), []) if n_consistent < 2 else (0, picks)
+        else:
+            n_dropped = n_score - len(picks)
+        if n_dropped and not picks and n_exp + len(rep_rows) == 0:
+            n_dropped -= 1  # a batch is never empty: one slot explores
+            n_exp += 1
+        if n_dropped:
+            why = "only one law fits" if n_consistent < 2 else "no unmeasured point is left where the laws differ by more than the noise"
+            notes.append(f"the best law predicted the last {int(recent)} measurement(s) to within the noise (relative RMS "
+                         f"{100 * holdout:.3g}%) and {why}: {n_dropped} slot(s) of this batch were not measured")
+    else:
+        n_exp += n_score - len(picks)
 
     # 6: exploration
     explored: list[int] = []
@@ -936,5 +1015,5 @@ def plan_noisy_step(
         method, k, seed, indices, np.asarray(explored, dtype=np.int64), np.asarray(rep_rows, dtype=np.int64), noise,
         tuple(positions[int(r)] for r in kept_rows), n_consistent, n_inf, scored, error, fallback,
         pool_U[indices] if indices.size else np.zeros((0, pool_U.shape[1])), tuple(notes),
-        pool_X[np.asarray(explored, dtype=np.int64)],
+        pool_X[np.asarray(explored, dtype=np.int64)], holdout, bool(predicted and n_dropped), n_dropped,
     )  # fmt: skip

@@ -263,8 +263,20 @@ def with_planner_estimate(diag: Diagnostics, step, names: Sequence[str]) -> Diag
         pts = ", ".join(_point_text(names, x) for x in explored[:8])
         lines.append(f"  The planner explored {len(explored)} point(s) far from all earlier observations: {pts}. "
                      "Large residuals there point to a term the current hypotheses miss.")
+    hold = getattr(step, "holdout_error", None)
+    settled = bool(getattr(step, "settled", False))
+    if hold is not None:
+        from etc_fast.acquisition import KAPPA_FIT
+
+        lines.append(f"  The best-fitting hypothesis, fitted without the previous batch, predicted it with a relative RMS error of "
+                     f"{format_number(100 * hold, 3)}%" + (" (within the noise)." if hold <= KAPPA_FIT * (est.sigma or 0) else "."))
+    if settled:
+        lines.append(f"  Nothing is left to tell apart where the planner could score: it left {step.n_dropped} slot(s) of the "
+                     "last batch unmeasured. The laws that fit agree to within the noise; a draft can be submitted "
+                     "when one of them is clearly the simplest.")
     return dataclasses.replace(
         diag, noise_estimate=est.sigma, noise_basis=est.basis, explored=explored, text=diag.text + "\n" + "\n".join(lines),
+        holdout_error=hold, settled=settled,
     )
 
 

@@ -23,7 +23,9 @@ Noise: the observation says only whether measurements are noisy; the policy then
 relative noise level of :data:`ASSUMED_NOISE` (an agent is never told the true level), or the
 level a noise-aware planner estimated and wrote in the diagnostics (:func:`noise_level`). With noisy
 data the planner drafts only on its last exploration turn (a few noisy points fit many wrong laws
-to the noise level, so early confidence is not trusted), and the baseline's confidence rule needs
+to the noise level, so early confidence is not trusted; earlier when a noise-aware planner's
+diagnostics report explored points (:data:`NOISY_DRAFT_GAP`) or its stopping rule
+(:data:`SETTLED_DRAFT_GAP`)), and the baseline's confidence rule needs
 :data:`NOISY_POINTS_PER_PARAM` more observations per parameter; the search itself simplifies
 constants and ranks by the noise it estimates (:mod:`._simplify`).
 
@@ -80,6 +82,11 @@ NOISY_POINTS_PER_PARAM = 3
 #: (noisy errors of good laws all sit near the noise, so the noiseless 100x cannot hold), on top of
 #: the noisy observation margin of :func:`is_confident`.
 NOISY_DRAFT_GAP = 2.0
+
+#: Under noise, when the planner's diagnostics say its stopping rule held (its best law predicted
+#: the last batch to within the noise and nothing is left to tell apart), a draft needs only the
+#: runner-up to fit worse than the best at all (or be more complex), on top of the noisy margin.
+SETTLED_DRAFT_GAP = 1.0
 
 #: The code of the agent's analysis action (runs in the sandbox with ``X`` and ``y`` preloaded): the
 #: observation summaries its grammar search starts from. The search itself runs in the agent's
@@ -349,6 +356,8 @@ class SymbolicPolicy:
         early = is_confident(res, self.margin) and not obs.noisy  # noisy: use every exploration turn ...
         if obs.noisy and self._checked_beyond(obs):  # ... unless the planner tested the law where nothing was measured
             early = is_confident(res, self.margin, gap=NOISY_DRAFT_GAP, noisy=True)
+        if obs.noisy and not early and getattr(obs.diagnostics, "settled", False):  # the planner's stopping rule held
+            early = is_confident(res, self.margin, gap=SETTLED_DRAFT_GAP, noisy=True)
         if "draft" in obs.allowed and best is not None and (early or obs.turns_left == 0):
             return Action(kind="draft", source=best.source, raw=f"draft: {best.expression} (error {best.error:.2e})")
         hyps = self._committee(res)
