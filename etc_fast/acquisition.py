@@ -41,7 +41,7 @@ from kernels.step import (
 )
 from kernels.step import METHODS as _METHOD_CODES
 
-__all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS", "holdout_error"]
+__all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS", "prediction_error", "PredictionCheck"]
 
 METHODS = ("variance", "pairwise", "random")
 """Acquisition methods a planner step accepts."""
@@ -600,8 +600,9 @@ class NoiseOptions:
         explore_fraction: Share of each batch chosen by maximin distance to the observations.
         replicates: Most re-measurements of observed points per batch.
         stop_when_settled: With ``noise_aware``: once the best consistent law predicted the last
-            batch to within ``KAPPA_FIT`` noise levels, scored slots that find nothing to tell apart
-            are dropped instead of explored (the batch shrinks; see :func:`plan_noisy_step`).
+            batch (before it was measured) to within ``KAPPA_FIT`` noise levels, scored slots that
+            find nothing to tell apart are dropped instead of explored (the batch shrinks; see
+            :func:`plan_noisy_step`).
     """
 
     noise_aware: bool = False
@@ -727,11 +728,12 @@ class NoisyStepResult:
         chosen_u: float64[len(indices), d] unit coordinates of the picks.
         notes: Plain-language account of the step (shown to the policy).
         explored_X: float64[len(explored), d] task inputs of the exploration picks.
-        holdout_error: Relative RMS error with which the best consistent law, calibrated on the
-            observations before the last batch, predicted that batch (None: not computed).
-        settled: The stopping rule held: the law predicted the last batch to within the noise
+        prior: The :class:`PredictionCheck` of the previous batch this step was given (None: none).
+        settled: The stopping rule held: the previous batch was predicted to within the noise
             and the scored slots found nothing left to tell apart.
         n_dropped: Batch slots left unmeasured by the stopping rule.
+        best: Text of the best consistent hypothesis (committee order), None without a fit.
+        best_ab: Its calibration ``(a, b)`` on the observations of this step.
     """
 
     method: str
@@ -750,9 +752,11 @@ class NoisyStepResult:
     chosen_u: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
     notes: tuple[str, ...] = ()
     explored_X: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
-    holdout_error: float | None = None
+    prior: PredictionCheck | None = None
     settled: bool = False
     n_dropped: int = 0
+    best: str | None = None
+    best_ab: tuple[float, float] = (1.0, 0.0)
 
     def to_record(self) -> dict[str, Any]:
         rec: dict[str, Any] = {
@@ -765,46 +769,79 @@ class NoisyStepResult:
             "replicate_rows": [int(i) for i in self.replicate_rows],
             "chosen_u": [[_num(x) for x in row] for row in self.chosen_u], "notes": list(self.notes),
         }
-        if self.holdout_error is not None or self.settled or self.n_dropped:
-            rec.update(holdout_error=self.holdout_error, settled=self.settled, n_dropped=self.n_dropped)
+        if self.prior is not None or self.settled or self.n_dropped:
+            rec.update(prior_check=None if self.prior is None else dataclasses.asdict(self.prior),
+                       settled=self.settled, n_dropped=self.n_dropped)
         if self.scored is not None:
             rec["scored"] = self.scored.to_record()
         return rec
 
 
-def holdout_error(h_obs, y_obs, recent: int) -> tuple[float, float] | None:
-    """How well a hypothesis predicts the last ``recent`` observations before seeing them.
+@dataclasses.dataclass(frozen=True)
+class PredictionCheck:
+    """How a planner step's best law predicted the batch it chose, measured after the step.
 
-    The hypothesis' values ``h_obs`` are calibrated (``a h + b``, as the planner does) on the
-    observations before the last ``recent`` rows, then compared with those rows.
+    Attributes:
+        hypothesis: The law's text as the committee gave it.
+        error: Relative RMS error ``sqrt(mean(((a h + b - y) / |y|)^2))`` of its calibrated
+            prediction on the new measurements (finite, nonzero ones).
+        sigma: The noise estimate of the step that made the prediction.
+        n: Measurements compared.
+    """
+
+    hypothesis: str
+    error: float
+    sigma: float
+    n: int
+
+    @property
+    def passed(self) -> bool:
+        """The law predicted the batch to within ``KAPPA_FIT`` times the noise it was fitted to."""
+        return self.error <= KAPPA_FIT * max(self.sigma, NOISE_FLOOR)
+
+
+def prediction_error(h_new, y_new, a: float, b: float) -> tuple[float, int] | None:
+    """Relative RMS error of the calibrated prediction ``a h + b`` on new measurements.
+
+    Args:
+        h_new: float64[m] the hypothesis' values at the new inputs.
+        y_new: float64[m] the new measurements.
+        a, b: The calibration the step fitted on the observations before them.
 
     Returns:
-        ``(predicted, fitted)``: the relative RMS error ``sqrt(mean(((a h + b - y) / |y|)^2))`` on
-        the finite, nonzero held-out rows, and on the rows it was calibrated on scaled by
-        ``sqrt(n / (n - 2))`` (the noise that calibration leaves, as in :func:`estimate_noise`).
-        None when there is no held-out row, fewer than 3 rows to calibrate on, or the
-        calibration fails.
+        ``(error, n)`` over the finite, nonzero measurements with a finite prediction, or None
+        when there is none.
     """
-    from kernels.calibrate import calibrate
-
-    h = np.asarray(h_obs, dtype=np.float64).reshape(-1)
-    y = np.asarray(y_obs, dtype=np.float64).reshape(-1)
+    h = np.asarray(h_new, dtype=np.float64).reshape(-1)
+    y = np.asarray(y_new, dtype=np.float64).reshape(-1)
     if h.shape != y.shape:
-        raise ValueError(f"holdout_error: h_obs and y_obs must have the same length, got {h.shape} and {y.shape}")
-    recent = int(recent)
-    n_fit = y.size - recent
-    if recent < 1 or n_fit < 3:
-        return None
-    a, b, _n, ok, _e = calibrate(h[None, :n_fit], y[:n_fit])
-    if not ok[0]:
-        return None
+        raise ValueError(f"prediction_error: h_new and y_new must have the same length, got {h.shape} and {y.shape}")
     with np.errstate(all="ignore"):
-        r = (a[0] * h + b[0] - y) / np.abs(y)
-    new, old = r[n_fit:], r[:n_fit]
-    new, old = new[np.isfinite(new)], old[np.isfinite(old)]
-    if new.size == 0 or old.size < 3:
+        r = (a * h + b - y) / np.abs(y)
+    r = r[np.isfinite(r)]
+    if r.size == 0:
         return None
-    return float(np.sqrt(np.mean(new * new))), float(np.sqrt(np.mean(old * old) * old.size / (old.size - 2)))
+    return float(np.sqrt(np.mean(r * r))), int(r.size)
+
+
+def check_prediction(step: NoisyStepResult, variables: Sequence[str], X_new, y_new) -> PredictionCheck | None:
+    """The :class:`PredictionCheck` of ``step``'s best law on the batch measured after it (None
+    without a best law, a noise estimate, or a comparable measurement)."""
+    from etc_fast.expr import ExprError, parse
+
+    if step.best is None or not step.noise.sigma:
+        return None
+    X = np.asarray(X_new, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] == 0:
+        return None
+    try:
+        prog = parse(step.best, tuple(variables))
+    except ExprError:
+        return None
+    out = prediction_error(Committee([prog]).evaluate(X)[0], y_new, *step.best_ab)
+    if out is None:
+        return None
+    return PredictionCheck(step.best, out[0], float(step.noise.sigma), out[1])
 
 
 def _batch_split(k: int, explore_fraction: float, replicates: int, n_obs: int) -> tuple[int, int, int]:
@@ -831,7 +868,7 @@ def plan_noisy_step(
     seed: int,
     options: NoiseOptions,
     noisy: bool,
-    recent: int = 0,
+    prior: PredictionCheck | None = None,
 ) -> NoisyStepResult:
     """One noise-aware planner step (docs/noise.md).
 
@@ -847,19 +884,18 @@ def plan_noisy_step(
        ``KAPPA_DISAGREE`` sigma), else, before any repeat exists, the best fit's worst residual.
     6. Exploration: the rest of the batch by greedy maximin distance (unit coordinates, no
        boundary penalty) to the observations and the points already picked.
-    7. Stopping rule (``stop_when_settled``): the best consistent law is calibrated on the
-       observations before the last ``recent`` rows and predicts those rows; if its relative RMS
-       error there is at most ``KAPPA_FIT`` times the noise (the smaller of sigma and the residual
-       it left on the rows it was calibrated on, so a law that only fits what it has seen cannot
-       pass by inflating the estimate), scored slots that found no informative point (all of
-       them when fewer than two laws are consistent) are dropped, not explored.
+    7. Stopping rule (``stop_when_settled``): ``prior`` says how the previous step's best law
+       predicted the batch measured after it (:func:`check_prediction`: calibrated before the
+       batch, compared with the batch; the batch's explored points lie far from what it was
+       fitted to). If that error was at most ``KAPPA_FIT`` times the noise estimate of that step,
+       scored slots that find no informative point (all of them when fewer than two laws are
+       consistent) are dropped, not explored; a batch keeps at least one point.
 
     Args:
         U_obs: float64[n_obs, d] unit coordinates of the observations.
         options: The :class:`NoiseOptions`.
         noisy: The task says the lab is noisy.
-        recent: Rows at the end of the observations measured by the previous batch (the
-            stopping rule's held-out check; 0: none).
+        prior: The previous batch's :class:`PredictionCheck` (the stopping rule; None: none).
         (others as :func:`plan_step`)
     """
     from etc_fast.expr import ExprError, parse
@@ -919,13 +955,11 @@ def plan_noisy_step(
             kept_rows = order[:4]
         H_pool = com.evaluate(pool_X[cols])
     sigma = noise.sigma if (options.noise_aware and noise.sigma is not None) else 0.0
-    holdout = None
-    predicted = False
-    if options.stop_when_settled and options.noise_aware and noisy and sigma > 0 and kept_rows.size:
-        check = holdout_error(H_obs[kept_rows[0]], y, int(recent))
-        if check is not None:  # within the noise the law left where it was fitted (and the estimate)
-            holdout = check[0]
-            predicted = holdout <= KAPPA_FIT * max(min(check[1], sigma), NOISE_FLOOR)
+    best_text, best_ab = None, (1.0, 0.0)
+    if kept_rows.size:
+        r0 = int(kept_rows[0])
+        best_text, best_ab = str(hypotheses[positions[r0]]), (float(a[r0]), float(b[r0]))
+    predicted = bool(options.stop_when_settled and options.noise_aware and noisy and prior is not None and prior.passed)
 
     # 4: scored picks on the informative points
     picks: list[int] = []
@@ -990,8 +1024,9 @@ def plan_noisy_step(
             n_exp += 1
         if n_dropped:
             why = "only one law fits" if n_consistent < 2 else "no unmeasured point is left where the laws differ by more than the noise"
-            notes.append(f"the best law predicted the last {int(recent)} measurement(s) to within the noise (relative RMS "
-                         f"{100 * holdout:.3g}%) and {why}: {n_dropped} slot(s) of this batch were not measured")
+            notes.append(f"the best law predicted the last batch's {prior.n} measurement(s) before they were made to within "
+                         f"the noise (relative RMS {100 * prior.error:.3g}%) and {why}: {n_dropped} slot(s) of this batch "
+                         "were not measured")
     else:
         n_exp += n_score - len(picks)
 
@@ -1015,5 +1050,6 @@ def plan_noisy_step(
         method, k, seed, indices, np.asarray(explored, dtype=np.int64), np.asarray(rep_rows, dtype=np.int64), noise,
         tuple(positions[int(r)] for r in kept_rows), n_consistent, n_inf, scored, error, fallback,
         pool_U[indices] if indices.size else np.zeros((0, pool_U.shape[1])), tuple(notes),
-        pool_X[np.asarray(explored, dtype=np.int64)], holdout, bool(predicted and n_dropped), n_dropped,
+        pool_X[np.asarray(explored, dtype=np.int64)], prior, bool(predicted and n_dropped), n_dropped,
+        best_text, best_ab,
     )  # fmt: skip

@@ -5,24 +5,34 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from etc_fast.acquisition import KAPPA_FIT, NoiseOptions, holdout_error, plan_noisy_step
+from etc_fast.acquisition import (
+    KAPPA_FIT,
+    NoiseOptions,
+    PredictionCheck,
+    check_prediction,
+    plan_noisy_step,
+    prediction_error,
+)
 from etc_fast.protocol import get_configuration
 from etc_fast.protocol._types import CONFIGURATIONS, TrialSpec
 
 NAMES = ("x", "z")
 SETTLE = NoiseOptions(noise_aware=True, explore_fraction=0.5, stop_when_settled=True)
 PLAIN = NoiseOptions(noise_aware=True, explore_fraction=0.5)
+PASSED = PredictionCheck("x * z", 0.012, 0.01, 4)  # 1.2 noise levels: passed
+FAILED = PredictionCheck("x * z", 0.08, 0.01, 4)  # 8 noise levels: a term is missing
 
 
-def _data(law, sigma=0.01, n_old=12, n_new=4, seed=1, new_upper=True):
-    """``n_old`` observations in the lower half of [1, 10]^2, then ``n_new`` (the last batch) in the upper half."""
+def _law(X):
+    return X[:, 0] * X[:, 1]
+
+
+def _data(law=_law, sigma=0.01, n=12, seed=1, upper=False):
+    """``n`` noisy observations in the lower half of [1, 10]^2 (the upper half with ``upper``)."""
     rng = np.random.default_rng(seed)
-    U = rng.random((n_old + n_new, 2)) * 0.5
-    if new_upper:
-        U[n_old:] += 0.5
+    U = rng.random((n, 2)) * 0.5 + (0.5 if upper else 0.0)
     X = 1.0 + 9.0 * U
-    y = law(X) * (1.0 + sigma * rng.normal(size=X.shape[0]))
-    return U, X, y
+    return U, X, law(X) * (1.0 + sigma * rng.normal(size=n))
 
 
 def _pool(n=256, seed=0):
@@ -30,50 +40,64 @@ def _pool(n=256, seed=0):
     return U, 1.0 + 9.0 * U
 
 
-def _step(hyps, options, law=lambda X: X[:, 0] * X[:, 1], recent=4, k=4, method="variance", **kw):
+def _step(hyps, options, prior=PASSED, k=4, method="variance", law=_law, **kw):
     Uo, Xo, yo = _data(law, **kw)
     Up, Xp = _pool()
     return plan_noisy_step(hyps, NAMES, Xo, yo, Uo, Xp, Up, np.ones(Xp.shape[0], dtype=bool), method=method, k=k,
-                           seed=3, options=options, noisy=True, recent=recent)
+                           seed=3, options=options, noisy=True, prior=prior)
 
 
-def _np_holdout(h, y, recent):
-    """NumPy twin of holdout_error: least-squares a h + b on the older rows; relative RMS on the
-    held-out rows, and on the fitted rows scaled by sqrt(n / (n - 2))."""
-    n_fit = y.size - recent
-    a, b = np.polyfit(h[:n_fit], y[:n_fit], 1)
-    r = (a * h + b - y) / np.abs(y)
-    return np.sqrt(np.mean(r[n_fit:] ** 2)), np.sqrt(np.mean(r[:n_fit] ** 2) * n_fit / (n_fit - 2))
+def test_prediction_error_matches_numpy():
+    rng = np.random.default_rng(0)
+    h, y = rng.random(6) + 1, rng.random(6) + 1
+    y[2] = np.nan  # not comparable: left out
+    e, n = prediction_error(h, y, 1.5, -0.2)
+    ok = np.isfinite(y)
+    assert n == 5 and e == pytest.approx(np.sqrt(np.mean(((1.5 * h[ok] - 0.2 - y[ok]) / y[ok]) ** 2)), rel=1e-12)
+    assert prediction_error(h[:1], np.array([np.nan]), 1.0, 0.0) is None
+    with pytest.raises(ValueError, match="same length"):
+        prediction_error(h, y[:3], 1.0, 0.0)
+
+
+def _bent(X):
+    """x z in the lower half of x, with a term that shows only beyond x = 5.5 (up to 9% at x = 10)."""
+    return X[:, 0] * X[:, 1] * (1 + 0.02 * np.maximum(X[:, 0] - 5.5, 0.0))
 
 
 @pytest.mark.parametrize("sigma", [0.001, 0.01])
-def test_holdout_error_matches_numpy_and_tracks_the_noise(sigma):
-    right, wrong = [], []
-    for seed in range(10):
-        _U, X, y = _data(lambda X: X[:, 0] * X[:, 1], sigma=sigma, seed=seed)
-        for h, out in ((X[:, 0] * X[:, 1], right), (X[:, 0] + X[:, 1], wrong)):
-            e = holdout_error(h, y, 4)
-            assert e == pytest.approx(_np_holdout(h, y, 4), rel=1e-6, abs=1e-12)
-            out.append(e[0])
-    assert np.median(right) == pytest.approx(sigma, rel=0.5)  # the right law predicts the new batch to the noise
-    assert np.median(wrong) > 10 * sigma  # x + z fitted on the lower half misses the upper half
-    h = np.arange(1.0, 9.0)
-    assert holdout_error(h, h, 0) is None and holdout_error(h[:5], h[:5], 3) is None  # nothing held out / too few to fit
-    with pytest.raises(ValueError, match="same length"):
-        holdout_error(h, h[:4], 2)
+def test_check_prediction_out_of_sample_tracks_the_noise(sigma):
+    # the step is fitted on the lower half; the batch after it is measured in the upper half
+    hyps = ["x * z", "x + z", "x**2"]
+    seen = {}
+    for law in (_law, _bent):
+        passed = []
+        for seed in range(10):
+            step = _step(hyps, SETTLE, prior=None, law=law, sigma=sigma, seed=seed)
+            assert step.best == "x * z"  # the lower half cannot tell the two truths apart
+            _U, X_new, y_new = _data(law, sigma=sigma, n=4, seed=100 + seed, upper=True)
+            chk = check_prediction(step, NAMES, X_new, y_new)
+            a, b = step.best_ab
+            h = X_new[:, 0] * X_new[:, 1]
+            assert chk.hypothesis == "x * z" and chk.n == 4 and chk.sigma == step.noise.sigma
+            assert chk.error == pytest.approx(np.sqrt(np.mean(((a * h + b - y_new) / y_new) ** 2)), rel=1e-9)
+            passed.append(chk.passed)
+        seen[law.__name__] = sum(passed)
+    assert seen["_law"] >= 8  # the right law predicts unseen measurements to the noise ...
+    assert seen["_bent"] == 0  # ... and misses a term that shows only where it was not fitted
+    assert check_prediction(step, NAMES, np.zeros((0, 2)), np.zeros(0)) is None
 
 
-def test_one_consistent_law_that_predicted_the_batch_stops_the_scored_share():
+def test_a_passed_check_and_one_consistent_law_stop_the_scored_share():
     hyps = ["x * z", "x + z", "x**2"]
     step = _step(hyps, SETTLE)
-    assert step.n_consistent == 1 and step.holdout_error <= KAPPA_FIT * step.noise.sigma
-    assert step.settled and step.n_dropped == 2 and step.indices.size == 2 == step.explored.size
+    assert step.n_consistent == 1 and step.settled and step.n_dropped == 2
+    assert step.indices.size == 2 == step.explored.size
     assert any("were not measured" in n for n in step.notes)
     rec = step.to_record()
-    assert rec["settled"] is True and rec["n_dropped"] == 2
-    plain = _step(hyps, PLAIN)  # without the rule the scored slots explore: a full batch
-    assert not plain.settled and plain.indices.size == 4 and plain.holdout_error is None
-    assert "settled" not in plain.to_record()
+    assert rec["settled"] is True and rec["n_dropped"] == 2 and rec["prior_check"]["error"] == PASSED.error
+    for options, prior in ((PLAIN, PASSED), (SETTLE, FAILED), (SETTLE, None)):  # no rule, a failed check, no check yet
+        full = _step(hyps, options, prior=prior)
+        assert not full.settled and full.n_dropped == 0 and full.indices.size == 4
 
 
 def test_laws_that_agree_below_the_noise_everywhere_stop_the_scored_share():
@@ -83,28 +107,21 @@ def test_laws_that_agree_below_the_noise_everywhere_stop_the_scored_share():
 
 
 def test_disagreement_above_the_noise_keeps_the_batch_full():
-    # both fit to the noise and predicted the batch, but differ by far more than the noise elsewhere
-    step = _step(["x * z", "x * z + 0.003 * x**3", "x * z + 0.002 * z**3"], SETTLE, new_upper=False)
-    assert step.n_consistent >= 2 and step.n_informative > 0 and step.holdout_error <= KAPPA_FIT * step.noise.sigma
+    step = _step(["x * z", "x * z + 0.003 * x**3", "x * z + 0.002 * z**3"], SETTLE)
+    assert step.n_consistent >= 2 and step.n_informative > 0
     assert not step.settled and step.n_dropped == 0 and step.indices.size == 4
 
 
-def test_a_law_that_missed_the_batch_does_not_stop():
-    # truth bends in the upper half; x * z fits the lower half to the noise but misses the new batch
-    law = lambda X: X[:, 0] * X[:, 1] * (1 + 0.002 * X[:, 0] ** 2)  # noqa: E731
-    step = _step(["x * z", "x + z", "x**2"], SETTLE, law=law, sigma=0.001)
-    assert step.holdout_error > 10 * KAPPA_FIT * 0.001  # it missed the new batch by far more than the noise ...
-    assert step.noise.sigma > step.holdout_error / KAPPA_FIT  # ... which the residual estimate (inflated by it) hides
-    assert not step.settled and step.indices.size == 4
-
-
-def test_without_a_held_out_batch_or_exploration_the_batch_is_not_empty():
-    first = _step(["x * z", "x + z", "x**2"], SETTLE, recent=0)  # right after the bootstrap: nothing held out
-    assert first.holdout_error is None and not first.settled and first.indices.size == 4
-    lone = _step(["x * z", "x + z", "x**2"], NoiseOptions(noise_aware=True, stop_when_settled=True))
-    assert lone.settled and lone.indices.size == 1 and lone.n_dropped == 3  # one slot always measures
+def test_a_stopped_batch_is_never_empty():
+    lone = _step(["x * z", "x + z", "x**2"], NoiseOptions(noise_aware=True, stop_when_settled=True))  # no exploration share
+    assert lone.settled and lone.indices.size == 1 and lone.n_dropped == 3
     rnd = _step(["x * z", "x + z", "x**2"], SETTLE, method="random")
     assert rnd.settled and rnd.indices.size == 2 and rnd.n_dropped == 2
+
+
+def test_passed_uses_kappa_fit():
+    assert PredictionCheck("h", KAPPA_FIT * 0.01, 0.01, 3).passed
+    assert not PredictionCheck("h", KAPPA_FIT * 0.01 * 1.01, 0.01, 3).passed
 
 
 def test_knob_default_keeps_trial_ids_and_needs_noise_aware():
@@ -115,9 +132,25 @@ def test_knob_default_keeps_trial_ids_and_needs_noise_aware():
     assert spec.trial_id == "aff0e04fcdc142d9"  # recorded before any noise knob existed
     base = get_configuration("variance_c", name="vn", noise_aware=True, explore_fraction=0.5)
     on = get_configuration("variance_c", name="vn", noise_aware=True, explore_fraction=0.5, stop_when_settled=True)
-    assert TrialSpec(model="symbolic", config=base, task="m0_gravity").to_dict()["config"].get("stop_when_settled") is None
+    assert "stop_when_settled" not in TrialSpec(model="symbolic", config=base, task="m0_gravity").to_dict()["config"]
     assert TrialSpec(model="symbolic", config=on, task="m0_gravity").to_dict()["config"]["stop_when_settled"] is True
     with pytest.raises(ValueError, match="stop_when_settled needs noise_aware"):
         get_configuration("variance_c", name="x", stop_when_settled=True)
     with pytest.raises(ValueError, match="stop_when_settled must be a boolean"):
         get_configuration("variance_c", name="x", noise_aware=True, stop_when_settled=1)
+
+
+def test_agent_trusts_a_passed_prediction_only_for_its_own_structure():
+    from types import SimpleNamespace
+
+    from etc_fast.policies.symbolic import SymbolicPolicy
+
+    pol = SymbolicPolicy()
+    pol._proposed = {"2.01 * x * z": "C*x*z"}
+    best = SimpleNamespace(structure="C*x*z")
+    obs = lambda pred: SimpleNamespace(diagnostics=SimpleNamespace(prediction=pred))  # noqa: E731
+    assert pol._predicted(obs(("2.01 * x * z", 0.011, 0.01, True)), best)
+    assert not pol._predicted(obs(("2.01 * x * z", 0.08, 0.01, False)), best)  # the check failed
+    assert not pol._predicted(obs(("3 * x + z", 0.011, 0.01, True)), best)  # not a law it proposed
+    assert not pol._predicted(obs(("2.01 * x * z", 0.011, 0.01, True)), SimpleNamespace(structure="C*x**2"))
+    assert not pol._predicted(obs(None), best) and not pol._predicted(SimpleNamespace(diagnostics=None), best)

@@ -86,7 +86,7 @@ class _Diag:
         self.n_probe = n_probe
         self.value: Diagnostics | None = None
         self.index: int | None = None
-        self.last_batch = 0  # rows the last noise-aware batch measured (the stopping rule's held-out rows)
+        self.check: Any = None  # how the last noise-aware step's best law predicted its batch (PredictionCheck)
         self.refresh()
 
     def refresh(self, planner: Any = None) -> None:
@@ -96,7 +96,7 @@ class _Diag:
         s = self.state
         self.value = compute_diagnostics(s.task.variable_names, s.X, s.y, self.n_probe)
         if planner is not None:
-            self.value = with_planner_estimate(self.value, planner, s.task.variable_names)
+            self.value = with_planner_estimate(self.value, planner, s.task.variable_names, self.check)
         self.index = None
 
     def shown(self, phase: str, turn: int) -> tuple[Diagnostics | None, int | None]:
@@ -343,7 +343,7 @@ def _committee_turn(
     noisy_step = _noise_knobs_on(cfg) and state.spec.noise > 0  # a noiseless lab runs the paper's step
     k = min(cfg.batch_cap, state.allowance(cfg.batch_cap), int(available.sum()) + (state.measurements if noisy_step else 0))
     if noisy_step:
-        step = _noisy_step(state, committee, pool_X, pool_U, available, method, k, seed, diag.last_batch)
+        step = _noisy_step(state, committee, pool_X, pool_U, available, method, k, seed, diag.check)
     else:
         step = plan_step(
             committee, names, state.X.copy(), state.y.copy(), pool_X, pool_U, available.copy(),
@@ -368,8 +368,11 @@ def _committee_turn(
     start = state.measurements
     X_new = np.vstack([pool_X[idx], state.X[reps]]) if reps.size else pool_X[idx]
     y_new = state.measure(X_new, "planner")
+    if noisy_step:
+        from etc_fast.acquisition import check_prediction
+
+        diag.check = check_prediction(step, names, X_new, y_new)
     diag.refresh(step if noisy_step else None)
-    diag.last_batch = int(X_new.shape[0])
     ev["measured"] = {"indices": idx.tolist(), "X": X_new.tolist(), "y": to_jsonable(y_new)}
     if reps.size:
         ev["measured"]["replicate_rows"] = reps.tolist()
@@ -399,7 +402,7 @@ def _noise_knobs_on(cfg: Any) -> bool:
 
 
 def _noisy_step(state: TrialState, committee: list[str], pool_X, pool_U, available, method: str, k: int, seed: int,
-                recent: int = 0):
+                prior=None):
     from etc_fast.acquisition import NoiseOptions, plan_noisy_step
 
     cfg = state.config
@@ -407,7 +410,7 @@ def _noisy_step(state: TrialState, committee: list[str], pool_X, pool_U, availab
     U_obs = state.task.inputs_to_unit(state.X)
     return plan_noisy_step(
         committee, state.task.variable_names, state.X.copy(), state.y.copy(), U_obs, pool_X, pool_U, available.copy(),
-        method=method, k=k, seed=seed, options=opts, noisy=bool(state.spec.noise > 0), recent=recent,
+        method=method, k=k, seed=seed, options=opts, noisy=bool(state.spec.noise > 0), prior=prior,
     )  # fmt: skip
 
 

@@ -74,7 +74,7 @@ class ProtocolConfig:
             observations (0 = the paper's rules).
         replicates: Planners only, noisy labs: most re-measurements of observed points per batch.
         stop_when_settled: Planners only, noisy labs, with ``noise_aware``: once the best law
-            predicted the last batch to within the noise, scored slots with nothing left to tell
+            predicted the last batch (before it was measured) to within the noise, scored slots with nothing left to tell
             apart (no point where the consistent laws differ by more than the noise, or only one
             law consistent) are not measured (docs/noise.md, "Stopping rule").
 
@@ -352,7 +352,9 @@ class Diagnostics:
     noise_estimate: float | None = None  # noise-aware planner: estimated relative noise (None: no estimate)
     noise_basis: str | None = None  # how it was estimated: replicates | residuals (None: not noise-aware)
     explored: tuple[tuple[float, ...], ...] = ()  # inputs the planner's last batch measured to explore
-    holdout_error: float | None = None  # stopping rule: relative RMS with which the best law predicted the last batch
+    # noise-aware planner: (hypothesis, relative RMS error, noise estimate, passed) of the best law's
+    # prediction of the last batch, made before it was measured (None: none)
+    prediction: tuple[str, float, float, bool] | None = None
     settled: bool = False  # stopping rule: the planner left slots unmeasured (nothing left to tell apart)
 
 
