@@ -733,7 +733,9 @@ class NoisyStepResult:
             and the scored slots found nothing left to tell apart.
         n_dropped: Batch slots left unmeasured by the stopping rule.
         best: Text of the best consistent hypothesis (committee order), None without a fit.
-        best_ab: Its calibration ``(a, b)`` on the observations of this step.
+        best_ab: Its calibration for the prediction check: ``(a, 0)`` with ``a`` the relative
+            least-squares scale on the observations of this step (:func:`relative_scale`).
+        best_noise: The noise its residuals imply (:func:`law_noise`), None where undefined.
     """
 
     method: str
@@ -757,6 +759,7 @@ class NoisyStepResult:
     n_dropped: int = 0
     best: str | None = None
     best_ab: tuple[float, float] = (1.0, 0.0)
+    best_noise: float | None = None
 
     def to_record(self) -> dict[str, Any]:
         rec: dict[str, Any] = {
@@ -785,7 +788,8 @@ class PredictionCheck:
         hypothesis: The law's text as the committee gave it.
         error: Relative RMS error ``sqrt(mean(((a h + b - y) / |y|)^2))`` of its calibrated
             prediction on the new measurements (finite, nonzero ones).
-        sigma: The noise estimate of the step that made the prediction.
+        sigma: The noise the prediction is judged against: the larger of the step's estimate
+            and the noise the law's own residuals implied then (:func:`law_noise`).
         n: Measurements compared.
     """
 
@@ -831,6 +835,7 @@ def check_prediction(step: NoisyStepResult, variables: Sequence[str], X_new, y_n
 
     if step.best is None or not step.noise.sigma:
         return None
+    sigma = max(float(step.noise.sigma), float(step.best_noise or 0.0))
     X = np.asarray(X_new, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] == 0:
         return None
@@ -841,7 +846,51 @@ def check_prediction(step: NoisyStepResult, variables: Sequence[str], X_new, y_n
     out = prediction_error(Committee([prog]).evaluate(X)[0], y_new, *step.best_ab)
     if out is None:
         return None
-    return PredictionCheck(step.best, out[0], float(step.noise.sigma), out[1])
+    return PredictionCheck(step.best, out[0], sigma, out[1])
+
+
+def relative_scale(h, y) -> float:
+    """The scale ``a`` minimizing ``sum(((a h - y) / y)^2)`` over finite, nonzero pairs (1 without any).
+
+    The prediction check scales a law without an offset: the paper's affine calibration fits
+    ``b`` in absolute terms, dominated by the largest outputs, and such an offset is a large
+    relative error where outputs are small (laws span decades).
+    """
+    h = np.asarray(h, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        u = h / y
+    ok = np.isfinite(u) & (y != 0)
+    den = float(u[ok] @ u[ok]) if ok.any() else 0.0
+    return float(u[ok].sum() / den) if den > 0 else 1.0
+
+
+def fitted_constants(text: str) -> int:
+    """Numbers in a law's text that are not simple (``p/q``, ``q <= 4``, ``|p/q| <= 10``): the
+    constants the proposer fitted, which its residuals must be corrected for."""
+    import re
+
+    n = 0
+    for tok in re.findall(r"(?<![A-Za-z_])\d+\.?\d*(?:[eE][-+]?\d+)?", text):
+        v = float(tok)
+        if not any(abs(v * q - round(v * q)) <= 1e-9 * max(1.0, v * q) and v <= 10 for q in (1, 2, 3, 4)):
+            n += 1
+    return n
+
+
+def law_noise(h, y, a: float, n_fitted: int) -> float | None:
+    """The relative noise a law's residuals imply: RMS of ``(a h - y) / y`` times
+    ``sqrt(n / (n - 1 - n_fitted))`` (the scale and the law's own fitted constants); None when
+    fewer than one degree of freedom is left."""
+    h = np.asarray(h, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        r = (a * h - y) / np.abs(y)
+    r = r[np.isfinite(r)]
+    dof = r.size - 1 - int(n_fitted)
+    if dof < 1:
+        return None
+    return float(np.sqrt(float(r @ r) / dof))
 
 
 def _batch_split(k: int, explore_fraction: float, replicates: int, n_obs: int) -> tuple[int, int, int]:
@@ -955,10 +1004,12 @@ def plan_noisy_step(
             kept_rows = order[:4]
         H_pool = com.evaluate(pool_X[cols])
     sigma = noise.sigma if (options.noise_aware and noise.sigma is not None) else 0.0
-    best_text, best_ab = None, (1.0, 0.0)
+    best_text, best_ab, best_noise = None, (1.0, 0.0), None
     if kept_rows.size:
         r0 = int(kept_rows[0])
-        best_text, best_ab = str(hypotheses[positions[r0]]), (float(a[r0]), float(b[r0]))
+        best_text = str(hypotheses[positions[r0]])
+        best_ab = (relative_scale(H_obs[r0], y), 0.0)
+        best_noise = law_noise(H_obs[r0], y, best_ab[0], fitted_constants(best_text))
     predicted = bool(options.stop_when_settled and options.noise_aware and noisy and prior is not None and prior.passed)
 
     # 4: scored picks on the informative points
@@ -1051,5 +1102,5 @@ def plan_noisy_step(
         tuple(positions[int(r)] for r in kept_rows), n_consistent, n_inf, scored, error, fallback,
         pool_U[indices] if indices.size else np.zeros((0, pool_U.shape[1])), tuple(notes),
         pool_X[np.asarray(explored, dtype=np.int64)], prior, bool(predicted and n_dropped), n_dropped,
-        best_text, best_ab,
+        best_text, best_ab, best_noise,
     )  # fmt: skip

@@ -76,10 +76,13 @@ def test_check_prediction_out_of_sample_tracks_the_noise(sigma):
             assert step.best == "x * z"  # the lower half cannot tell the two truths apart
             _U, X_new, y_new = _data(law, sigma=sigma, n=4, seed=100 + seed, upper=True)
             chk = check_prediction(step, NAMES, X_new, y_new)
-            a, b = step.best_ab
-            h = X_new[:, 0] * X_new[:, 1]
-            assert chk.hypothesis == "x * z" and chk.n == 4 and chk.sigma == step.noise.sigma
-            assert chk.error == pytest.approx(np.sqrt(np.mean(((a * h + b - y_new) / y_new) ** 2)), rel=1e-9)
+            _Uo, Xo, yo = _data(law, sigma=sigma, seed=seed)
+            ho, h = Xo[:, 0] * Xo[:, 1], X_new[:, 0] * X_new[:, 1]
+            a = np.sum(ho / yo) / np.sum((ho / yo) ** 2)  # NumPy: relative least-squares scale, no offset
+            law_sigma = np.sqrt(np.sum(((a * ho - yo) / yo) ** 2) / (yo.size - 1))  # x * z has no fitted constant
+            assert step.best_ab == (pytest.approx(a, rel=1e-12), 0.0) and step.best_noise == pytest.approx(law_sigma)
+            assert chk.hypothesis == "x * z" and chk.n == 4 and chk.sigma == max(step.noise.sigma, step.best_noise)
+            assert chk.error == pytest.approx(np.sqrt(np.mean(((a * h - y_new) / y_new) ** 2)), rel=1e-9)
             passed.append(chk.passed)
         seen[law.__name__] = sum(passed)
     assert seen["_law"] >= 8  # the right law predicts unseen measurements to the noise ...
@@ -117,6 +120,18 @@ def test_a_stopped_batch_is_never_empty():
     assert lone.settled and lone.indices.size == 1 and lone.n_dropped == 3
     rnd = _step(["x * z", "x + z", "x**2"], SETTLE, method="random")
     assert rnd.settled and rnd.indices.size == 2 and rnd.n_dropped == 2
+
+
+def test_fitted_constants_and_law_noise():
+    from etc_fast.acquisition import fitted_constants, law_noise
+
+    assert fitted_constants("6.67e-05*m1*m2/r**1.5") == 1  # 1.5 is simple, the scale is fitted
+    assert fitted_constants("2*q1*q2/distance**3 + 0.25*x") == 0
+    assert fitted_constants("acos(1.00029*n1*sin(t)**1.0014/n2) + 3.5e3") == 3
+    r = np.array([0.01, -0.02, 0.015, 0.0, -0.005])
+    y = np.full(5, 2.0)
+    assert law_noise(y * (1 + r), y, 1.0, 1) == pytest.approx(np.sqrt(np.sum(r**2) / 3))
+    assert law_noise(y[:2], y[:2], 1.0, 1) is None  # no degree of freedom left
 
 
 def test_passed_uses_kappa_fit():
