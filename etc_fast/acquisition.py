@@ -902,6 +902,25 @@ def _batch_split(k: int, explore_fraction: float, replicates: int, n_obs: int) -
     return k - n_rep - n_exp, n_exp, n_rep
 
 
+def _stop_slots(method: str, picks: list[int], n_score: int, n_exp: int, n_rep: int, n_consistent: int,
+                prior: PredictionCheck, notes: list[str]) -> tuple[list[int], int, int]:
+    """The stopping rule (rule 7 of :func:`plan_noisy_step`) once the previous batch was predicted:
+    ``(picks, exploration slots, dropped slots)``, with a note for the policy when slots are dropped."""
+    if method == "random":  # its scored share is uniform: dropped only when one law is left
+        n_dropped, picks = (len(picks), []) if n_consistent < 2 else (0, picks)
+    else:
+        n_dropped = n_score - len(picks)
+    if n_dropped and not picks and n_exp + n_rep == 0:
+        n_dropped -= 1  # a batch is never empty: one slot explores
+        n_exp += 1
+    if n_dropped:
+        why = "only one law fits" if n_consistent < 2 else "no unmeasured point is left where the laws differ by more than the noise"
+        notes.append(f"the best law predicted the last batch's {prior.n} measurement(s) before they were made to within "
+                     f"the noise (relative RMS {100 * prior.error:.3g}%) and {why}: {n_dropped} slot(s) of this batch "
+                     "were not measured")
+    return picks, n_exp, n_dropped
+
+
 def plan_noisy_step(
     hypotheses: Sequence[str],
     variables: Sequence[str],
@@ -1064,22 +1083,10 @@ def plan_noisy_step(
             if cand[j] > 0:
                 rep_rows.append(int(j))
     n_exp += n_rep - len(rep_rows)
-    n_dropped = 0
     if predicted:
-        if method == "random":  # its scored share is uniform: dropped only when one law is left
-            n_dropped, picks = (len(picks), []) if n_consistent < 2 else (0, picks)
-        else:
-            n_dropped = n_score - len(picks)
-        if n_dropped and not picks and n_exp + len(rep_rows) == 0:
-            n_dropped -= 1  # a batch is never empty: one slot explores
-            n_exp += 1
-        if n_dropped:
-            why = "only one law fits" if n_consistent < 2 else "no unmeasured point is left where the laws differ by more than the noise"
-            notes.append(f"the best law predicted the last batch's {prior.n} measurement(s) before they were made to within "
-                         f"the noise (relative RMS {100 * prior.error:.3g}%) and {why}: {n_dropped} slot(s) of this batch "
-                         "were not measured")
+        picks, n_exp, n_dropped = _stop_slots(method, picks, n_score, n_exp, len(rep_rows), n_consistent, prior, notes)
     else:
-        n_exp += n_score - len(picks)
+        n_exp, n_dropped = n_exp + n_score - len(picks), 0
 
     # 6: exploration
     explored: list[int] = []
