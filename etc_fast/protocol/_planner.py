@@ -368,7 +368,7 @@ def _committee_turn(
     start = state.measurements
     X_new = np.vstack([pool_X[idx], state.X[reps]]) if reps.size else pool_X[idx]
     y_new = state.measure(X_new, "planner")
-    if noisy_step:
+    if noisy_step and cfg.stop_when_settled:  # the stopping rule's out-of-sample check, shown to the policy
         from etc_fast.acquisition import check_prediction
 
         diag.check = check_prediction(step, names, X_new, y_new)
