@@ -41,7 +41,8 @@ from kernels.step import (
 )
 from kernels.step import METHODS as _METHOD_CODES
 
-__all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS", "prediction_error", "PredictionCheck"]
+__all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS", "PredictionCheck", "check_prediction",
+           "prediction_error", "relative_scale", "fitted_constants", "law_noise"]
 
 METHODS = ("variance", "pairwise", "random")
 """Acquisition methods a planner step accepts."""
@@ -786,8 +787,8 @@ class PredictionCheck:
 
     Attributes:
         hypothesis: The law's text as the committee gave it.
-        error: Relative RMS error ``sqrt(mean(((a h + b - y) / |y|)^2))`` of its calibrated
-            prediction on the new measurements (finite, nonzero ones).
+        error: Relative RMS error ``sqrt(mean(((a h - y) / |y|)^2))`` of its prediction on the new
+            measurements (finite, nonzero ones), ``a`` its relative scale before the batch.
         sigma: The noise the prediction is judged against: the larger of the step's estimate
             and the noise the law's own residuals implied then (:func:`law_noise`).
         n: Measurements compared.
