@@ -41,7 +41,8 @@ from kernels.step import (
 )
 from kernels.step import METHODS as _METHOD_CODES
 
-__all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
+__all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS", "PredictionCheck", "check_prediction",
+           "prediction_error", "relative_scale", "fitted_constants", "law_noise"]
 
 METHODS = ("variance", "pairwise", "random")
 """Acquisition methods a planner step accepts."""
@@ -599,11 +600,16 @@ class NoiseOptions:
         noise_aware: Estimate the noise level and judge fits and disagreement against it.
         explore_fraction: Share of each batch chosen by maximin distance to the observations.
         replicates: Most re-measurements of observed points per batch.
+        stop_when_settled: With ``noise_aware``: once the best consistent law predicted the last
+            batch (before it was measured) to within ``KAPPA_FIT`` noise levels, scored slots that
+            find nothing to tell apart are dropped instead of explored (the batch shrinks; see
+            :func:`plan_noisy_step`).
     """
 
     noise_aware: bool = False
     explore_fraction: float = 0.0
     replicates: int = 0
+    stop_when_settled: bool = False
 
     @property
     def active(self) -> bool:
@@ -723,6 +729,14 @@ class NoisyStepResult:
         chosen_u: float64[len(indices), d] unit coordinates of the picks.
         notes: Plain-language account of the step (shown to the policy).
         explored_X: float64[len(explored), d] task inputs of the exploration picks.
+        prior: The :class:`PredictionCheck` of the previous batch this step was given (None: none).
+        settled: The stopping rule held: the previous batch was predicted to within the noise
+            and the scored slots found nothing left to tell apart.
+        n_dropped: Batch slots left unmeasured by the stopping rule.
+        best: Text of the best consistent hypothesis (committee order), None without a fit.
+        best_ab: Its calibration for the prediction check: ``(a, 0)`` with ``a`` the relative
+            least-squares scale on the observations of this step (:func:`relative_scale`).
+        best_noise: The noise its residuals imply (:func:`law_noise`), None where undefined.
     """
 
     method: str
@@ -741,6 +755,12 @@ class NoisyStepResult:
     chosen_u: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
     notes: tuple[str, ...] = ()
     explored_X: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros((0, 0)))
+    prior: PredictionCheck | None = None
+    settled: bool = False
+    n_dropped: int = 0
+    best: str | None = None
+    best_ab: tuple[float, float] = (1.0, 0.0)
+    best_noise: float | None = None
 
     def to_record(self) -> dict[str, Any]:
         rec: dict[str, Any] = {
@@ -753,9 +773,125 @@ class NoisyStepResult:
             "replicate_rows": [int(i) for i in self.replicate_rows],
             "chosen_u": [[_num(x) for x in row] for row in self.chosen_u], "notes": list(self.notes),
         }
+        if self.prior is not None or self.settled or self.n_dropped:
+            rec.update(prior_check=None if self.prior is None else dataclasses.asdict(self.prior),
+                       settled=self.settled, n_dropped=self.n_dropped)
         if self.scored is not None:
             rec["scored"] = self.scored.to_record()
         return rec
+
+
+@dataclasses.dataclass(frozen=True)
+class PredictionCheck:
+    """How a planner step's best law predicted the batch it chose, measured after the step.
+
+    Attributes:
+        hypothesis: The law's text as the committee gave it.
+        error: Relative RMS error ``sqrt(mean(((a h - y) / |y|)^2))`` of its prediction on the new
+            measurements (finite, nonzero ones), ``a`` its relative scale before the batch.
+        sigma: The noise the prediction is judged against: the larger of the step's estimate
+            and the noise the law's own residuals implied then (:func:`law_noise`).
+        n: Measurements compared.
+    """
+
+    hypothesis: str
+    error: float
+    sigma: float
+    n: int
+
+    @property
+    def passed(self) -> bool:
+        """The law predicted the batch to within ``KAPPA_FIT`` times the noise it was fitted to."""
+        return self.error <= KAPPA_FIT * max(self.sigma, NOISE_FLOOR)
+
+
+def prediction_error(h_new, y_new, a: float, b: float) -> tuple[float, int] | None:
+    """Relative RMS error of the calibrated prediction ``a h + b`` on new measurements.
+
+    Args:
+        h_new: float64[m] the hypothesis' values at the new inputs.
+        y_new: float64[m] the new measurements.
+        a, b: The calibration the step fitted on the observations before them.
+
+    Returns:
+        ``(error, n)`` over the finite, nonzero measurements with a finite prediction, or None
+        when there is none.
+    """
+    h = np.asarray(h_new, dtype=np.float64).reshape(-1)
+    y = np.asarray(y_new, dtype=np.float64).reshape(-1)
+    if h.shape != y.shape:
+        raise ValueError(f"prediction_error: h_new and y_new must have the same length, got {h.shape} and {y.shape}")
+    with np.errstate(all="ignore"):
+        r = (a * h + b - y) / np.abs(y)
+    r = r[np.isfinite(r)]
+    if r.size == 0:
+        return None
+    return float(np.sqrt(np.mean(r * r))), int(r.size)
+
+
+def check_prediction(step: NoisyStepResult, variables: Sequence[str], X_new, y_new) -> PredictionCheck | None:
+    """The :class:`PredictionCheck` of ``step``'s best law on the batch measured after it (None
+    without a best law, a noise estimate, or a comparable measurement)."""
+    from etc_fast.expr import ExprError, parse
+
+    if step.best is None or not step.noise.sigma:
+        return None
+    sigma = max(float(step.noise.sigma), float(step.best_noise or 0.0))
+    X = np.asarray(X_new, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] == 0:
+        return None
+    try:
+        prog = parse(step.best, tuple(variables))
+    except ExprError:
+        return None
+    out = prediction_error(Committee([prog]).evaluate(X)[0], y_new, *step.best_ab)
+    if out is None:
+        return None
+    return PredictionCheck(step.best, out[0], sigma, out[1])
+
+
+def relative_scale(h, y) -> float:
+    """The scale ``a`` minimizing ``sum(((a h - y) / y)^2)`` over finite, nonzero pairs (1 without any).
+
+    The prediction check scales a law without an offset: the paper's affine calibration fits
+    ``b`` in absolute terms, dominated by the largest outputs, and such an offset is a large
+    relative error where outputs are small (laws span decades).
+    """
+    h = np.asarray(h, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        u = h / y
+    ok = np.isfinite(u) & (y != 0)
+    den = float(u[ok] @ u[ok]) if ok.any() else 0.0
+    return float(u[ok].sum() / den) if den > 0 else 1.0
+
+
+def fitted_constants(text: str) -> int:
+    """Numbers in a law's text that are not simple (``p/q``, ``q <= 4``, ``|p/q| <= 10``): the
+    constants the proposer fitted, which its residuals must be corrected for."""
+    import re
+
+    n = 0
+    for tok in re.findall(r"(?<![A-Za-z_])\d+\.?\d*(?:[eE][-+]?\d+)?", text):
+        v = float(tok)
+        if not any(abs(v * q - round(v * q)) <= 1e-9 * max(1.0, v * q) and v <= 10 for q in (1, 2, 3, 4)):
+            n += 1
+    return n
+
+
+def law_noise(h, y, a: float, n_fitted: int) -> float | None:
+    """The relative noise a law's residuals imply: RMS of ``(a h - y) / y`` times
+    ``sqrt(n / (n - 1 - n_fitted))`` (the scale and the law's own fitted constants); None when
+    fewer than one degree of freedom is left."""
+    h = np.asarray(h, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        r = (a * h - y) / np.abs(y)
+    r = r[np.isfinite(r)]
+    dof = r.size - 1 - int(n_fitted)
+    if dof < 1:
+        return None
+    return float(np.sqrt(float(r @ r) / dof))
 
 
 def _batch_split(k: int, explore_fraction: float, replicates: int, n_obs: int) -> tuple[int, int, int]:
@@ -765,6 +901,25 @@ def _batch_split(k: int, explore_fraction: float, replicates: int, n_obs: int) -
     if explore_fraction > 0 and n_exp == 0 and k - n_rep > 1:
         n_exp = 1
     return k - n_rep - n_exp, n_exp, n_rep
+
+
+def _stop_slots(method: str, picks: list[int], n_score: int, n_exp: int, n_rep: int, n_consistent: int,
+                prior: PredictionCheck, notes: list[str]) -> tuple[list[int], int, int]:
+    """The stopping rule (rule 7 of :func:`plan_noisy_step`) once the previous batch was predicted:
+    ``(picks, exploration slots, dropped slots)``, with a note for the policy when slots are dropped."""
+    if method == "random":  # its scored share is uniform: dropped only when one law is left
+        n_dropped, picks = (len(picks), []) if n_consistent < 2 else (0, picks)
+    else:
+        n_dropped = n_score - len(picks)
+    if n_dropped and not picks and n_exp + n_rep == 0:
+        n_dropped -= 1  # a batch is never empty: one slot explores
+        n_exp += 1
+    if n_dropped:
+        why = "only one law fits" if n_consistent < 2 else "no unmeasured point is left where the laws differ by more than the noise"
+        notes.append(f"the best law predicted the last batch's {prior.n} measurement(s) before they were made to within "
+                     f"the noise (relative RMS {100 * prior.error:.3g}%) and {why}: {n_dropped} slot(s) of this batch "
+                     "were not measured")
+    return picks, n_exp, n_dropped
 
 
 def plan_noisy_step(
@@ -782,6 +937,7 @@ def plan_noisy_step(
     seed: int,
     options: NoiseOptions,
     noisy: bool,
+    prior: PredictionCheck | None = None,
 ) -> NoisyStepResult:
     """One noise-aware planner step (docs/noise.md).
 
@@ -797,11 +953,18 @@ def plan_noisy_step(
        ``KAPPA_DISAGREE`` sigma), else, before any repeat exists, the best fit's worst residual.
     6. Exploration: the rest of the batch by greedy maximin distance (unit coordinates, no
        boundary penalty) to the observations and the points already picked.
+    7. Stopping rule (``stop_when_settled``): ``prior`` says how the previous step's best law
+       predicted the batch measured after it (:func:`check_prediction`: calibrated before the
+       batch, compared with the batch; the batch's explored points lie far from what it was
+       fitted to). If that error was at most ``KAPPA_FIT`` times the noise estimate of that step,
+       scored slots that find no informative point (all of them when fewer than two laws are
+       consistent) are dropped, not explored; a batch keeps at least one point.
 
     Args:
         U_obs: float64[n_obs, d] unit coordinates of the observations.
         options: The :class:`NoiseOptions`.
         noisy: The task says the lab is noisy.
+        prior: The previous batch's :class:`PredictionCheck` (the stopping rule; None: none).
         (others as :func:`plan_step`)
     """
     from etc_fast.expr import ExprError, parse
@@ -861,6 +1024,13 @@ def plan_noisy_step(
             kept_rows = order[:4]
         H_pool = com.evaluate(pool_X[cols])
     sigma = noise.sigma if (options.noise_aware and noise.sigma is not None) else 0.0
+    best_text, best_ab, best_noise = None, (1.0, 0.0), None
+    if kept_rows.size:
+        r0 = int(kept_rows[0])
+        best_text = str(hypotheses[positions[r0]])
+        best_ab = (relative_scale(H_obs[r0], y), 0.0)
+        best_noise = law_noise(H_obs[r0], y, best_ab[0], fitted_constants(best_text))
+    predicted = bool(options.stop_when_settled and options.noise_aware and noisy and prior is not None and prior.passed)
 
     # 4: scored picks on the informative points
     picks: list[int] = []
@@ -889,7 +1059,7 @@ def plan_noisy_step(
             )  # fmt: skip
             fallback = scored.fallback_used
             picks = [int(i) for i in scored.indices]
-        if n_score > len(picks) and options.noise_aware and noisy:
+        if n_score > len(picks) and options.noise_aware and noisy and not predicted:
             notes.append(
                 f"{n_inf} unmeasured point(s) where the hypotheses differ by more than {KAPPA_DISAGREE:g}x the noise; "
                 f"{n_score - len(picks)} scored slot(s) moved to exploration"
@@ -914,7 +1084,10 @@ def plan_noisy_step(
             if cand[j] > 0:
                 rep_rows.append(int(j))
     n_exp += n_rep - len(rep_rows)
-    n_exp += n_score - len(picks)
+    if predicted:
+        picks, n_exp, n_dropped = _stop_slots(method, picks, n_score, n_exp, len(rep_rows), n_consistent, prior, notes)
+    else:
+        n_exp, n_dropped = n_exp + n_score - len(picks), 0
 
     # 6: exploration
     explored: list[int] = []
@@ -936,5 +1109,6 @@ def plan_noisy_step(
         method, k, seed, indices, np.asarray(explored, dtype=np.int64), np.asarray(rep_rows, dtype=np.int64), noise,
         tuple(positions[int(r)] for r in kept_rows), n_consistent, n_inf, scored, error, fallback,
         pool_U[indices] if indices.size else np.zeros((0, pool_U.shape[1])), tuple(notes),
-        pool_X[np.asarray(explored, dtype=np.int64)],
+        pool_X[np.asarray(explored, dtype=np.int64)], prior, bool(predicted and n_dropped), n_dropped,
+        best_text, best_ab, best_noise,
     )  # fmt: skip

@@ -237,13 +237,14 @@ def _point_text(names: Sequence[str], x: Sequence[float]) -> str:
     return "(" + ", ".join(f"{n}={format_number(v, 4)}" for n, v in zip(names, x)) + ")"
 
 
-def with_planner_estimate(diag: Diagnostics, step, names: Sequence[str]) -> Diagnostics:
+def with_planner_estimate(diag: Diagnostics, step, names: Sequence[str], check=None) -> Diagnostics:
     """``diag`` with what a noise-aware planner step estimated (noise level, where it explored).
 
     Args:
         diag: Diagnostics of the current observations.
         step: The :class:`etc_fast.acquisition.NoisyStepResult` of the batch just measured.
         names: Variable names.
+        check: The :class:`etc_fast.acquisition.PredictionCheck` of that batch (None: none).
 
     The fields ``noise_estimate``, ``noise_basis`` and ``explored`` are set, and the text gains
     a paragraph an agent can act on: the noise level to fit to, and that the explored points
@@ -263,8 +264,18 @@ def with_planner_estimate(diag: Diagnostics, step, names: Sequence[str]) -> Diag
         pts = ", ".join(_point_text(names, x) for x in explored[:8])
         lines.append(f"  The planner explored {len(explored)} point(s) far from all earlier observations: {pts}. "
                      "Large residuals there point to a term the current hypotheses miss.")
+    settled = bool(getattr(step, "settled", False))
+    if check is not None:
+        verdict = "within the noise" if check.passed else "more than the noise allows: a term may be missing"
+        lines.append(f"  Before the last batch was measured, the best-fitting hypothesis {check.hypothesis} predicted its "
+                     f"{check.n} measurement(s) with a relative RMS error of {format_number(100 * check.error, 3)}% "
+                     f"({verdict}).")
+    if settled:
+        lines.append(f"  The laws that fit agree to within the noise wherever the planner could score, so it left "
+                     f"{step.n_dropped} slot(s) of the last batch unmeasured.")
     return dataclasses.replace(
         diag, noise_estimate=est.sigma, noise_basis=est.basis, explored=explored, text=diag.text + "\n" + "\n".join(lines),
+        prediction=None if check is None else (check.hypothesis, check.error, check.sigma, check.passed), settled=settled,
     )
 
 

@@ -86,6 +86,7 @@ class _Diag:
         self.n_probe = n_probe
         self.value: Diagnostics | None = None
         self.index: int | None = None
+        self.check: Any = None  # how the last noise-aware step's best law predicted its batch (PredictionCheck)
         self.refresh()
 
     def refresh(self, planner: Any = None) -> None:
@@ -95,7 +96,7 @@ class _Diag:
         s = self.state
         self.value = compute_diagnostics(s.task.variable_names, s.X, s.y, self.n_probe)
         if planner is not None:
-            self.value = with_planner_estimate(self.value, planner, s.task.variable_names)
+            self.value = with_planner_estimate(self.value, planner, s.task.variable_names, self.check)
         self.index = None
 
     def shown(self, phase: str, turn: int) -> tuple[Diagnostics | None, int | None]:
@@ -342,7 +343,7 @@ def _committee_turn(
     noisy_step = _noise_knobs_on(cfg) and state.spec.noise > 0  # a noiseless lab runs the paper's step
     k = min(cfg.batch_cap, state.allowance(cfg.batch_cap), int(available.sum()) + (state.measurements if noisy_step else 0))
     if noisy_step:
-        step = _noisy_step(state, committee, pool_X, pool_U, available, method, k, seed)
+        step = _noisy_step(state, committee, pool_X, pool_U, available, method, k, seed, diag.check)
     else:
         step = plan_step(
             committee, names, state.X.copy(), state.y.copy(), pool_X, pool_U, available.copy(),
@@ -367,6 +368,10 @@ def _committee_turn(
     start = state.measurements
     X_new = np.vstack([pool_X[idx], state.X[reps]]) if reps.size else pool_X[idx]
     y_new = state.measure(X_new, "planner")
+    if noisy_step and cfg.stop_when_settled:  # the stopping rule's out-of-sample check, shown to the policy
+        from etc_fast.acquisition import check_prediction
+
+        diag.check = check_prediction(step, names, X_new, y_new)
     diag.refresh(step if noisy_step else None)
     ev["measured"] = {"indices": idx.tolist(), "X": X_new.tolist(), "y": to_jsonable(y_new)}
     if reps.size:
@@ -393,18 +398,19 @@ def _committee_turn(
 def _noise_knobs_on(cfg: Any) -> bool:
     """Whether a planner configuration has a noise knob off its default (the noise-aware step then
     runs in noisy labs; the task says whether the lab is noisy)."""
-    return bool(cfg.noise_aware or cfg.explore_fraction > 0 or cfg.replicates > 0)
+    return bool(cfg.noise_aware or cfg.explore_fraction > 0 or cfg.replicates > 0 or cfg.stop_when_settled)
 
 
-def _noisy_step(state: TrialState, committee: list[str], pool_X, pool_U, available, method: str, k: int, seed: int):
+def _noisy_step(state: TrialState, committee: list[str], pool_X, pool_U, available, method: str, k: int, seed: int,
+                prior=None):
     from etc_fast.acquisition import NoiseOptions, plan_noisy_step
 
     cfg = state.config
-    opts = NoiseOptions(cfg.noise_aware, float(cfg.explore_fraction), int(cfg.replicates))
+    opts = NoiseOptions(cfg.noise_aware, float(cfg.explore_fraction), int(cfg.replicates), bool(cfg.stop_when_settled))
     U_obs = state.task.inputs_to_unit(state.X)
     return plan_noisy_step(
         committee, state.task.variable_names, state.X.copy(), state.y.copy(), U_obs, pool_X, pool_U, available.copy(),
-        method=method, k=k, seed=seed, options=opts, noisy=bool(state.spec.noise > 0),
+        method=method, k=k, seed=seed, options=opts, noisy=bool(state.spec.noise > 0), prior=prior,
     )  # fmt: skip
 
 

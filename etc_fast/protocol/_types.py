@@ -73,9 +73,13 @@ class ProtocolConfig:
         explore_fraction: Planners only: share of each batch chosen by maximin distance to the
             observations (0 = the paper's rules).
         replicates: Planners only, noisy labs: most re-measurements of observed points per batch.
+        stop_when_settled: Planners only, noisy labs, with ``noise_aware``: once the best law
+            predicted the last batch (before it was measured) to within the noise, scored slots with nothing left to tell
+            apart (no point where the consistent laws differ by more than the noise, or only one
+            law consistent) are not measured (docs/noise.md, "Stopping rule").
 
     The noise knobs are the YAML ablation block ``acquisition: {noise_aware, explore_fraction,
-    replicates}``; at their defaults they are left out of :meth:`TrialSpec.to_dict`, so trial ids
+    replicates, stop_when_settled}``; at their defaults they are left out of :meth:`TrialSpec.to_dict`, so trial ids
     of configurations without them are those of before they existed.
     ``interpreter_data``, ``parsing`` and ``max_validation_retries`` are left out of the trial id
     while ``None`` (see :data:`ID_OMITTED_WHEN_NONE`), so trial ids of earlier runs stay valid.
@@ -102,6 +106,7 @@ class ProtocolConfig:
     noise_aware: bool = False
     explore_fraction: float = 0.0
     replicates: int = 0
+    stop_when_settled: bool = False
 
     def __post_init__(self) -> None:
         errors = []
@@ -146,9 +151,11 @@ class ProtocolConfig:
             or not 0 <= self.max_validation_retries <= 1000
         ):
             errors.append(f"max_validation_retries must be an integer from 0 to 1,000 or null, got {self.max_validation_retries!r}")
-        for field in ("interpreter", "diagnostics", "synthesis_diagnostics", "noise_aware"):
+        for field in ("interpreter", "diagnostics", "synthesis_diagnostics", "noise_aware", "stop_when_settled"):
             if not isinstance(getattr(self, field), bool):
                 errors.append(f"{field} must be a boolean (true or false), got {getattr(self, field)!r}")
+        if self.stop_when_settled is True and self.noise_aware is not True:
+            errors.append("stop_when_settled needs noise_aware: true (the rule compares with the estimated noise)")
         if errors:
             raise ValueError(f"configuration {self.name!r}: " + "; ".join(errors))
 
@@ -195,7 +202,8 @@ def config_dict(cfg: ProtocolConfig) -> dict[str, Any]:
 
 
 #: The noise knobs and their defaults (the paper's rules); omitted from spec dicts at default.
-NOISE_KNOB_DEFAULTS: dict[str, Any] = {"noise_aware": False, "explore_fraction": 0.0, "replicates": 0}
+NOISE_KNOB_DEFAULTS: dict[str, Any] = {"noise_aware": False, "explore_fraction": 0.0, "replicates": 0,
+                                       "stop_when_settled": False}
 
 
 def _preset(name: str, family: Family, acquisition: Acquisition, interpreter: bool) -> ProtocolConfig:
@@ -344,6 +352,10 @@ class Diagnostics:
     noise_estimate: float | None = None  # noise-aware planner: estimated relative noise (None: no estimate)
     noise_basis: str | None = None  # how it was estimated: replicates | residuals (None: not noise-aware)
     explored: tuple[tuple[float, ...], ...] = ()  # inputs the planner's last batch measured to explore
+    # noise-aware planner: (hypothesis, relative RMS error, noise estimate, passed) of the best law's
+    # prediction of the last batch, made before it was measured (None: none)
+    prediction: tuple[str, float, float, bool] | None = None
+    settled: bool = False  # stopping rule: the planner left slots unmeasured (nothing left to tell apart)
 
 
 @dataclasses.dataclass(frozen=True)

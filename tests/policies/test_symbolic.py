@@ -508,3 +508,14 @@ def test_policy_reads_the_planners_noise_estimate(estimate, basis, expected):
     pol.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
     pol.act(_obs("explore", task, X, y, noisy=True, diagnostics=diag, interpreter=False))
     assert pol.last_search.tol == pytest.approx(3 * want)
+
+
+def test_safety_net_still_simplifies_noisy_constants():
+    # the safety net skips families; on noisy data the found law's constants still go to simple
+    # numbers (a loaded machine must not turn 3*a**2/b into 3.0021*a**2/b)
+    task = make_task("t", "3*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
+    X, y = sobol_points(task, 24)
+    y = y * (1 + 1e-3 * np.random.default_rng(1).standard_normal(y.size))
+    cut = search(X, y, domains(task), noise=1e-3, time_budget_s=1e-9)
+    assert cut.timed_out
+    assert StructuralJudge().judge(cut.best.source, task).credited, cut.best.expression

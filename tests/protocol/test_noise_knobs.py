@@ -41,3 +41,18 @@ def test_noisy_lab_batch_is_split_and_reported(play):
     shown = [o.diagnostics for o in policy.observations if o.diagnostics is not None and o.diagnostics.noise_basis]
     assert shown and shown[0].noise_estimate > 0 and shown[0].explored
     assert "Planner's noise estimate" in shown[0].text and "explored" in shown[0].text
+
+
+def test_stopping_rule_reports_the_prediction_check(play):
+    knobs = {"noise_aware": True, "explore_fraction": 0.5, "stop_when_settled": True}
+    rec, policy = play(make_spec("variance_c", noise=0.01, **knobs), _actions())
+    sel = [e["selection"] for e in rec.events if e.get("feedback_kind") == "selection"]
+    assert "prior_check" not in sel[0]  # nothing measured after a step yet
+    prior = sel[1]["prior_check"]  # the first step's best law against the first batch, measured after it
+    assert prior["hypothesis"] in HYPS and prior["n"] == len(sel[0]["chosen"]) and prior["error"] >= 0
+    shown = [o.diagnostics for o in policy.observations if o.diagnostics is not None and o.diagnostics.prediction]
+    assert shown and shown[0].prediction[0] == prior["hypothesis"] and "predicted its" in shown[0].text
+    # without the knob the check is neither run nor shown
+    rec2, policy2 = play(make_spec("variance_c", noise=0.01, noise_aware=True, explore_fraction=0.5), _actions())
+    assert all("prior_check" not in e["selection"] for e in rec2.events if e.get("feedback_kind") == "selection")
+    assert not any(o.diagnostics is not None and o.diagnostics.prediction for o in policy2.observations)

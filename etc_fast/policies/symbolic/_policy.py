@@ -23,7 +23,10 @@ Noise: the observation says only whether measurements are noisy; the policy then
 relative noise level of :data:`ASSUMED_NOISE` (an agent is never told the true level), or the
 level a noise-aware planner estimated and wrote in the diagnostics (:func:`noise_level`). With noisy
 data the planner drafts only on its last exploration turn (a few noisy points fit many wrong laws
-to the noise level, so early confidence is not trusted), and the baseline's confidence rule needs
+to the noise level, so early confidence is not trusted; earlier when a noise-aware planner's
+diagnostics report explored points (:data:`NOISY_DRAFT_GAP`), and with the noise-free margin when
+they report that a law of the best candidate's structure, proposed by the policy, predicted the
+last batch before it was measured to within the noise), and the baseline's confidence rule needs
 :data:`NOISY_POINTS_PER_PARAM` more observations per parameter; the search itself simplifies
 constants and ranks by the noise it estimates (:mod:`._simplify`).
 
@@ -231,6 +234,7 @@ class SymbolicPolicy:
         self._domains = [VariableDomain.from_mapping(v) for v in task.variables]
         self._full = None
         self._pending = None
+        self._proposed: dict[str, str] = {}  # committee expression -> its structure (constants as C)
         self._output_unit = angle_unit_of(str(getattr(task, "output_description", "") or ""), 0.0, 0.0)
         sobol_seed = int(np.random.SeedSequence([self.seed, int(seed)]).generate_state(1, dtype=np.uint32)[0])
         self._sobol = qmc.Sobol(d=len(self._domains), scramble=True, seed=sobol_seed)
@@ -355,10 +359,19 @@ class SymbolicPolicy:
         early = is_confident(res, self.margin) and not obs.noisy  # noisy: use every exploration turn ...
         if obs.noisy and self._checked_beyond(obs):  # ... unless the planner tested the law where nothing was measured
             early = is_confident(res, self.margin, gap=NOISY_DRAFT_GAP, noisy=True)
+        if obs.noisy and not early and best is not None and self._predicted(obs, best):
+            early = is_confident(res, self.margin, gap=NOISY_DRAFT_GAP)  # validated out of sample: the plain margin
         if "draft" in obs.allowed and best is not None and (early or obs.turns_left == 0):
             return Action(kind="draft", source=best.source, raw=f"draft: {best.expression} (error {best.error:.2e})")
         hyps = self._committee(res)
+        self._proposed.update((c.expression, c.structure) for c in res.candidates if c.expression in hyps)
         return Action(kind="committee", hypotheses=hyps, raw=f"committee of {len(hyps)} from {res.families_tried[-1:] or '()'}")
+
+    def _predicted(self, obs: Observation, best: Candidate) -> bool:
+        """The planner reports that a law of ``best``'s structure, proposed by this policy, predicted
+        the last batch before it was measured to within the noise (``Diagnostics.prediction``)."""
+        pred = getattr(obs.diagnostics, "prediction", None)
+        return bool(pred is not None and pred[3] and self._proposed.get(pred[0]) == best.structure)
 
     @staticmethod
     def _checked_beyond(obs: Observation) -> bool:

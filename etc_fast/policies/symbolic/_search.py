@@ -41,7 +41,8 @@ program machine (:func:`kernels.programs.evaluate_programs`) evaluates the whole
 The work is bounded by counts (:class:`SearchLimits`: views, exponent combinations, library sizes,
 top-k, optimizer evaluations, forms scored), so the result depends only on the inputs. The
 wall-time limit is a safety net checked between families; it does not bind for the benchmark's
-tasks, and when it does, the families not yet tried are skipped and ``SearchResult.timed_out`` says so.
+tasks, and when it does, the families not yet tried are skipped and ``SearchResult.timed_out`` says so
+(on noisy data the found laws' constants are still tried at simple numbers, a bounded step).
 """
 
 from __future__ import annotations
@@ -1034,6 +1035,8 @@ def search(
         # constant refinement of the best inexact candidates on the y scale
         if expired():
             timed_out = True
+            if noise > 0:  # the net skips families, not the finishing of what was found: a noisy
+                _simplify_noisy(col, lim)  # fit's constants still go to simple numbers (bounded work)
         else:
             for err, form in col.top_forms(lim.const_refine_top):
                 if err > tol:
