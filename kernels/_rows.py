@@ -39,6 +39,7 @@ from kernels.programs import (
     TAN,
     VAR,
     _pow,
+    power_by_multiplication,
 )  # fmt: skip
 
 __all__ = ["IN", "law_rows"]
@@ -84,28 +85,7 @@ def _small_power(S, t, c, m):
     n = int(a)
     half = a != n
     for i in range(m):
-        x = S[t, i]
-        x2 = x * x
-        if n == 0:
-            r = 1.0
-        elif n == 1:
-            r = x
-        elif n == 2:
-            r = x2
-        elif n == 3:
-            r = x2 * x
-        else:
-            r = x2 * x2
-        if half:
-            r = r * np.sqrt(x)
-        if c < 0.0:
-            r = 1.0 / r
-        if half:
-            if x == 0.0:
-                r = 0.0 if c > 0.0 else np.inf
-            elif x == -np.inf:
-                r = np.inf if c > 0.0 else 0.0
-        S[t, i] = r
+        S[t, i] = power_by_multiplication(S[t, i], c, n, half)
     return True
 
 

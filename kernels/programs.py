@@ -198,29 +198,36 @@ def _small_power(left, c, m):
     n = int(a)  # integer part of |c|
     half = a != n
     for i in range(m):
-        x = left[i]
-        x2 = x * x
-        if n == 0:
-            r = 1.0
-        elif n == 1:
-            r = x
-        elif n == 2:
-            r = x2
-        elif n == 3:
-            r = x2 * x
-        else:
-            r = x2 * x2
-        if half:
-            r = r * np.sqrt(x)
-        if c < 0.0:
-            r = 1.0 / r
-        if half:
-            if x == 0.0:  # pow(+-0, c) for non-integer c
-                r = 0.0 if c > 0.0 else np.inf
-            elif x == -np.inf:
-                r = np.inf if c > 0.0 else 0.0
-        left[i] = r
+        left[i] = power_by_multiplication(left[i], c, n, half)
     return True
+
+
+@njit(inline="always", error_model="numpy", **JIT)
+def power_by_multiplication(x, c, n, half):
+    """``x ** c`` for ``|c| = n + 0.5 half`` with ``n <= 4``: repeated products, one ``sqrt`` for a
+    half, ``pow``'s values where ``sqrt`` and ``pow`` differ (``+-0``, ``-inf``). Shared by the
+    programs' and the row machine's small-power rules."""
+    x2 = x * x
+    if n == 0:
+        r = 1.0
+    elif n == 1:
+        r = x
+    elif n == 2:
+        r = x2
+    elif n == 3:
+        r = x2 * x
+    else:
+        r = x2 * x2
+    if half:
+        r = r * np.sqrt(x)
+    if c < 0.0:
+        r = 1.0 / r
+    if half:
+        if x == 0.0:  # pow(+-0, c) for non-integer c
+            r = 0.0 if c > 0.0 else np.inf
+        elif x == -np.inf:
+            r = np.inf if c > 0.0 else 0.0
+    return r
 
 
 @njit(error_model="numpy", **JIT)

@@ -187,15 +187,25 @@ def action_menu(task: TaskView, allowed: Sequence[str], batch_cap: int, *, brief
             "turn. " + analysis_data_note(task)
         )
     if "draft" in allowed:
-        items.append(
-            "Submit a draft law (this ends exploration):\n"
-            "<draft_law>\n"
-            f"{task.signature}\n"
-            "    C = 1.0\n"
-            "    return ...\n"
-            "</draft_law>\n"
-            "with constants as local variables and imports inside the function."
-        )
+        items.append(draft_action(task.signature))
+    return numbered_actions(items)
+
+
+def draft_action(signature: str) -> str:
+    """The menu item of a draft law (vanilla and system planners alike)."""
+    return (
+        "Submit a draft law (this ends exploration):\n"
+        "<draft_law>\n"
+        f"{signature}\n"
+        "    C = 1.0\n"
+        "    return ...\n"
+        "</draft_law>\n"
+        "with constants as local variables and imports inside the function."
+    )
+
+
+def numbered_actions(items: list[str]) -> str:
+    """The turn's action menu: its items numbered under one heading."""
     lines = ["Allowed actions this turn (choose exactly one):"]
     lines += [f"{i}. {item}" for i, item in enumerate(items, 1)]
     return "\n".join(lines)

@@ -303,6 +303,8 @@ def derived_block(derived, names, control_keys, *, noisy: bool, start: int = 0, 
 
 def system_action_menu(task, allowed, batch_cap: int) -> str:
     """The exploration actions on a system, with their formats (the vanilla menu's items)."""
+    from etc_fast.llm._prompts import draft_action, numbered_actions
+
     names = ", ".join(str(v["name"]) for v in task.variables)
     items = []
     if "committee" in allowed:
@@ -320,18 +322,8 @@ def system_action_menu(task, allowed, batch_cap: int) -> str:
             "output comes back. Nothing is kept between calls."
         )
     if "draft" in allowed:
-        items.append(
-            "Submit a draft law (this ends exploration):\n"
-            "<draft_law>\n"
-            f"{task.signature}\n"
-            "    C = 1.0\n"
-            "    return ...\n"
-            "</draft_law>\n"
-            "with constants as local variables and imports inside the function."
-        )
-    lines = ["Allowed actions this turn (choose exactly one):"]
-    lines += [f"{i}. {item}" for i, item in enumerate(items, 1)]
-    return "\n".join(lines)
+        items.append(draft_action(task.signature))
+    return numbered_actions(items)
 
 
 def system_turn_status(turns_left: int, experiments: int, left: int | None) -> str:
@@ -345,16 +337,22 @@ def _task_part(task, apparatus: str, noisy: bool) -> str:
     return objective_block(task) + "\n\n" + apparatus + "\n\n" + noise_sentence(noisy)
 
 
+def _everything_so_far(task, so, noisy: bool, heading: str) -> list[str]:
+    """A fresh session's opening parts: objective and apparatus, every record, the derived table."""
+    keys = [c.key for c in so.spec.controls]
+    names = [str(v["name"]) for v in task.variables]
+    parts = [_task_part(task, so.apparatus, noisy), records_block(so.requests, so.outputs, heading=heading)]
+    diag = derived_block(so.derived, names, keys, noisy=noisy)
+    if diag:
+        parts.append(diag)
+    return parts
+
+
 def system_explore_first_message(task, system_obs, *, noisy: bool, allowed, batch_cap: int, turns_left: int,
                                  measurements_left: int | None) -> str:
     """The exploration session's first message: objective, apparatus, every record so far, diagnostics, menu."""
     so = system_obs
-    keys = [c.key for c in so.spec.controls]
-    names = [str(v["name"]) for v in task.variables]
-    parts = [_task_part(task, so.apparatus, noisy), records_block(so.requests, so.outputs, heading="Experiments so far")]
-    diag = derived_block(so.derived, names, keys, noisy=noisy)
-    if diag:
-        parts.append(diag)
+    parts = _everything_so_far(task, so, noisy, "Experiments so far")
     parts.append(system_action_menu(task, allowed, batch_cap))
     parts.append(system_turn_status(turns_left, len(so.requests), measurements_left))
     return "\n\n".join(parts)
@@ -387,12 +385,7 @@ def system_synthesis_first_message(task, system_obs, draft: str | None, *, noisy
     from etc_fast.llm._prompts import submission_block, synthesis_status
 
     so = system_obs
-    keys = [c.key for c in so.spec.controls]
-    names = [str(v["name"]) for v in task.variables]
-    parts = [_task_part(task, so.apparatus, noisy), records_block(so.requests, so.outputs, heading="All experiments")]
-    diag = derived_block(so.derived, names, keys, noisy=noisy)
-    if diag:
-        parts.append(diag)
+    parts = _everything_so_far(task, so, noisy, "All experiments")
     if draft and draft.strip():
         parts.append(
             "Draft law from the exploration session:\n<draft_law>\n" + draft.strip() + "\n</draft_law>\n"
