@@ -208,11 +208,27 @@ class PowerLawFit:
         return f"PowerLawFit({self.expression!r}, rms={self.rms:.3g})"
 
 
-def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None):
-    """Residuals (reading precisions) of ``K * prod x**p`` for theta = (log|K|, free exponents)."""
+#: Returned points of each record used by the successive stages of a fit through the simulator.
+STAGES = (3, 6, 12, None)
+
+
+def _stages(series: np.ndarray) -> tuple[int | None, ...]:
+    """Continuation stages: a record's first points first (the law's inputs have hardly changed there,
+    so the misfit is smooth in the constants), then longer prefixes up to the whole record."""
+    T = series.shape[2]
+    return tuple(k for k in STAGES if k is None or k < T)
+
+
+def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None, upto: int | None = None):
+    """Residuals (reading precisions) of ``K * prod x**p`` for theta = (log|K|, free exponents).
+
+    ``upto``: only the first ``upto`` returned points of each record count (None: all).
+    """
     d = len(names)
     prog = parse("K * " + " * ".join(f"{n}**p{j}" for j, n in enumerate(names)), names)
     mask = np.isfinite(series)
+    if upto is not None:
+        mask[:, :, upto:] = False
     with np.errstate(all="ignore"):
         typ = np.nanmedian(np.where(mask, np.abs(series), np.nan), axis=(1, 2), keepdims=True)
     typ = np.where(np.isfinite(typ) & (typ > 0), typ, 1.0)
@@ -249,13 +265,19 @@ def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, obje
     if not np.isfinite(series).any():
         return None
     starts = [np.zeros(len(names))] if start is None else [np.asarray(start, dtype=np.float64), np.zeros(len(names))]
-    residual, consts = _residual_fn(module, system, C, series, names, None)
+    stages = _stages(series)
     best = None
     for sign, p0 in itertools.product((1.0, -1.0), starts):
-        scan = [(float(np.sum(residual(np.concatenate([[lk], p0]), sign) ** 2)), lk) for lk in np.arange(-70.0, 70.1, 3.5)]
-        _, lk = min(scan)
-        with np.errstate(all="ignore"):
-            fit = least_squares(lambda th, s=sign: residual(th, s), np.concatenate([[lk], p0]), method="trf", max_nfev=max_nfev)
+        theta = None
+        for upto in stages:
+            residual, consts = _residual_fn(module, system, C, series, names, None, upto)
+            if theta is None:
+                scan = [(float(np.sum(residual(np.concatenate([[lk], p0]), sign) ** 2)), lk) for lk in np.arange(-70.0, 70.1, 3.5)]
+                theta = np.concatenate([[min(scan)[1]], p0])
+            with np.errstate(all="ignore"):
+                fit = least_squares(lambda th, s=sign, f=residual: f(th, s), theta, method="trf",
+                                    max_nfev=max_nfev if upto is None else max(20, max_nfev // 4))
+            theta = fit.x
         if best is None or fit.cost < best[0].cost:
             best = (fit, sign)
     fit, sign = best
@@ -273,11 +295,20 @@ def refit_factor(module: str, system: str, requests: Sequence[Mapping[str, objec
     C = controls_matrix(sp, requests)
     series = np.asarray(series, dtype=np.float64)
     fixed = np.asarray(exponents, dtype=np.float64)
-    residual, consts = _residual_fn(module, system, C, series, names, fixed)
     sign = 1.0 if K0 >= 0 else -1.0
     start = np.log(abs(K0)) if K0 != 0 else 0.0
-    with np.errstate(all="ignore"):
-        fit = least_squares(lambda th: residual(th, sign), np.array([start]), method="trf", max_nfev=60)
+    # K0 belongs to other exponents: scan log|K| around it first (the misfit of a record that runs
+    # away is flat far from the right factor), then refine the best through the stages
+    shifts = np.concatenate([np.arange(-23.0, 23.1, 1.15), np.linspace(-4.6, 4.6, 81)])
+    theta = None
+    for upto in _stages(series):
+        residual, consts = _residual_fn(module, system, C, series, names, fixed, upto)
+        with np.errstate(all="ignore"):
+            if theta is None:
+                scan = [(float(np.sum(residual(np.array([start + sh]), sign) ** 2)), start + sh) for sh in shifts]
+                theta = np.array([min(scan)[1]])
+            fit = least_squares(lambda th, f=residual: f(th, sign), theta, method="trf", max_nfev=60)
+        theta = fit.x
     c = consts(fit.x, sign)
     return PowerLawFit(c[0], fixed, float(np.sqrt(2 * fit.cost / max(1, fit.fun.size))), names)
 
