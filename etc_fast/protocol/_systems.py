@@ -99,10 +99,11 @@ class SystemTrialState(TrialState):
         return outs
 
     def derived_table(self) -> Any:
-        from etc_fast.systems._derive import derive_law_table
+        from etc_fast.systems._derive import derive_law_table, record_times
 
         if self.derived is None:
-            self.derived = derive_law_table(self.module, self.system, self.requests, self.series)
+            times = record_times(self.module, self.system, self.outputs)
+            self.derived = derive_law_table(self.module, self.system, self.requests, self.series, times=times)
         return self.derived
 
     def system_observation(self, diagnostics: bool) -> SystemObservation:

@@ -30,7 +30,7 @@ from etc_fast.systems._forward import controls_matrix, predict
 from etc_fast.systems._hidden import LAW_ARGS
 from etc_fast.systems._spec import spec
 
-__all__ = ["DerivedTable", "derive_law_table", "fit_constant_law"]
+__all__ = ["DerivedTable", "derive_law_table", "fit_constant_law", "record_times", "time_axis_inputs"]
 
 #: Mean squared misfit (reading precisions) up to which a constant law reproduces a record.
 CONSISTENT = 100.0
@@ -140,13 +140,72 @@ class DerivedTable:
         return "\n".join(rows)
 
 
-def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray) -> DerivedTable:
+#: Most time indices of a record read one by one when a law input is the record's time axis.
+TIME_SAMPLES = 6
+
+
+def _time_indices(T: int) -> np.ndarray:
+    return np.unique(np.round(np.linspace(0, T - 1, min(T, TIME_SAMPLES))).astype(np.int64))
+
+
+def _pointwise(C: np.ndarray, target: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each (experiment, time index k in ``ks``) as its own record holding only that time point."""
+    n, ch, T = target.shape
+    C_rep = np.repeat(C, len(ks), axis=0)
+    t_rep = np.full((n * len(ks), ch, T), np.nan)
+    rows = np.arange(n * len(ks))
+    kk = np.tile(ks, n)
+    t_rep[rows, :, kk] = target.reshape(n, ch, T)[np.repeat(np.arange(n), len(ks)), :, kk]
+    return C_rep, t_rep
+
+
+def time_axis_inputs(module: str, system: str, C: np.ndarray, times: np.ndarray, ks: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """Law inputs that are the records' time axis, and every input's value at each sampled time point.
+
+    Each input's identity law ("return x_j") is simulated and read one time point at a time (the
+    constant whose simulation matches that point); an input whose values equal the time stamps the
+    apparatus returned (relative 1e-5, at every sampled point where both are finite, and not all
+    zero) is the time axis. Returns ``(indices, values[n * len(ks), d])``.
+    """
+    names = LAW_ARGS[module]
+    n = C.shape[0]
+    vals = np.full((n * len(ks), len(names)), np.nan)
+    stamps = times[:, ks].reshape(-1)
+    out = []
+    for j, name in enumerate(names):
+        sim = predict(module, system, pack([parse(name, names)]), C)[0]
+        Cr, tr = _pointwise(C, sim, ks)
+        v, cost = fit_constant_law(module, system, Cr, tr)
+        vals[:, j] = np.where(cost <= CONSISTENT, v, np.nan)
+        both = np.isfinite(vals[:, j]) & np.isfinite(stamps)
+        if both.sum() >= 2 and np.any(stamps[both] != 0) and np.allclose(vals[both, j], stamps[both], rtol=1e-5, atol=1e-12 * np.max(np.abs(stamps[both]))):
+            out.append(j)
+    return out, vals
+
+
+def record_times(module: str, system: str, outputs: Sequence[object]) -> np.ndarray:
+    """float64[n, T]: the time stamps the apparatus returned with each output (NaN where none)."""
+    from etc_fast.systems._forward import times_of
+
+    T = spec(module, system).n_times
+    out = np.full((len(outputs), T), np.nan)
+    for i, t in enumerate(times_of(module, system, outputs)):
+        v = np.array([x if isinstance(x, (int, float)) else np.nan for x in t[:T]], dtype=np.float64)
+        out[i, : v.size] = v
+    return out
+
+
+def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
+                     times: np.ndarray | None = None) -> DerivedTable:
     """The derived law table of observed experiments (see the module docstring).
 
     Args:
         module, system: The system.
         requests: The experiments run (control dicts).
         series: float64[n, ch, T] their observations (``observe``).
+        times: float64[n, T] the time stamps the apparatus returned with each record (NaN where
+            none); when a law input is the records' time axis (:func:`time_axis_inputs`) the table
+            holds one row per (experiment, sampled time point) instead of one per experiment.
     """
     sp = spec(module, system)
     names = LAW_ARGS[module]
@@ -155,6 +214,28 @@ def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, o
     n = C.shape[0]
     if n == 0:
         return DerivedTable(np.empty((0, len(names))), np.empty(0), np.empty(0), np.empty(0))
+    if times is not None and series.shape[2] > 1:
+        times = np.asarray(times, dtype=np.float64)
+        ks = _time_indices(series.shape[2])
+        # detected on two records (cheap), then read on all
+        probe = np.flatnonzero(np.isfinite(times).sum(axis=1) >= 2)[:2]
+        axis = time_axis_inputs(module, system, C[probe], times[probe], ks)[0] if probe.size else []
+        if axis:
+            axis, vals = time_axis_inputs(module, system, C, times, ks)
+        if axis:
+            Cr, tr = _pointwise(C, series, ks)
+            y, misfit = fit_constant_law(module, system, Cr, tr)
+            sigma = value_uncertainty(module, system, Cr, tr, y, misfit)
+            y = np.where(np.isfinite(tr).any(axis=(1, 2)), y, np.nan)
+            X = vals.copy()
+            stamps = times[:, ks].reshape(-1)
+            keys = [c.key for c in sp.controls]
+            for j, name in enumerate(names):
+                if j in axis:
+                    X[:, j] = stamps
+                elif name in keys:
+                    X[:, j] = Cr[:, keys.index(name)]
+            return DerivedTable(X, y, misfit, sigma)
     y, misfit = fit_constant_law(module, system, C, series)
     sigma = value_uncertainty(module, system, C, series, y, misfit)
     if series.shape[2] > 1:

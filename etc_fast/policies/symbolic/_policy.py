@@ -443,7 +443,7 @@ class SymbolicPolicy:
             table_noise,
             usable_rows,
         )
-        from etc_fast.systems._derive import derive_law_table
+        from etc_fast.systems._derive import derive_law_table, record_times
 
         so = obs.system
         if not so.requests:
@@ -452,7 +452,8 @@ class SymbolicPolicy:
             table = so.derived
         else:
             if self._sys_table is None or self._sys_table[0] != len(so.requests):
-                self._sys_table = (len(so.requests), derive_law_table(so.module, so.system, list(so.requests), so.series))
+                times = record_times(so.module, so.system, list(so.outputs))
+                self._sys_table = (len(so.requests), derive_law_table(so.module, so.system, list(so.requests), so.series, times=times))
             table = self._sys_table[1]
         rows = usable_rows(table, len(self._domains))
         if rows.sum() < 2:
