@@ -95,6 +95,52 @@ def fixed_literals(prog: Any, idx: list[int]) -> Any:
     return Program.build(prog.variables, prog.ops, prog.args, prog.consts, prog.const_is_exponent, names)
 
 
+#: Significant digits a fitted literal is shortened to, shortest first (:func:`short_literals`).
+SHORT_DIGITS = (1, 2, 3)
+#: Records' relative rms misfit under which a law's fitted literals are tried shorter.
+SHORTEN_BELOW = 1e-3
+#: Most fitted literals of one law that are shortened one by one.
+MAX_SHORTENED = 4
+
+
+def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: float) -> tuple[str, float] | None:
+    """The law with its fitted literals shortened where the records allow it, or None.
+
+    One literal at a time (at most :data:`MAX_SHORTENED`), the shortest of 1, 2, 3 significant
+    digits whose law, the other fitted literals refitted through the simulator, explains the records
+    within a factor 1.5 of ``rms`` (an effective value off by a little, 0.99999 for a structural 1,
+    is the records' round-off, not the law's). Returns ``(expression, rms)``.
+    """
+    from etc_fast.expr import Program
+    from etc_fast.systems._planning import calibrate
+
+    freed, idx = free_literals(prog)
+    if not idx or len(idx) > MAX_SHORTENED:
+        return None
+    cur, changed, out_rms = freed, False, rms
+    for i in idx:
+        v = float(cur.consts[i])
+        for digits in SHORT_DIGITS:
+            sv = float(f"{v:.{digits}g}")
+            if sv == v:
+                break
+            names = list(cur.const_names)
+            names[i] = None
+            consts = cur.consts.copy()
+            consts[i] = sv
+            trial = Program.build(cur.variables, cur.ops, cur.args, consts, cur.const_is_exponent, names)
+            try:
+                cal = calibrate(trial, so.module, so.system, reqs, series, max_nfev=40)
+            except Exception:  # noqa: BLE001, S112
+                continue
+            if math.isfinite(cal.rms) and cal.rms <= 1.5 * rms + 1e-9:
+                cur, changed, out_rms = cal.program, True, float(cal.rms)
+                break
+    if not changed:
+        return None
+    return fixed_literals(cur, idx).text, out_rms
+
+
 def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int = 6) -> list[tuple[Candidate, str, float]]:
     """The search's best candidates refitted and ranked through the public forward model.
 
@@ -126,6 +172,9 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
                     best_text, best_rms = fixed_literals(ref.program, idx).text, float(ref.rms)
             except Exception:  # noqa: BLE001
                 pass
+        short = short_literals(parse(best_text, names), so, reqs, series, best_rms) if best_rms < SHORTEN_BELOW else None
+        if short is not None:
+            best_text, best_rms = short
         try:
             cal = calibrate(parse(f"K * ({best_text})", names), so.module, so.system, reqs, series, max_nfev=40)
         except Exception:  # noqa: BLE001
@@ -200,8 +249,13 @@ def power_law_candidates(obs: Any, table: Any, rows: np.ndarray) -> list[tuple[s
         if key in seen:
             continue
         seen.add(key)
-        k0 = table_factor(table, rows, snap)
-        g = refit_factor(so.module, so.system, reqs, series, snap, fit.K if k0 is None else k0)
+        # factor starts: the table's reading and the continuous fit's (its sign may differ from the
+        # table's, whose constant-law reading of a record's start can miss a sign the record hides)
+        k0s = [k for k in (table_factor(table, rows, snap), fit.K) if k is not None and math.isfinite(k) and k != 0]
+        g = min((refit_factor(so.module, so.system, reqs, series, snap, k0) for k0 in dict.fromkeys(k0s)),
+                key=lambda f: f.rms if math.isfinite(f.rms) else math.inf, default=None)
+        if g is None:
+            continue
         short = float(f"{g.K:.3g}")  # a factor that is a short number when the records allow it
         if short != g.K and math.isfinite(g.rms):
             h = power_law_rms(so.module, so.system, reqs, series, short, snap)
