@@ -262,9 +262,35 @@ def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, o
         if name in keys:  # the apparatus sets this input directly: read it from the request
             X[:, j] = C[:, keys.index(name)]
             continue
-        sim = predict(module, system, pack([parse(name, names)]), C)[0]
-        X[:, j], _ = fit_constant_law(module, system, C, sim)
+        X[:, j] = read_input(module, system, C, j, y)
     return DerivedTable(X, y, misfit, sigma)
+
+
+def read_input(module: str, system: str, C: np.ndarray, j: int, y: np.ndarray) -> np.ndarray:
+    """The effective value of law input ``j`` in each experiment, read through its scaled identity law.
+
+    The law "return s * x_j" is simulated and read back as a constant law (then divided by ``s``).
+    ``s = 1`` first; an experiment whose reading is not consistent (misfit over :data:`CONSISTENT`
+    precisions, or a value at the scan's bound: an apparatus that clamps or refuses law values far
+    from the ones it is built for) is read again with ``s`` set to the law values' typical magnitude
+    (a power of ten of the derived values' median) and a hundred times either side of it.
+    """
+    names = LAW_ARGS[module]
+    n = C.shape[0]
+    out = np.full(n, np.nan)
+    todo = np.ones(n, dtype=bool)
+    mag = np.abs(y[np.isfinite(y) & (y != 0)])
+    s0 = 10.0 ** np.round(np.log10(np.median(mag))) if mag.size else 1.0
+    for s in dict.fromkeys(float(v) for v in (1.0, s0, s0 * 1e2, s0 * 1e-2)):
+        if not todo.any():
+            break
+        sim = predict(module, system, pack([parse(f"{s!r} * {names[j]}", names)]), C[todo])[0]
+        v, cost = fit_constant_law(module, system, C[todo], sim)
+        good = (cost <= CONSISTENT) & (np.abs(v) > 1e-29) & (np.abs(v) < 1e29)
+        rows = np.flatnonzero(todo)
+        out[rows] = np.where(good | np.isnan(out[rows]), v / s, out[rows])
+        todo[rows[good]] = False
+    return out
 
 
 # ----------------------------------------------------------------------------------------
