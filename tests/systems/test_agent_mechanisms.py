@@ -104,3 +104,67 @@ def test_table_factor_reads_the_factor_of_given_exponents(step):
     assert math.isclose(table_factor(t, np.ones(12, bool), p), -0.37, rel_tol=1e-12)
     y[0] = -y[0]  # mixed signs: no factor
     assert table_factor(DerivedTable(X, y, np.zeros(12)), np.ones(12, bool), p) is None
+
+
+def _same(a: str, b: str) -> bool:
+    import sympy as sp
+
+    return sp.simplify(sp.sympify(a) - sp.sympify(b)) == 0
+
+
+class _Obs:
+    """What the agent's analysis holds of a system: its records (no hidden law)."""
+
+    def __init__(self, module, system, reqs, series):
+        self.module, self.system, self.requests, self.series = module, system, reqs, series
+
+
+def test_an_input_the_apparatus_refuses_at_its_own_scale_is_read_through_a_scaled_identity_law():
+    from etc_fast.systems._derive import read_input
+    from etc_fast.systems._forward import controls_matrix
+    from etc_fast.systems._spec import spec
+
+    # a made-up sound speed of order 1e4: the identity law of an input of order 1 gives a
+    # resonance length the tube clamps, so only the scaled reading recovers the input
+    def law(gamma, T, M):
+        return 40.0 * gamma * T**0.5 / M**0.25
+
+    module, system = "m8_sound_speed", "complex_system"
+    reqs, _, series = _records(module, system, law, 6)
+    table = derive_law_table(module, system, reqs, series)
+    sp = spec(module, system)
+    C = controls_matrix(sp, reqs)
+    keys = [c.key for c in sp.controls]
+    gamma = C[:, keys.index("adiabatic_index")]
+    assert np.allclose(table.X[:, 0], gamma, rtol=1e-5)
+    unscaled = read_input(module, system, C, 0, np.full(6, 1e-6))  # tiny law values: no scale that helps
+    assert not np.allclose(unscaled, gamma, rtol=1e-2)
+
+
+def test_short_literals_and_pruned_terms_simplify_only_what_the_records_allow():
+    from etc_fast.policies.symbolic._systems import pruned_terms, short_literals
+
+    def law(I_0, theta):
+        return I_0 * (1.0 + 3.0 * math.sin(theta) ** 2)
+
+    module, system = "m7_malus_law", "simple_system"
+    names = ("I_0", "theta")
+    reqs, _, series = _records(module, system, law, 8)
+    obs = _Obs(module, system, reqs, series)
+    from etc_fast.systems._planning import calibrate
+
+    fitted = "1.0000003*I_0 + 2.9999991*I_0*sin(theta)**2"
+    rms = calibrate(parse(fitted, names), module, system, reqs, series).rms
+    text, r = short_literals(parse(fitted, names), obs, reqs, series, rms)
+    assert _same(text, "I_0 + 3*I_0*sin(theta)**2") and r <= 1.5 * rms + 1e-9
+    # a needed term stays, a term under the readings' resolution goes
+    kept, _ = pruned_terms("I_0 + 3*I_0*sin(theta)**2", names, obs, reqs, series, 1e-9)
+    assert _same(kept, "I_0 + 3*I_0*sin(theta)**2")
+    extra = "I_0 + 3*I_0*sin(theta)**2 + 1e-9*I_0*cos(theta)"
+    pruned, _ = pruned_terms(extra, names, obs, reqs, series, 1e-9)
+    assert _same(pruned, "I_0 + 3*I_0*sin(theta)**2")
+    # a wrong simple number is refused
+    wrong = "1.21*I_0 + 2.9999991*I_0*sin(theta)**2"
+    rms_w = calibrate(parse(wrong, names), module, system, reqs, series).rms
+    out = short_literals(parse(wrong, names), obs, reqs, series, rms_w)
+    assert out is None or "1.2" in out[0] or "1.21" in out[0]
