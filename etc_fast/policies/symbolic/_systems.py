@@ -97,8 +97,9 @@ def fixed_literals(prog: Any, idx: list[int]) -> Any:
 
 #: Significant digits a fitted literal is shortened to, shortest first (:func:`short_literals`).
 SHORT_DIGITS = (1, 2, 3)
-#: Records' relative rms misfit under which a law's fitted literals are tried shorter.
-SHORTEN_BELOW = 1e-3
+#: Laws within this factor of the best records' misfit are simplified (at most SIMPLIFIED of them).
+SIMPLIFY_WITHIN = 10.0
+SIMPLIFIED = 3
 #: Most fitted literals of one law that are shortened one by one.
 MAX_SHORTENED = 4
 
@@ -143,12 +144,15 @@ def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: floa
 
 #: Relative misfit a reading of 7 printed digits cannot resolve: a term below it is not seen.
 UNSEEN = 1e-6
+#: Most sums of one law whose terms are tried dropped.
+MAX_SUMS = 3
 
 
 def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series: np.ndarray, rms: float) -> tuple[str, float]:
     """The law without the additive terms the records do not need.
 
-    Greedily, each term of the law's top-level sum (2 to 5 terms) is dropped, the remaining fitted
+    Greedily, each term of a sum in the law (the first MAX_SUMS sums of 2 to 5 terms, the top one
+    first) is dropped, the remaining fitted
     literals refitted through the simulator; a drop is kept when the records' misfit stays within
     ``max(1.5 rms, UNSEEN)`` of the full law's. Returns ``(expression, rms)``.
     """
@@ -163,22 +167,22 @@ def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series:
     except Exception:  # noqa: BLE001 - a text sympy cannot read is kept as it is
         return text, rms
     while True:
-        terms = sp.Add.make_args(expr)
-        if not 2 <= len(terms) <= 5:
-            return text, rms
         best = None
-        for term in terms:
-            try:
-                prog = parse(str(expr - term), names)
-                freed, idx = free_literals(prog)
-                cal = calibrate(freed, so.module, so.system, reqs, series, max_nfev=40)
-            except Exception:  # noqa: BLE001, S112
-                continue
-            if math.isfinite(cal.rms) and cal.rms <= limit and (best is None or cal.rms < best[1]):
-                best = (expr - term, float(cal.rms), fixed_literals(cal.program, idx).text)
+        sums = [a for a in sp.preorder_traversal(expr) if isinstance(a, sp.Add) and 2 <= len(a.args) <= 5]
+        for node in sums[:MAX_SUMS]:
+            for term in node.args:
+                smaller = expr.xreplace({node: node - term})
+                try:
+                    prog = parse(str(smaller), names)
+                    freed, idx = free_literals(prog)
+                    cal = calibrate(freed, so.module, so.system, reqs, series, max_nfev=40)
+                except Exception:  # noqa: BLE001, S112
+                    continue
+                if math.isfinite(cal.rms) and cal.rms <= limit and (best is None or cal.rms < best[1]):
+                    best = (smaller, float(cal.rms), fixed_literals(cal.program, idx).text)
         if best is None:
             return text, rms
-        expr, rms, text = best[0], best[1], best[2]
+        expr, rms, text = best
 
 
 def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int = 6) -> list[tuple[Candidate, str, float]]:
@@ -212,11 +216,6 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
                     best_text, best_rms = fixed_literals(ref.program, idx).text, float(ref.rms)
             except Exception:  # noqa: BLE001
                 pass
-        short = short_literals(parse(best_text, names), so, reqs, series, best_rms) if best_rms < SHORTEN_BELOW else None
-        if short is not None:
-            best_text, best_rms = short
-        if best_rms < SHORTEN_BELOW:
-            best_text, best_rms = pruned_terms(best_text, names, so, reqs, series, best_rms)
         try:
             cal = calibrate(parse(f"K * ({best_text})", names), so.module, so.system, reqs, series, max_nfev=40)
         except Exception:  # noqa: BLE001
@@ -226,6 +225,18 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
             best_text, best_rms = f"({k!r}) * ({best_text})", float(cal.rms)
         if math.isfinite(best_rms):
             out.append((cand, best_text, best_rms))
+    # the laws that explain the records about as well as the best (an apparatus with random draws
+    # has a misfit floor of its own) are simplified where the records allow
+    if out:
+        lead = min(r for _, _, r in out)
+        for i in sorted(range(len(out)), key=lambda i: out[i][2])[:SIMPLIFIED]:
+            cand, text, rms = out[i]
+            if rms > SIMPLIFY_WITHIN * lead:
+                continue
+            short = short_literals(parse(text, names), so, reqs, series, rms)
+            if short is not None:
+                text, rms = short
+            out[i] = (cand, *pruned_terms(text, names, so, reqs, series, rms))
     floor = max(res.tol, 1e-9)
     out.sort(key=lambda t: math.log10(max(t[2], floor)) + COMPLEXITY_WEIGHT * t[0].complexity)
     return out
