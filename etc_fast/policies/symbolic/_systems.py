@@ -97,7 +97,7 @@ def fixed_literals(prog: Any, idx: list[int]) -> Any:
 
 #: Significant digits a fitted literal is shortened to, shortest first (:func:`short_literals`).
 SHORT_DIGITS = (1, 2, 3)
-#: Laws within this factor of the best records' misfit are simplified (at most SIMPLIFIED of them).
+#: The rank's leaders (at most SIMPLIFIED) within this factor of the best records' misfit are simplified.
 SIMPLIFY_WITHIN = 10.0
 SIMPLIFIED = 3
 #: Most fitted literals of one law that are shortened one by one.
@@ -227,9 +227,15 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
             out.append((cand, best_text, best_rms))
     # the laws that explain the records about as well as the best (an apparatus with random draws
     # has a misfit floor of its own) are simplified where the records allow
-    if out:
+    floor = max(res.tol, 1e-9)
+
+    def score(t: tuple[Candidate, str, float]) -> float:
+        return math.log10(max(t[2], floor)) + COMPLEXITY_WEIGHT * t[0].complexity
+
+    out.sort(key=score)
+    if out:  # the leaders by the rank's own score, within 10x of the best misfit
         lead = min(r for _, _, r in out)
-        for i in sorted(range(len(out)), key=lambda i: out[i][2])[:SIMPLIFIED]:
+        for i in range(min(SIMPLIFIED, len(out))):
             cand, text, rms = out[i]
             if rms > SIMPLIFY_WITHIN * lead:
                 continue
@@ -237,8 +243,7 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
             if short is not None:
                 text, rms = short
             out[i] = (cand, *pruned_terms(text, names, so, reqs, series, rms))
-    floor = max(res.tol, 1e-9)
-    out.sort(key=lambda t: math.log10(max(t[2], floor)) + COMPLEXITY_WEIGHT * t[0].complexity)
+        out.sort(key=score)
     return out
 
 
