@@ -100,12 +100,14 @@ class SystemTrialState(TrialState):
         return outs
 
     def derived_table(self) -> Any:
+        from etc_fast.systems._derive import record_times
         from etc_fast.systems._derive_cache import DerivedTableCache
 
         if self.derived is None:
             if self._derived_rows is None:
                 self._derived_rows = DerivedTableCache()
-            self.derived = self._derived_rows.table(self.module, self.system, self.requests, self.series)
+            times = record_times(self.module, self.system, self.outputs)
+            self.derived = self._derived_rows.table(self.module, self.system, self.requests, self.series, times)
         return self.derived
 
     def system_observation(self, diagnostics: bool) -> SystemObservation:

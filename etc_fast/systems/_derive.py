@@ -30,7 +30,7 @@ from etc_fast.systems._forward import controls_matrix, pack_family, predict, pre
 from etc_fast.systems._hidden import LAW_ARGS
 from etc_fast.systems._spec import spec
 
-__all__ = ["DerivedTable", "derive_law_table", "fit_constant_law"]
+__all__ = ["DerivedTable", "derive_law_table", "fit_constant_law", "record_times", "time_axis_inputs"]
 
 #: Mean squared misfit (reading precisions) up to which a constant law reproduces a record.
 CONSISTENT = 100.0
@@ -133,13 +133,80 @@ class DerivedTable:
         return "\n".join(rows)
 
 
-def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray) -> DerivedTable:
+#: Most time indices of a record read one by one when a law input is the record's time axis.
+TIME_SAMPLES = 6
+
+
+def _time_indices(T: int) -> np.ndarray:
+    return np.unique(np.round(np.linspace(0, T - 1, min(T, TIME_SAMPLES))).astype(np.int64))
+
+
+def _pointwise(C: np.ndarray, target: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each (experiment, time index k in ``ks``) as its own record holding only that time point."""
+    n, ch, T = target.shape
+    C_rep = np.repeat(C, len(ks), axis=0)
+    t_rep = np.full((n * len(ks), ch, T), np.nan)
+    rows = np.arange(n * len(ks))
+    kk = np.tile(ks, n)
+    t_rep[rows, :, kk] = target.reshape(n, ch, T)[np.repeat(np.arange(n), len(ks)), :, kk]
+    return C_rep, t_rep
+
+
+def time_axis_inputs(module: str, system: str, C: np.ndarray, times: np.ndarray, ks: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """Law inputs that are the records' time axis, and every input's value at each sampled time point.
+
+    Each input's identity law ("return x_j") is simulated and read one time point at a time (the
+    constant whose simulation matches that point); an input whose values equal the time stamps the
+    apparatus returned (relative 1e-5, at every sampled point where both are finite, and not all
+    zero) is the time axis. Returns ``(indices, values[n * len(ks), d])``.
+    """
+    names = LAW_ARGS[module]
+    n = C.shape[0]
+    vals = np.full((n * len(ks), len(names)), np.nan)
+    stamps = times[:, ks].reshape(-1)
+    out = []
+    for j, name in enumerate(names):
+        sim = predict(module, system, pack([parse(name, names)]), C)[0]
+        Cr, tr = _pointwise(C, sim, ks)
+        v, cost = fit_constant_law(module, system, Cr, tr)
+        vals[:, j] = np.where(cost <= CONSISTENT, v, np.nan)
+        both = np.isfinite(vals[:, j]) & np.isfinite(stamps)
+        if both.sum() >= 2 and np.any(stamps[both] != 0) and np.allclose(vals[both, j], stamps[both], rtol=1e-5, atol=1e-12 * np.max(np.abs(stamps[both]))):
+            out.append(j)
+    return out, vals
+
+
+def record_times(module: str, system: str, outputs: Sequence[object]) -> np.ndarray:
+    """float64[n, T]: the time stamps the apparatus returned with each output (NaN where none)."""
+    from etc_fast.systems._forward import times_of
+
+    T = spec(module, system).n_times
+    out = np.full((len(outputs), T), np.nan)
+    for i, t in enumerate(times_of(module, system, outputs)):
+        v = np.array([x if isinstance(x, (int, float)) else np.nan for x in t[:T]], dtype=np.float64)
+        out[i, : v.size] = v
+    return out
+
+
+def has_time_axis(module: str, system: str, C: np.ndarray, times: np.ndarray, n_times: int) -> bool:
+    """Whether a law input is the records' time axis (:func:`time_axis_inputs`), decided on the
+    first two records holding at least two time stamps (the check simulates every input)."""
+    times = np.asarray(times, dtype=np.float64)
+    probe = np.flatnonzero(np.isfinite(times).sum(axis=1) >= 2)[:2]
+    return bool(probe.size) and bool(time_axis_inputs(module, system, C[probe], times[probe], _time_indices(n_times))[0])
+
+
+def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
+                     times: np.ndarray | None = None) -> DerivedTable:
     """The derived law table of observed experiments (see the module docstring).
 
     Args:
         module, system: The system.
         requests: The experiments run (control dicts).
         series: float64[n, ch, T] their observations (``observe``).
+        times: float64[n, T] the time stamps the apparatus returned with each record (NaN where
+            none); when a law input is the records' time axis (:func:`time_axis_inputs`) the table
+            holds one row per (experiment, sampled time point) instead of one per experiment.
     """
     sp = spec(module, system)
     names = LAW_ARGS[module]
@@ -148,6 +215,24 @@ def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, o
     n = C.shape[0]
     if n == 0:
         return DerivedTable(np.empty((0, len(names))), np.empty(0), np.empty(0), np.empty(0))
+    if times is not None and series.shape[2] > 1 and has_time_axis(module, system, C, times, series.shape[2]):
+        times = np.asarray(times, dtype=np.float64)
+        ks = _time_indices(series.shape[2])
+        axis, vals = time_axis_inputs(module, system, C, times, ks)
+        if axis:
+            Cr, tr = _pointwise(C, series, ks)
+            y, misfit = fit_constant_law(module, system, Cr, tr)
+            sigma = value_uncertainty(module, system, Cr, tr, y, misfit)
+            y = np.where(np.isfinite(tr).any(axis=(1, 2)), y, np.nan)
+            X = vals.copy()
+            stamps = times[:, ks].reshape(-1)
+            keys = [c.key for c in sp.controls]
+            for j, name in enumerate(names):
+                if j in axis:
+                    X[:, j] = stamps
+                elif name in keys:
+                    X[:, j] = Cr[:, keys.index(name)]
+            return DerivedTable(X, y, misfit, sigma)
     y, misfit = fit_constant_law(module, system, C, series)
     sigma = value_uncertainty(module, system, C, series, y, misfit)
     if series.shape[2] > 1:
@@ -174,9 +259,35 @@ def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, o
         if name in keys:  # the apparatus sets this input directly: read it from the request
             X[:, j] = C[:, keys.index(name)]
             continue
-        sim = predict(module, system, pack([parse(name, names)]), C)[0]
-        X[:, j], _ = fit_constant_law(module, system, C, sim)
+        X[:, j] = read_input(module, system, C, j, y)
     return DerivedTable(X, y, misfit, sigma)
+
+
+def read_input(module: str, system: str, C: np.ndarray, j: int, y: np.ndarray) -> np.ndarray:
+    """The effective value of law input ``j`` in each experiment, read through its scaled identity law.
+
+    The law "return s * x_j" is simulated and read back as a constant law (then divided by ``s``).
+    ``s = 1`` first; an experiment whose reading is not consistent (misfit over :data:`CONSISTENT`
+    precisions, or a value at the scan's bound: an apparatus that clamps or refuses law values far
+    from the ones it is built for) is read again with ``s`` set to the law values' typical magnitude
+    (a power of ten of the derived values' median) and a hundred times either side of it.
+    """
+    names = LAW_ARGS[module]
+    n = C.shape[0]
+    out = np.full(n, np.nan)
+    todo = np.ones(n, dtype=bool)
+    mag = np.abs(y[np.isfinite(y) & (y != 0)])
+    s0 = 10.0 ** np.round(np.log10(np.median(mag))) if mag.size else 1.0
+    for s in dict.fromkeys(float(v) for v in (1.0, s0, s0 * 1e2, s0 * 1e-2)):
+        if not todo.any():
+            break
+        sim = predict(module, system, pack([parse(f"{s!r} * {names[j]}", names)]), C[todo])[0]
+        v, cost = fit_constant_law(module, system, C[todo], sim)
+        good = (cost <= CONSISTENT) & (np.abs(v) > 1e-29) & (np.abs(v) < 1e29)
+        rows = np.flatnonzero(todo)
+        out[rows] = np.where(good | np.isnan(out[rows]), v / s, out[rows])
+        todo[rows[good]] = False
+    return out
 
 
 # ----------------------------------------------------------------------------------------
@@ -201,11 +312,27 @@ class PowerLawFit:
         return f"PowerLawFit({self.expression!r}, rms={self.rms:.3g})"
 
 
-def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None):
-    """Residuals (reading precisions) of ``K * prod x**p`` for theta = (log|K|, free exponents)."""
+#: Returned points of each record used by the successive stages of a fit through the simulator.
+STAGES = (3, 6, 12, None)
+
+
+def _stages(series: np.ndarray) -> tuple[int | None, ...]:
+    """Continuation stages: a record's first points first (the law's inputs have hardly changed there,
+    so the misfit is smooth in the constants), then longer prefixes up to the whole record."""
+    T = series.shape[2]
+    return tuple(k for k in STAGES if k is None or k < T)
+
+
+def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None, upto: int | None = None):
+    """Residuals (reading precisions) of ``K * prod x**p`` for theta = (log|K|, free exponents).
+
+    ``upto``: only the first ``upto`` returned points of each record count (None: all).
+    """
     d = len(names)
     prog = parse("K * " + " * ".join(f"{n}**p{j}" for j, n in enumerate(names)), names)
     mask = np.isfinite(series)
+    if upto is not None:
+        mask[:, :, upto:] = False
     with np.errstate(all="ignore"):
         typ = np.nanmedian(np.where(mask, np.abs(series), np.nan), axis=(1, 2), keepdims=True)
     typ = np.where(np.isfinite(typ) & (typ > 0), typ, 1.0)
@@ -242,13 +369,19 @@ def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, obje
     if not np.isfinite(series).any():
         return None
     starts = [np.zeros(len(names))] if start is None else [np.asarray(start, dtype=np.float64), np.zeros(len(names))]
-    residual, consts = _residual_fn(module, system, C, series, names, None)
+    stages = _stages(series)
     best = None
     for sign, p0 in itertools.product((1.0, -1.0), starts):
-        scan = [(float(np.sum(residual(np.concatenate([[lk], p0]), sign) ** 2)), lk) for lk in np.arange(-70.0, 70.1, 3.5)]
-        _, lk = min(scan)
-        with np.errstate(all="ignore"):
-            fit = least_squares(lambda th, s=sign: residual(th, s), np.concatenate([[lk], p0]), method="trf", max_nfev=max_nfev)
+        theta = None
+        for upto in stages:
+            residual, consts = _residual_fn(module, system, C, series, names, None, upto)
+            if theta is None:
+                scan = [(float(np.sum(residual(np.concatenate([[lk], p0]), sign) ** 2)), lk) for lk in np.arange(-70.0, 70.1, 3.5)]
+                theta = np.concatenate([[min(scan)[1]], p0])
+            with np.errstate(all="ignore"):
+                fit = least_squares(lambda th, s=sign, f=residual: f(th, s), theta, method="trf",
+                                    max_nfev=max_nfev if upto is None else max(20, max_nfev // 4))
+            theta = fit.x
         if best is None or fit.cost < best[0].cost:
             best = (fit, sign)
     fit, sign = best
@@ -266,11 +399,20 @@ def refit_factor(module: str, system: str, requests: Sequence[Mapping[str, objec
     C = controls_matrix(sp, requests)
     series = np.asarray(series, dtype=np.float64)
     fixed = np.asarray(exponents, dtype=np.float64)
-    residual, consts = _residual_fn(module, system, C, series, names, fixed)
     sign = 1.0 if K0 >= 0 else -1.0
     start = np.log(abs(K0)) if K0 != 0 else 0.0
-    with np.errstate(all="ignore"):
-        fit = least_squares(lambda th: residual(th, sign), np.array([start]), method="trf", max_nfev=60)
+    # K0 belongs to other exponents: scan log|K| around it first (the misfit of a record that runs
+    # away is flat far from the right factor), then refine the best through the stages
+    shifts = np.concatenate([np.arange(-23.0, 23.1, 1.15), np.linspace(-4.6, 4.6, 81)])
+    theta = None
+    for upto in _stages(series):
+        residual, consts = _residual_fn(module, system, C, series, names, fixed, upto)
+        with np.errstate(all="ignore"):
+            if theta is None:
+                scan = [(float(np.sum(residual(np.array([start + sh]), sign) ** 2)), start + sh) for sh in shifts]
+                theta = np.array([min(scan)[1]])
+            fit = least_squares(lambda th, f=residual: f(th, sign), theta, method="trf", max_nfev=60)
+        theta = fit.x
     c = consts(fit.x, sign)
     return PowerLawFit(c[0], fixed, float(np.sqrt(2 * fit.cost / max(1, fit.fun.size))), names)
 

@@ -3,9 +3,11 @@
 :func:`etc_fast.systems._derive.derive_law_table` derives every experiment on its own (its constant
 law fit, uncertainty, prefix rule and effective inputs read that experiment's controls and series
 only), so the table of ``n + k`` experiments is the table of the first ``n`` followed by the table
-of the ``k`` new ones, value for value; ``tests/systems/test_forward.py`` checks that identity. A
+of the ``k`` new ones, value for value; ``tests/systems/test_planning.py`` checks that identity. A
 trial's record only grows, and the table used to be derived again from scratch at every turn (a
-baseline of ten turns derived 550 rows for a 100-experiment record).
+baseline of ten turns derived 550 rows for a 100-experiment record). A record whose time axis is a
+law input (``has_time_axis``: its table reads each sampled time point, and which inputs are the axis
+is decided over the whole record) is derived whole every time.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from etc_fast.systems._derive import DerivedTable, derive_law_table
+from etc_fast.systems._derive import DerivedTable, derive_law_table, has_time_axis
 
 __all__ = ["DerivedTableCache"]
 
@@ -32,8 +34,16 @@ class DerivedTableCache:
         self._series = np.empty((0, 0, 0))
         self._table: DerivedTable | None = None
 
-    def table(self, module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray) -> DerivedTable:
+    def table(self, module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
+              times: np.ndarray | None = None) -> DerivedTable:
         series = np.asarray(series, dtype=np.float64)
+        if times is not None and series.shape[2] > 1 and len(requests):
+            from etc_fast.systems._forward import controls_matrix
+            from etc_fast.systems._spec import spec
+
+            if has_time_axis(module, system, controls_matrix(spec(module, system), requests), times, series.shape[2]):
+                self._key, self._requests, self._series, self._table = None, [], np.empty((0, 0, 0)), None
+                return derive_law_table(module, system, requests, series, times=times)
         n0 = len(self._requests)
         reuse = (
             self._table is not None

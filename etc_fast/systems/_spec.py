@@ -535,7 +535,7 @@ _add(
     "A spectrometer reads the spectral radiance of a thermal source at one angular frequency.",
     [
         _c("temperature", 1e3, "temperature of the source", "log", 10.0, 1e3),
-        _c("probe_frequency", 1e8, "angular frequency probed", "log", 1e8, 1e10),
+        _c("probe_frequency", 1e8, "angular frequency probed", "log", 1e8, 1e16),
     ],
     ("spectral_radiance",),
     1,
@@ -552,7 +552,7 @@ _add(
     [
         _c("temperature", 1e3, "temperature of the source", "log", 10.0, 1e3),
         _c(
-            "center_frequency", 1e9, "band centre (angular frequency)", "log", 1e8, 1e10
+            "center_frequency", 1e9, "band centre (angular frequency)", "log", 1e8, 1e14
         ),
         _c("bandwidth", 1e1, "band width", pool=False),
     ],

@@ -141,6 +141,30 @@ def test_the_derived_table_cache_reuses_rows_without_changing_them(module, syste
     np.testing.assert_array_equal(again.y, derive_law_table(module, system, requests, edited).y)
 
 
+@pytest.mark.parametrize("module,system", [("m5_radioactive_decay", "simple_system"), ("m0_gravity", "simple_system")])
+def test_the_derived_table_cache_with_time_stamps_equals_a_table_from_scratch(module, system):
+    """With the records' time stamps the cache gives exactly the table derived whole: a record whose
+    time axis is a law input (one row per sampled time point) is derived whole every call, any
+    other reuses its rows as without stamps."""
+    from etc_fast.systems._derive import derive_law_table, has_time_axis, record_times
+    from etc_fast.systems._derive_cache import DerivedTableCache
+    from etc_fast.systems._forward import controls_matrix
+    from etc_fast.systems._spec import spec
+
+    requests = system_pool(module, system, seed=0)[:12]
+    outputs = simulate(module, system, requests, hidden_law(module, "easy", "v0"))
+    series, times = observe(module, system, outputs), record_times(module, system, outputs)
+    cache = DerivedTableCache()
+    cache.table(module, system, requests[:7], series[:7], times[:7])
+    grown = cache.table(module, system, requests, series, times)
+    scratch = derive_law_table(module, system, requests, series, times=times)
+    for name in ("X", "y", "misfit", "sigma"):
+        np.testing.assert_array_equal(getattr(grown, name), getattr(scratch, name))
+    axis = has_time_axis(module, system, controls_matrix(spec(module, system), requests), times, series.shape[2])
+    assert axis == (module == "m5_radioactive_decay")
+    assert (grown.y.shape[0] > len(requests)) == axis
+
+
 @pytest.mark.parametrize("module,system,form", [("m0_gravity", "complex_system", "C*mass1*mass2/distance**p"),
                                                 ("m8_sound_speed", "complex_system", "sqrt(gamma*C*T**2/M)")])
 def test_calibration_is_the_same_without_the_batched_jacobian_map(monkeypatch, module, system, form):

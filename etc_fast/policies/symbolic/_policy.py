@@ -462,6 +462,7 @@ class SymbolicPolicy:
             table_noise,
             usable_rows,
         )
+        from etc_fast.systems._derive import record_times
         from etc_fast.systems._derive_cache import DerivedTableCache
 
         so = obs.system
@@ -473,7 +474,8 @@ class SymbolicPolicy:
             if self._sys_table is None or self._sys_table[0] != len(so.requests):
                 if self._sys_tables is None:
                     self._sys_tables = DerivedTableCache()
-                self._sys_table = (len(so.requests), self._sys_tables.table(so.module, so.system, list(so.requests), so.series))
+                times = record_times(so.module, so.system, list(so.outputs))
+                self._sys_table = (len(so.requests), self._sys_tables.table(so.module, so.system, list(so.requests), so.series, times))
             table = self._sys_table[1]
         rows = usable_rows(table, len(self._domains))
         if rows.sum() < 2:

@@ -18,6 +18,7 @@ Nothing here names a module or reads the hidden law.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -65,38 +66,184 @@ def table_noise(table: Any, rows: np.ndarray, noisy: bool, assumed: float) -> fl
     return max(level, assumed) if noisy else level
 
 
+def _fitted_literal(v: float) -> bool:
+    """A literal that a fit produced (more than 3 significant digits), not a structural number."""
+    if not math.isfinite(v) or v == 0.0:
+        return False
+    return float(f"{v:.3g}") != v
+
+
+def free_literals(prog: Any) -> tuple[Any, list[int]]:
+    """``prog`` with its fitted-looking literals (outside exponents) turned into free constants."""
+    from etc_fast.expr import Program
+
+    names = list(prog.const_names)
+    idx = [i for i, (n, v, ex) in enumerate(zip(names, prog.consts.tolist(), prog.const_is_exponent.tolist()))
+           if n is None and not ex and _fitted_literal(v)]
+    for j, i in enumerate(idx):
+        names[i] = f"lit{j}"
+    return Program.build(prog.variables, prog.ops, prog.args, prog.consts, prog.const_is_exponent, names), idx
+
+
+def fixed_literals(prog: Any, idx: list[int]) -> Any:
+    """The inverse of :func:`free_literals`: the freed constants written back as literals."""
+    from etc_fast.expr import Program
+
+    names = list(prog.const_names)
+    for i in idx:
+        names[i] = None
+    return Program.build(prog.variables, prog.ops, prog.args, prog.consts, prog.const_is_exponent, names)
+
+
+#: Significant digits a fitted literal is shortened to, shortest first (:func:`short_literals`).
+SHORT_DIGITS = (1, 2, 3)
+#: The rank's leaders (at most SIMPLIFIED) within this factor of the best records' misfit are simplified.
+SIMPLIFY_WITHIN = 10.0
+SIMPLIFIED = 3
+#: Most fitted literals of one law that are shortened one by one.
+MAX_SHORTENED = 4
+
+
+def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: float) -> tuple[str, float] | None:
+    """The law with its fitted literals shortened where the records allow it, or None.
+
+    One literal at a time (at most :data:`MAX_SHORTENED`), the shortest of 1, 2, 3 significant
+    digits whose law, the other fitted literals refitted through the simulator, explains the records
+    within a factor 1.5 of ``rms`` (an effective value off by a little, 0.99999 for a structural 1,
+    is the records' round-off, not the law's). Returns ``(expression, rms)``.
+    """
+    from etc_fast.expr import Program
+    from etc_fast.systems._planning import calibrate
+
+    freed, idx = free_literals(prog)
+    if not idx or len(idx) > MAX_SHORTENED:
+        return None
+    cur, changed, out_rms = freed, False, rms
+    for i in idx:
+        v = float(cur.consts[i])
+        for digits in SHORT_DIGITS:
+            sv = float(f"{v:.{digits}g}")
+            if sv == v:
+                break
+            names = list(cur.const_names)
+            names[i] = None
+            consts = cur.consts.copy()
+            consts[i] = sv
+            trial = Program.build(cur.variables, cur.ops, cur.args, consts, cur.const_is_exponent, names)
+            try:
+                cal = calibrate(trial, so.module, so.system, reqs, series, max_nfev=40)
+            except Exception:  # noqa: BLE001, S112
+                continue
+            if math.isfinite(cal.rms) and cal.rms <= 1.5 * rms + 1e-9:
+                cur, changed, out_rms = cal.program, True, float(cal.rms)
+                break
+    if not changed:
+        return None
+    return fixed_literals(cur, idx).text, out_rms
+
+
+#: Relative misfit a reading of 7 printed digits cannot resolve: a term below it is not seen.
+UNSEEN = 1e-6
+#: Most sums of one law whose terms are tried dropped.
+MAX_SUMS = 3
+
+
+def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series: np.ndarray, rms: float) -> tuple[str, float]:
+    """The law without the additive terms the records do not need.
+
+    Greedily, each term of a sum in the law (the first MAX_SUMS sums of 2 to 5 terms, the top one
+    first) is dropped, the remaining fitted
+    literals refitted through the simulator; a drop is kept when the records' misfit stays within
+    ``max(1.5 rms, UNSEEN)`` of the full law's. Returns ``(expression, rms)``.
+    """
+    import sympy as sp
+
+    from etc_fast.expr import parse
+    from etc_fast.systems._planning import calibrate
+
+    limit = max(1.5 * rms, UNSEEN)
+    try:
+        expr = sp.sympify(text, locals={n: sp.Symbol(n) for n in names})
+    except Exception:  # noqa: BLE001 - a text sympy cannot read is kept as it is
+        return text, rms
+    while True:
+        best = None
+        sums = [a for a in sp.preorder_traversal(expr) if isinstance(a, sp.Add) and 2 <= len(a.args) <= 5]
+        for node in sums[:MAX_SUMS]:
+            for term in node.args:
+                smaller = expr.xreplace({node: node - term})
+                try:
+                    prog = parse(str(smaller), names)
+                    freed, idx = free_literals(prog)
+                    cal = calibrate(freed, so.module, so.system, reqs, series, max_nfev=40)
+                except Exception:  # noqa: BLE001, S112
+                    continue
+                if math.isfinite(cal.rms) and cal.rms <= limit and (best is None or cal.rms < best[1]):
+                    best = (smaller, float(cal.rms), fixed_literals(cal.program, idx).text)
+        if best is None:
+            return text, rms
+        expr, rms, text = best
+
+
 def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int = 6) -> list[tuple[Candidate, str, float]]:
     """The search's best candidates refitted and ranked through the public forward model.
 
-    Each candidate gets a free scale ``K`` fitted to the records (``calibrate``), kept only when it
-    improves the records' misfit by more than a factor 1.5 over the candidate as it is; the rank is the
-    search's score with the table error replaced by the records' rms misfit. Returns
-    ``(candidate, calibrated expression, rms)``, best first.
+    Three readings of each candidate are simulated against the records: as it is; with its own
+    fitted constants refitted through the simulator (the table's values are effective ones, off
+    where the law's inputs change during a record); with a free scale ``K`` (``calibrate``). A
+    reading with more freedom is kept only when it improves the records' misfit by more than a
+    factor 1.5 over the simpler one; the rank is the search's score with the table error replaced by
+    the records' rms misfit. Returns ``(candidate, expression, rms)``, best first.
     """
     from etc_fast.expr import parse
     from etc_fast.systems._planning import calibrate
 
     so = obs.system
+    reqs, series = list(so.requests), np.asarray(so.series)
     out = []
     for cand in res.candidates[:top]:
         try:
-            prog = parse(f"K * ({cand.expression})", names)
-            cal = calibrate(prog, so.module, so.system, list(so.requests), np.asarray(so.series), max_nfev=40)
+            plain_prog = parse(cand.expression, names)
+            plain = calibrate(plain_prog, so.module, so.system, reqs, series)
         except Exception:  # noqa: BLE001, S112 - a candidate the simulator cannot run is skipped
             continue
-        if not math.isfinite(cal.rms):
-            continue
-        k = float(cal.program.consts[list(cal.program.const_names).index("K")])
-        try:  # the candidate as it is: kept when the scale does not improve the fit (one parameter fewer)
-            plain = calibrate(parse(cand.expression, names), so.module, so.system, list(so.requests), np.asarray(so.series))
+        best_text, best_rms = cand.expression, float(plain.rms) if math.isfinite(plain.rms) else math.inf
+        freed, idx = free_literals(plain_prog)
+        if idx:
+            try:
+                ref = calibrate(freed, so.module, so.system, reqs, series, max_nfev=60)
+                if math.isfinite(ref.rms) and 1.5 * ref.rms + 1e-9 < best_rms:
+                    best_text, best_rms = fixed_literals(ref.program, idx).text, float(ref.rms)
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            cal = calibrate(parse(f"K * ({best_text})", names), so.module, so.system, reqs, series, max_nfev=40)
         except Exception:  # noqa: BLE001
-            plain = None
-        if plain is not None and math.isfinite(plain.rms) and plain.rms <= 1.5 * cal.rms + 1e-9:
-            out.append((cand, cand.expression, float(plain.rms)))
-        else:
-            out.append((cand, f"({k!r}) * ({cand.expression})", float(cal.rms)))
+            cal = None
+        if cal is not None and math.isfinite(cal.rms) and 1.5 * cal.rms + 1e-9 < best_rms:
+            k = float(cal.program.consts[list(cal.program.const_names).index("K")])
+            best_text, best_rms = f"({k!r}) * ({best_text})", float(cal.rms)
+        if math.isfinite(best_rms):
+            out.append((cand, best_text, best_rms))
+    # the laws that explain the records about as well as the best (an apparatus with random draws
+    # has a misfit floor of its own) are simplified where the records allow
     floor = max(res.tol, 1e-9)
-    out.sort(key=lambda t: math.log10(max(t[2], floor)) + COMPLEXITY_WEIGHT * t[0].complexity)
+
+    def score(t: tuple[Candidate, str, float]) -> float:
+        return math.log10(max(t[2], floor)) + COMPLEXITY_WEIGHT * t[0].complexity
+
+    out.sort(key=score)
+    if out:  # the leaders by the rank's own score, within 10x of the best misfit
+        lead = min(r for _, _, r in out)
+        for i in range(min(SIMPLIFIED, len(out))):
+            cand, text, rms = out[i]
+            if rms > SIMPLIFY_WITHIN * lead:
+                continue
+            short = short_literals(parse(text, names), so, reqs, series, rms)
+            if short is not None:
+                text, rms = short
+            out[i] = (cand, *pruned_terms(text, names, so, reqs, series, rms))
+        out.sort(key=score)
     return out
 
 
@@ -116,6 +263,17 @@ def loglinear_exponents(table: Any, rows: np.ndarray) -> np.ndarray | None:
     A = np.column_stack([np.ones(int(ok.sum())), np.log(X[ok])])
     b, *_ = np.linalg.lstsq(A, np.log(np.abs(y[ok])), rcond=None)
     return b[1:]
+
+
+def table_factor(table: Any, rows: np.ndarray, exponents: np.ndarray) -> float | None:
+    """The factor ``K`` of ``K * prod x**p`` read from the derived table (median of ``y / prod x**p``)."""
+    X, y = table.X[rows], table.y[rows]
+    with np.errstate(all="ignore"):
+        r = y / np.prod(X ** np.asarray(exponents)[None], axis=1)
+    r = r[np.isfinite(r) & (r != 0)]
+    if not r.size or not (np.all(r > 0) or np.all(r < 0)):
+        return None
+    return float(np.sign(r[0]) * np.exp(np.median(np.log(np.abs(r)))))
 
 
 def power_law_candidates(obs: Any, table: Any, rows: np.ndarray) -> list[tuple[str, float, float]]:
@@ -140,13 +298,22 @@ def power_law_candidates(obs: Any, table: Any, rows: np.ndarray) -> list[tuple[s
         return []
     out = [(fit.expression, fit.rms * PRECISION, _power_complexity(fit.exponents) + 3.0)]
     seen = set()
-    for step in (0.5, 1.0):
-        snap = np.round(fit.exponents / step) * step
+    # snapped exponents of the continuous fit and of its start: a fit through a record that runs
+    # away (a body that falls in) can stall near its start, whose snapped exponents may be right
+    bases = [fit.exponents] + ([] if start is None or not np.all(np.isfinite(start)) else [np.asarray(start)])
+    for base, step in itertools.product(bases, (0.5, 1.0)):
+        snap = np.round(base / step) * step
         key = tuple(snap.tolist())
         if key in seen:
             continue
         seen.add(key)
-        g = refit_factor(so.module, so.system, reqs, series, snap, fit.K)
+        # factor starts: the table's reading and the continuous fit's (its sign may differ from the
+        # table's, whose constant-law reading of a record's start can miss a sign the record hides)
+        k0s = [k for k in (table_factor(table, rows, snap), fit.K) if k is not None and math.isfinite(k) and k != 0]
+        g = min((refit_factor(so.module, so.system, reqs, series, snap, k0) for k0 in dict.fromkeys(k0s)),
+                key=lambda f: f.rms if math.isfinite(f.rms) else math.inf, default=None)
+        if g is None:
+            continue
         short = float(f"{g.K:.3g}")  # a factor that is a short number when the records allow it
         if short != g.K and math.isfinite(g.rms):
             h = power_law_rms(so.module, so.system, reqs, series, short, snap)

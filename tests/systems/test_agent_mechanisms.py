@@ -1,0 +1,170 @@
+"""Mechanisms of the offline agent on systems, on made-up laws (never a benchmark answer).
+
+The records come from the public forward model (``simulate``) with a law written here; the
+mechanisms must read them back.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from etc_fast.expr import parse
+from etc_fast.systems import simulate
+from etc_fast.systems._derive import derive_law_table, record_times, refit_factor
+from etc_fast.systems._forward import observe
+from etc_fast.systems._pool import system_pool
+
+
+def _records(module, system, law, n, seed=3):
+    reqs = system_pool(module, system, seed, 256)[:n]
+    outs = simulate(module, system, reqs, law=law, rng_seed=0)
+    return reqs, outs, observe(module, system, outs)
+
+
+def test_a_law_input_on_the_records_time_axis_gives_one_row_per_time_point():
+    # a made-up decay law of the apparatus's time input: the law changes along every record
+    def law(n0, lam, t):
+        return n0 / (1.0 + lam * t * t)
+
+    module, system = "m5_radioactive_decay", "simple_system"
+    reqs, outs, series = _records(module, system, law, 5)
+    times = record_times(module, system, outs)
+    table = derive_law_table(module, system, reqs, series, times=times)
+    assert table.y.shape[0] == 5 * 6  # six sampled time points per record
+    # the time input is each point's returned stamp, not the request's end time
+    assert np.unique(np.round(table.X[:, 2], 9)).size > 5
+    truth = np.array([law(*x) for x in table.X])
+    assert np.allclose(table.y, truth, rtol=1e-5)
+    # without the stamps the apparatus returned, the table is one row per record and far off
+    plain = derive_law_table(module, system, reqs, series)
+    assert plain.y.shape[0] == 5
+    assert not np.allclose(plain.y, [law(*x) for x in plain.X], rtol=1e-3)
+
+
+def test_a_trajectory_has_no_law_input_on_its_time_axis():
+    def law(m1, m2, r):
+        return 2e-4 * m1 * m2 / r**2.5
+
+    module, system = "m0_gravity", "simple_system"
+    reqs, outs, series = _records(module, system, law, 4)
+    table = derive_law_table(module, system, reqs, series, times=record_times(module, system, outs))
+    assert table.y.shape[0] == 4
+
+
+def test_refitting_a_factor_through_a_runaway_record_needs_the_prefix_stages(monkeypatch):
+    import etc_fast.systems._derive as derive
+
+    # strong made-up forces: bodies fall in within the record, so the misfit is a needle in K
+    def law(m1, m2, r):
+        return 3e-4 * (m1 * m2) ** 2 / r**2.5
+
+    module, system = "m0_gravity", "simple_system"
+    reqs, _, series = _records(module, system, law, 16)
+    fit = refit_factor(module, system, reqs, series, [2.0, 2.0, -2.5], 3e-4 * 1.07)
+    assert math.isclose(fit.K, 3e-4, rel_tol=1e-6) and fit.rms < 5
+    monkeypatch.setattr(derive, "STAGES", (None,))
+    whole = refit_factor(module, system, reqs, series, [2.0, 2.0, -2.5], 3e-4 * 1.07)
+    assert whole.rms > 100 * max(fit.rms, 1.0)
+
+
+def test_free_literals_round_trip_and_refit_an_effective_constant():
+    from etc_fast.policies.symbolic._systems import fixed_literals, free_literals
+    from etc_fast.systems._planning import calibrate
+
+    names = ("omega", "T")
+    prog = parse("1/(exp(2.3456e-14*omega**1.5/T) + 1)", names)
+    freed, idx = free_literals(prog)
+    assert len(idx) == 1 and freed.nuisance == ("lit0",)  # the 1s and the exponent stay literals
+    assert fixed_literals(freed, idx) == prog
+
+    def law(omega, T):
+        return 1.0 / (math.exp(2.0e-14 * omega**1.5 / T) + 1.0)
+
+    module, system = "m10_be_distribution", "simple_system"
+    reqs, _, series = _records(module, system, law, 8)
+    off = calibrate(prog, module, system, reqs, series)
+    ref = calibrate(freed, module, system, reqs, series, max_nfev=60)
+    assert ref.rms < 1e-3 * off.rms
+    assert math.isclose(float(ref.program.consts[idx[0]]), 2.0e-14, rel_tol=1e-5)
+
+
+@pytest.mark.parametrize("step", [0.5, 1.0])
+def test_table_factor_reads_the_factor_of_given_exponents(step):
+    from etc_fast.policies.symbolic._systems import table_factor
+    from etc_fast.systems._derive import DerivedTable
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 10, size=(12, 2))
+    p = np.array([1.0, -step])
+    y = -0.37 * X[:, 0] ** p[0] * X[:, 1] ** p[1]
+    t = DerivedTable(X, y, np.zeros(12))
+    assert math.isclose(table_factor(t, np.ones(12, bool), p), -0.37, rel_tol=1e-12)
+    y[0] = -y[0]  # mixed signs: no factor
+    assert table_factor(DerivedTable(X, y, np.zeros(12)), np.ones(12, bool), p) is None
+
+
+def _same(a: str, b: str) -> bool:
+    import sympy as sp
+
+    return sp.simplify(sp.sympify(a) - sp.sympify(b)) == 0
+
+
+class _Obs:
+    """What the agent's analysis holds of a system: its records (no hidden law)."""
+
+    def __init__(self, module, system, reqs, series):
+        self.module, self.system, self.requests, self.series = module, system, reqs, series
+
+
+def test_an_input_the_apparatus_refuses_at_its_own_scale_is_read_through_a_scaled_identity_law():
+    from etc_fast.systems._derive import read_input
+    from etc_fast.systems._forward import controls_matrix
+    from etc_fast.systems._spec import spec
+
+    # a made-up sound speed of order 1e4: the identity law of an input of order 1 gives a
+    # resonance length the tube clamps, so only the scaled reading recovers the input
+    def law(gamma, T, M):
+        return 40.0 * gamma * T**0.5 / M**0.25
+
+    module, system = "m8_sound_speed", "complex_system"
+    reqs, _, series = _records(module, system, law, 6)
+    table = derive_law_table(module, system, reqs, series)
+    sp = spec(module, system)
+    C = controls_matrix(sp, reqs)
+    keys = [c.key for c in sp.controls]
+    gamma = C[:, keys.index("adiabatic_index")]
+    assert np.allclose(table.X[:, 0], gamma, rtol=1e-5)
+    unscaled = read_input(module, system, C, 0, np.full(6, 1e-6))  # tiny law values: no scale that helps
+    assert not np.allclose(unscaled, gamma, rtol=1e-2)
+
+
+def test_short_literals_and_pruned_terms_simplify_only_what_the_records_allow():
+    from etc_fast.policies.symbolic._systems import pruned_terms, short_literals
+
+    def law(I_0, theta):
+        return I_0 * (1.0 + 3.0 * math.sin(theta) ** 2)
+
+    module, system = "m7_malus_law", "simple_system"
+    names = ("I_0", "theta")
+    reqs, _, series = _records(module, system, law, 8)
+    obs = _Obs(module, system, reqs, series)
+    from etc_fast.systems._planning import calibrate
+
+    fitted = "1.0000003*I_0 + 2.9999991*I_0*sin(theta)**2"
+    rms = calibrate(parse(fitted, names), module, system, reqs, series).rms
+    text, r = short_literals(parse(fitted, names), obs, reqs, series, rms)
+    assert _same(text, "I_0 + 3*I_0*sin(theta)**2") and r <= 1.5 * rms + 1e-9
+    # a needed term stays, a term under the readings' resolution goes
+    kept, _ = pruned_terms("I_0 + 3*I_0*sin(theta)**2", names, obs, reqs, series, 1e-9)
+    assert _same(kept, "I_0 + 3*I_0*sin(theta)**2")
+    extra = "I_0 + 3*I_0*sin(theta)**2 + 1e-9*I_0*cos(theta)"
+    pruned, _ = pruned_terms(extra, names, obs, reqs, series, 1e-9)
+    assert _same(pruned, "I_0 + 3*I_0*sin(theta)**2")
+    # a wrong simple number is refused
+    wrong = "1.21*I_0 + 2.9999991*I_0*sin(theta)**2"
+    rms_w = calibrate(parse(wrong, names), module, system, reqs, series).rms
+    out = short_literals(parse(wrong, names), obs, reqs, series, rms_w)
+    assert out is None or "1.2" in out[0] or "1.21" in out[0]
