@@ -39,6 +39,7 @@ from etc_fast.protocol._planner import (
 from etc_fast.protocol._state import TrialState, clip_text, run_analysis
 from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
 from etc_fast.protocol._types import Action, Observation, SystemObservation, to_jsonable
+from etc_fast.systems._quiet import quiet
 
 __all__ = ["MIN_SEPARATION", "SystemTrialState", "run_system_baseline", "run_system_planner"]
 
@@ -349,7 +350,7 @@ def _system_committee(state: SystemTrialState, action: Action, turn: int, pool: 
             score = series_disagreement(pred, precision=precision)
         else:
             pairs = [series_disagreement(pred[[a, b]], precision=precision) for a, b in itertools.combinations(range(len(progs)), 2)]
-            with np.errstate(all="ignore"):
+            with quiet():
                 score = np.nanmean(np.stack(pairs), axis=0)
         score = np.where(np.isfinite(score), score, -np.inf)
         order = np.argsort(-score, kind="stable")

@@ -28,6 +28,7 @@ import numpy as np
 from etc_fast.expr import pack, parse
 from etc_fast.systems._forward import controls_matrix, pack_family, predict, predict_paired
 from etc_fast.systems._hidden import LAW_ARGS
+from etc_fast.systems._quiet import quiet
 from etc_fast.systems._spec import spec
 
 __all__ = ["DerivedTable", "derive_law_table", "fit_constant_law", "record_times", "time_axis_inputs"]
@@ -53,7 +54,7 @@ def _cost(pred: np.ndarray, target: np.ndarray) -> np.ndarray:
     when the controls' part (a starting velocity) dominates the value.
     """
     mask = np.isfinite(target)
-    with np.errstate(all="ignore"):
+    with quiet():
         typ = np.nanmedian(np.where(mask, np.abs(target), np.nan), axis=(1, 2), keepdims=True)
         typ = np.where(np.isfinite(typ) & (typ > 0), typ, 1.0)
         r = (pred - target[None]) / (PRECISION * np.abs(target) + 1e-9 * typ)[None]
@@ -333,7 +334,7 @@ def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None, upt
     mask = np.isfinite(series)
     if upto is not None:
         mask[:, :, upto:] = False
-    with np.errstate(all="ignore"):
+    with quiet():
         typ = np.nanmedian(np.where(mask, np.abs(series), np.nan), axis=(1, 2), keepdims=True)
     typ = np.where(np.isfinite(typ) & (typ > 0), typ, 1.0)
     unit = (PRECISION * np.abs(series) + 1e-9 * typ)[mask]

@@ -17,6 +17,7 @@ import numpy as np
 
 from etc_fast.expr import Program
 from etc_fast.systems._forward import controls_matrix, pack_family, predict
+from etc_fast.systems._quiet import quiet
 from etc_fast.systems._spec import spec
 
 __all__ = ["Calibration", "calibrate", "series_disagreement"]
@@ -155,10 +156,10 @@ def calibrate(
 
     def residuals(thetas: np.ndarray) -> list[np.ndarray]:
         """The residual at each row of ``thetas``, all simulated in one forward-model call."""
-        consts = np.repeat(program.consts[None], len(thetas), axis=0)
-        consts[:, free] = signs * np.exp(thetas)
         out = []
-        with np.errstate(all="ignore"):
+        with quiet():
+            consts = np.repeat(program.consts[None], len(thetas), axis=0)
+            consts[:, free] = signs * np.exp(thetas)
             for sim in predict(module, system, pack_family(program, consts), C):
                 r = (sim - obs)[mask] / den
                 out.append(np.where(np.isfinite(r), r, 1e3))
@@ -171,15 +172,15 @@ def calibrate(
         return residuals(np.array(list(xs)))
 
     if not free or not mask.any():
-        with np.errstate(all="ignore"):
+        with quiet():
             r = (simulate(program.consts) - obs)[mask] / np.broadcast_to(
                 denom, obs.shape
             )[mask]
-        rms = (
-            float(np.sqrt(np.mean(np.where(np.isfinite(r), r, 1e3) ** 2)))
-            if r.size
-            else float("nan")
-        )
+            rms = (
+                float(np.sqrt(np.mean(np.where(np.isfinite(r), r, 1e3) ** 2)))
+                if r.size
+                else float("nan")
+            )
         return Calibration(program, rms, int(mask.sum()), True)
     start = program.consts[free]
     signs = np.where(start < 0, -1.0, 1.0)
@@ -189,11 +190,13 @@ def calibrate(
     # residual is flat far from the truth (the body barely moves, or it has long crashed): scan
     # a common log-magnitude shift of the free constants, then refine from the two best shifts.
     shifts = np.arange(-30.0, 31.0, 3.0)
-    costs = [float(np.sum(r**2)) for r in residuals(theta0[None] + shifts[:, None])]
+    with quiet():
+        costs = [float(np.sum(r**2)) for r in residuals(theta0[None] + shifts[:, None])]
     for shift in shifts[np.argsort(costs, kind="stable")[:2]]:
-        fit = least_squares(
-            residual, theta0 + shift, method="trf", max_nfev=max_nfev, x_scale=1.0, **_lsq_map(batched)
-        )
+        with quiet():
+            fit = least_squares(
+                residual, theta0 + shift, method="trf", max_nfev=max_nfev, x_scale=1.0, **_lsq_map(batched)
+            )
         if best is None or fit.cost < best.cost:
             best = fit
         if best.cost < 1e-12 * mask.sum():
