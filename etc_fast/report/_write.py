@@ -32,7 +32,9 @@ _TITLES = {
 }
 _NOTES = {
     "table1_families": "{variants} RMSLE averages finite scores only "
-    "(their count is `finite`); `measurements_mean` counts simulator evaluations per rollout.",
+    "(their count is `finite`); `measurements_mean` counts simulator evaluations per rollout (on a simulated "
+    "system: the experiments run, one control dict each); `simulated_points_mean` counts the points the simulator "
+    "returned (a system's time points; one per evaluation on the vanilla tier).",
     "table2_configurations": "Includes named ablations. RMSLE means exclude non-finite scores; `complete` = "
     "finite predictions wherever the target is finite.",
     "table_s2_sa_effects": "Module effect = planner-family SA − baseline SA within a module (rollouts and variants "
