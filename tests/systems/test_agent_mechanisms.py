@@ -168,3 +168,41 @@ def test_short_literals_and_pruned_terms_simplify_only_what_the_records_allow():
     rms_w = calibrate(parse(wrong, names), module, system, reqs, series).rms
     out = short_literals(parse(wrong, names), obs, reqs, series, rms_w)
     assert out is None or "1.2" in out[0] or "1.21" in out[0]
+
+
+def test_a_synthesis_on_the_records_already_searched_does_not_search_again(monkeypatch):
+    """The offline agent's system search is remembered by the exact content it read: a fresh
+    synthesis session on the exploration's last records gets the same result without a second
+    search, and the trial's outcome is the one it has when every search runs."""
+    import hashlib
+    import itertools
+
+    import etc_fast.policies.symbolic._policy as P
+    from etc_fast.policies import create_policy
+    from etc_fast.protocol import TrialSpec, get_configuration, run_trial
+
+    spec = TrialSpec(model="symbolic", config=get_configuration("variance_c"), task="m1_coulomb_force",
+                     difficulty="medium", system="complex_system")
+    real = P.search
+
+    def run(memo: bool):
+        seen = []
+
+        def counted(X, y, domains, **kw):
+            seen.append(hashlib.sha256(X.tobytes() + y.tobytes() + repr(sorted(kw.items())).encode()).hexdigest())
+            return real(X, y, domains, **kw)
+
+        monkeypatch.setattr(P, "search", counted)
+        if not memo:
+            fresh = itertools.count()
+            monkeypatch.setattr(P, "_system_search_key", lambda *a: str(next(fresh)))
+        rec = run_trial(spec, create_policy("symbolic"))
+        monkeypatch.undo()
+        return rec, seen
+
+    with_memo, searches = run(True)
+    without, all_searches = run(False)
+    assert len(set(searches)) == len(searches), "no search ran twice on the same input"
+    assert len(all_searches) > len(searches) and set(all_searches) == set(searches)
+    assert (with_memo.final_source, with_memo.measurements, with_memo.status) == (
+        without.final_source, without.measurements, without.status)

@@ -49,7 +49,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy.stats import qmc
@@ -224,6 +224,10 @@ class SymbolicPolicy:
         self._sys_sobol: tuple | None = None
         self._sys_table: tuple | None = None
         self._sys_tables: DerivedTableCache | None = None  # the growing record's table, new rows only
+        # The last system search by the exact content it read: a fresh synthesis session reads the
+        # same records as the exploration's last turn, and the search (deterministic in its inputs)
+        # is not paid twice. Kept across begin(): the key holds everything the search depends on.
+        self._sys_memo: tuple[str, tuple[SearchResult | None, list]] | None = None
         self.last_search: SearchResult | None = None
 
     # -- protocol ------------------------------------------------------------------------
@@ -455,13 +459,6 @@ class SymbolicPolicy:
         Returns the search result and the ranked laws ``(expression, error, complexity, floor)``,
         best first: errors on the table (``full`` off) or the records' relative rms misfit.
         """
-        from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT
-        from etc_fast.policies.symbolic._systems import (
-            power_law_candidates,
-            simulated_rank,
-            table_noise,
-            usable_rows,
-        )
         from etc_fast.systems._derive import record_times
         from etc_fast.systems._derive_cache import DerivedTableCache
 
@@ -477,6 +474,18 @@ class SymbolicPolicy:
                 times = record_times(so.module, so.system, list(so.outputs))
                 self._sys_table = (len(so.requests), self._sys_tables.table(so.module, so.system, list(so.requests), so.series, times))
             table = self._sys_table[1]
+        key = _system_search_key(full, obs.noisy, self._output_unit, self._domains, so, table)
+        if self._sys_memo is not None and self._sys_memo[0] == key:
+            self.last_search = self._sys_memo[1][0]
+            return self._sys_memo[1][0], list(self._sys_memo[1][1])
+        res, ranked = self._system_search_on(obs, table, full)
+        self._sys_memo = (key, (res, list(ranked)))
+        return res, ranked
+
+    def _system_search_on(self, obs: Observation, table: Any, full: bool) -> tuple[SearchResult | None, list]:
+        from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT
+        from etc_fast.policies.symbolic._systems import power_law_candidates, simulated_rank, table_noise, usable_rows
+
         rows = usable_rows(table, len(self._domains))
         if rows.sum() < 2:
             return None, []
@@ -612,3 +621,20 @@ class SymbolicPolicy:
             n = n if left is None else min(n, left)
             return Action(kind="experiment", points=self._system_points(obs, n), raw=f"{n} space-filling experiments")
         return Action(kind="final", source=fallback, raw="no observations; product of inputs submitted")
+
+
+def _system_search_key(full: bool, noisy: bool, output_unit: str | None, domains: list[VariableDomain], so: Any,
+                       table: Any) -> str:
+    """SHA-256 of everything a system search reads: the mode, the noise flag, the output unit, the
+    variable domains, the records (requests and series) and the derived table."""
+    import hashlib
+    import json
+
+    h = hashlib.sha256()
+    h.update(json.dumps([full, noisy, output_unit, [repr(d) for d in domains], list(so.requests)], sort_keys=True,
+                        default=repr).encode())
+    for arr in (so.series, table.X, table.y, table.misfit, table.sigma):
+        a = np.ascontiguousarray(arr, dtype=np.float64)
+        h.update(repr(a.shape).encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
