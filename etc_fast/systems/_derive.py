@@ -194,7 +194,24 @@ def has_time_axis(module: str, system: str, C: np.ndarray, times: np.ndarray, n_
     first two records holding at least two time stamps (the check simulates every input)."""
     times = np.asarray(times, dtype=np.float64)
     probe = np.flatnonzero(np.isfinite(times).sum(axis=1) >= 2)[:2]
-    return bool(probe.size) and bool(time_axis_inputs(module, system, C[probe], times[probe], _time_indices(n_times))[0])
+    if not probe.size:
+        return False
+    # A growing record keeps its first two records, and every table of a trial asks again (up to
+    # 0.4 s a time on the slowest system): the answer is kept by the probe's exact content.
+    Cp = np.ascontiguousarray(C[probe], dtype=np.float64)
+    tp = np.ascontiguousarray(times[probe], dtype=np.float64)
+    key = (module, system, int(n_times), Cp.shape, Cp.tobytes(), tp.shape, tp.tobytes())
+    hit = _TIME_AXIS_SEEN.get(key)
+    if hit is None:
+        hit = bool(time_axis_inputs(module, system, Cp, tp, _time_indices(n_times))[0])
+        if len(_TIME_AXIS_SEEN) >= 4096:
+            _TIME_AXIS_SEEN.clear()
+        _TIME_AXIS_SEEN[key] = hit
+    return hit
+
+
+#: has_time_axis's answers by probe content (a process-wide memo; bounded by clearing).
+_TIME_AXIS_SEEN: dict[tuple, bool] = {}
 
 
 def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,

@@ -165,6 +165,27 @@ def test_the_derived_table_cache_with_time_stamps_equals_a_table_from_scratch(mo
     assert (grown.y.shape[0] > len(requests)) == axis
 
 
+def test_the_time_axis_answer_is_remembered_by_the_probe_records(monkeypatch):
+    import etc_fast.systems._derive as D
+    from etc_fast.systems._forward import controls_matrix
+    from etc_fast.systems._spec import spec
+
+    module, system = "m5_radioactive_decay", "simple_system"
+    requests = system_pool(module, system, seed=3)[:6]
+    outputs = simulate(module, system, requests, hidden_law(module, "easy", "v0"))
+    C, times = controls_matrix(spec(module, system), requests), D.record_times(module, system, outputs)
+    D._TIME_AXIS_SEEN.clear()
+    calls = []
+    real = D.time_axis_inputs
+    monkeypatch.setattr(D, "time_axis_inputs", lambda *a: calls.append(1) or real(*a))
+    first = D.has_time_axis(module, system, C, times, 20)
+    assert D.has_time_axis(module, system, C[:4], times[:4], 20) == first and len(calls) == 1
+    other = times.copy()
+    other[0, 1] *= 1.5  # a different first record is asked again
+    D.has_time_axis(module, system, C, other, 20)
+    assert len(calls) == 2
+
+
 @pytest.mark.parametrize("module,system,form", [("m0_gravity", "complex_system", "C*mass1*mass2/distance**p"),
                                                 ("m8_sound_speed", "complex_system", "sqrt(gamma*C*T**2/M)")])
 def test_calibration_is_the_same_without_the_batched_jacobian_map(monkeypatch, module, system, form):
