@@ -10,7 +10,6 @@ forward model (never the hidden law).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -60,10 +59,7 @@ def series_disagreement(
     P, n = pred.shape[:2]
     if n == 0:
         return np.zeros(0)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter(
-            "ignore", RuntimeWarning
-        )  # all-NaN cells are expected; they give NaN
+    with quiet():  # all-NaN cells are expected; they give NaN
         finite = np.isfinite(pred)
         vals = np.where(finite, pred, np.nan)
         count = finite.sum(axis=0)  # [n, ch, T]
