@@ -604,12 +604,17 @@ class NoiseOptions:
             batch (before it was measured) to within ``KAPPA_FIT`` noise levels, scored slots that
             find nothing to tell apart are dropped instead of explored (the batch shrinks; see
             :func:`plan_noisy_step`).
+        test_extremes: In a noisy lab, the first exploration slot of a batch goes to the pool point
+            where the best consistent law's calibrated prediction lies farthest outside the measured
+            outputs (:func:`extreme_pick`; the whole domain, no margin), when one predicts beyond
+            them by more than ``KAPPA_DISAGREE`` noise levels.
     """
 
     noise_aware: bool = False
     explore_fraction: float = 0.0
     replicates: int = 0
     stop_when_settled: bool = False
+    test_extremes: bool = False
 
     @property
     def active(self) -> bool:
@@ -894,6 +899,36 @@ def law_noise(h, y, a: float, n_fitted: int) -> float | None:
     return float(np.sqrt(float(r @ r) / dof))
 
 
+def extreme_pick(pred, y_obs, min_gap: float, available) -> int:
+    """The candidate where a calibrated law's prediction lies farthest outside the measured outputs.
+
+    The distance is in log output (relative noise) when the measured outputs and the prediction
+    have one sign, else in units of the measured range. Returns the candidate's row, or -1 when no
+    available candidate's prediction leaves the measured range by more than ``min_gap`` (relative).
+    """
+    p = np.asarray(pred, dtype=np.float64)
+    y = np.asarray(y_obs, dtype=np.float64)
+    y = y[np.isfinite(y)]
+    ok = np.isfinite(p) & np.asarray(available, dtype=bool)
+    if y.size < 2 or not ok.any():
+        return -1
+    lo, hi = float(y.min()), float(y.max())
+    with np.errstate(all="ignore"):
+        if lo > 0 or hi < 0:
+            sgn = 1.0 if lo > 0 else -1.0
+            ok &= p * sgn > 0
+            lp = np.log(np.abs(p))
+            llo, lhi = np.log(min(abs(lo), abs(hi))), np.log(max(abs(lo), abs(hi)))
+            d = np.maximum(np.maximum(lp - lhi, llo - lp), 0.0)
+            gap = np.log1p(min_gap)
+        else:
+            d = np.maximum(np.maximum(p - hi, lo - p), 0.0) / max(hi - lo, 1e-300)
+            gap = min_gap
+    d = np.where(ok, d, -1.0)
+    j = int(np.argmax(d))
+    return j if d[j] > gap else -1
+
+
 def _batch_split(k: int, explore_fraction: float, replicates: int, n_obs: int) -> tuple[int, int, int]:
     """``(scored, explore, replicate)`` slots of a batch of ``k``."""
     n_rep = min(int(replicates), k, n_obs)
@@ -951,8 +986,10 @@ def plan_noisy_step(
        only, for the scored share of the batch; ``random`` draws from every available point.
     5. Replicates: the observed point where the kept hypotheses disagree most (at least
        ``KAPPA_DISAGREE`` sigma), else, before any repeat exists, the best fit's worst residual.
-    6. Exploration: the rest of the batch by greedy maximin distance (unit coordinates, no
-       boundary penalty) to the observations and the points already picked.
+    6. Exploration: with ``test_extremes``, the first slot goes to the point where the best
+       kept law's calibrated prediction lies farthest outside the measured outputs
+       (:func:`extreme_pick`, whole domain); the rest of the batch by greedy maximin distance
+       (unit coordinates, inside ``EXPLORE_MARGIN``) to the observations and the points picked.
     7. Stopping rule (``stop_when_settled``): ``prior`` says how the previous step's best law
        predicted the batch measured after it (:func:`check_prediction`: calibrated before the
        batch, compared with the batch; the batch's explored points lie far from what it was
@@ -1093,14 +1130,23 @@ def plan_noisy_step(
     explored: list[int] = []
     taken = np.zeros(pool_X.shape[0], dtype=bool)
     taken[picks] = True
+    if n_exp and options.test_extremes and noisy and kept_rows.size and H_pool is not None:
+        r0 = int(kept_rows[0])
+        ext = extreme_pick(a[r0] * H_pool[r0] + b[r0], y, KAPPA_DISAGREE * max(sigma, NOISE_FLOOR), ~taken[cols])
+        if ext >= 0:
+            explored.append(int(cols[ext]))
+            taken[cols[ext]] = True
+            n_exp -= 1
+            notes.append("one exploration point tests the best-fitting hypothesis where it predicts an output "
+                         "outside the measured range")
     left = cols[~taken[cols]]
     inner = left[np.all((pool_U[left] >= EXPLORE_MARGIN) & (pool_U[left] <= 1.0 - EXPLORE_MARGIN), axis=1)]
     if inner.size >= n_exp:
         left = inner
     if n_exp and left.size:
-        ref = np.vstack([U_obs, pool_U[picks]]) if picks else U_obs
+        ref = np.vstack([U_obs, pool_U[picks + explored]]) if picks or explored else U_obs
         e = maximin_pick(ref, pool_U[left], n_exp)
-        explored = [int(left[j]) for j in e]
+        explored += [int(left[j]) for j in e]
     indices = np.asarray(picks + explored, dtype=np.int64)
     error = None
     if indices.size == 0 and not rep_rows and k > 0:

@@ -398,7 +398,8 @@ def _committee_turn(
 def _noise_knobs_on(cfg: Any) -> bool:
     """Whether a planner configuration has a noise knob off its default (the noise-aware step then
     runs in noisy labs; the task says whether the lab is noisy)."""
-    return bool(cfg.noise_aware or cfg.explore_fraction > 0 or cfg.replicates > 0 or cfg.stop_when_settled)
+    return bool(cfg.noise_aware or cfg.explore_fraction > 0 or cfg.replicates > 0 or cfg.stop_when_settled
+                or cfg.test_extremes)
 
 
 def _noisy_step(state: TrialState, committee: list[str], pool_X, pool_U, available, method: str, k: int, seed: int,
@@ -406,7 +407,8 @@ def _noisy_step(state: TrialState, committee: list[str], pool_X, pool_U, availab
     from etc_fast.acquisition import NoiseOptions, plan_noisy_step
 
     cfg = state.config
-    opts = NoiseOptions(cfg.noise_aware, float(cfg.explore_fraction), int(cfg.replicates), bool(cfg.stop_when_settled))
+    opts = NoiseOptions(cfg.noise_aware, float(cfg.explore_fraction), int(cfg.replicates), bool(cfg.stop_when_settled),
+                        bool(cfg.test_extremes))
     U_obs = state.task.inputs_to_unit(state.X)
     return plan_noisy_step(
         committee, state.task.variable_names, state.X.copy(), state.y.copy(), U_obs, pool_X, pool_U, available.copy(),

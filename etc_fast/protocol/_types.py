@@ -77,9 +77,12 @@ class ProtocolConfig:
             predicted the last batch (before it was measured) to within the noise, scored slots with nothing left to tell
             apart (no point where the consistent laws differ by more than the noise, or only one
             law consistent) are not measured (docs/noise.md, "Stopping rule").
+        test_extremes: Planners only, noisy labs, with ``explore_fraction`` > 0: the first
+            exploration slot of a batch tests the best consistent law where its prediction lies
+            farthest outside the measured outputs (docs/noise.md, rule 6).
 
     The noise knobs are the YAML ablation block ``acquisition: {noise_aware, explore_fraction,
-    replicates, stop_when_settled}``; at their defaults they are left out of :meth:`TrialSpec.to_dict`, so trial ids
+    replicates, stop_when_settled, test_extremes}``; at their defaults they are left out of :meth:`TrialSpec.to_dict`, so trial ids
     of configurations without them are those of before they existed.
     ``interpreter_data``, ``parsing`` and ``max_validation_retries`` are left out of the trial id
     while ``None`` (see :data:`ID_OMITTED_WHEN_NONE`), so trial ids of earlier runs stay valid.
@@ -107,6 +110,7 @@ class ProtocolConfig:
     explore_fraction: float = 0.0
     replicates: int = 0
     stop_when_settled: bool = False
+    test_extremes: bool = False
 
     def __post_init__(self) -> None:
         errors = []
@@ -151,11 +155,14 @@ class ProtocolConfig:
             or not 0 <= self.max_validation_retries <= 1000
         ):
             errors.append(f"max_validation_retries must be an integer from 0 to 1,000 or null, got {self.max_validation_retries!r}")
-        for field in ("interpreter", "diagnostics", "synthesis_diagnostics", "noise_aware", "stop_when_settled"):
+        for field in ("interpreter", "diagnostics", "synthesis_diagnostics", "noise_aware", "stop_when_settled",
+                      "test_extremes"):
             if not isinstance(getattr(self, field), bool):
                 errors.append(f"{field} must be a boolean (true or false), got {getattr(self, field)!r}")
         if self.stop_when_settled is True and self.noise_aware is not True:
             errors.append("stop_when_settled needs noise_aware: true (the rule compares with the estimated noise)")
+        if self.test_extremes is True and not (isinstance(ef, (int, float)) and ef > 0):
+            errors.append("test_extremes needs explore_fraction > 0 (it takes an exploration slot)")
         if errors:
             raise ValueError(f"configuration {self.name!r}: " + "; ".join(errors))
 
@@ -203,7 +210,7 @@ def config_dict(cfg: ProtocolConfig) -> dict[str, Any]:
 
 #: The noise knobs and their defaults (the paper's rules); omitted from spec dicts at default.
 NOISE_KNOB_DEFAULTS: dict[str, Any] = {"noise_aware": False, "explore_fraction": 0.0, "replicates": 0,
-                                       "stop_when_settled": False}
+                                       "stop_when_settled": False, "test_extremes": False}
 
 
 def _preset(name: str, family: Family, acquisition: Acquisition, interpreter: bool) -> ProtocolConfig:

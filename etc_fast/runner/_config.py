@@ -721,7 +721,7 @@ class _Parser:
             if "base" not in body:
                 raise self.err(_join(key, "base"), f"missing (required): one of {', '.join(CONFIGURATIONS)}")
             base = _one_of(body.pop("base"), tuple(CONFIGURATIONS), src, _join(key, "base"))
-            if "acquisition" in body:  # the noise knobs: acquisition: {noise_aware, explore_fraction, replicates, stop_when_settled}
+            if "acquisition" in body:  # the noise knobs: acquisition: {noise_aware, explore_fraction, replicates, stop_when_settled, test_extremes}
                 akey = _join(key, "acquisition")
                 acq = _mapping(body.pop("acquisition"), src, akey)
                 _check_keys(acq, tuple(NOISE_KNOB_DEFAULTS), src, akey)

@@ -508,28 +508,44 @@ def _positive_rows(A: np.ndarray) -> np.ndarray:
     return np.all(A > 0, axis=1) & np.all(np.isfinite(A), axis=1)
 
 
-def _rel_coefs(L: np.ndarray, combos: Sequence[Sequence[float]], z: np.ndarray) -> list[float]:
-    """Per exponent vector ``p`` of ``combos``: argmin_c sum(((c M - z) / z)^2) with ``M = exp(L p)``.
+def _rel_coefs(L: np.ndarray, combos: Sequence[Sequence[float]], z: np.ndarray, w: np.ndarray | None = None) -> list[float]:
+    """Per exponent vector ``p`` of ``combos``: argmin_c sum(w^2 ((c M - z) / z)^2) with ``M = exp(L p)``.
 
-    ``L`` float64[n, m] holds the logs of the (positive) atoms, ``z`` float64[n] the targets.
+    ``L`` float64[n, m] holds the logs of the (positive) atoms, ``z`` float64[n] the targets, ``w``
+    optional row weights (1 when ``None``).
     """
     if not len(combos):
         return []
     P = np.asarray(combos, dtype=np.float64).reshape(len(combos), L.shape[1])
+    w2 = 1.0 if w is None else (w * w)[:, None]
     with np.errstate(all="ignore"):
         W = np.exp(L @ P.T) / z[:, None]  # [n, n_combos]
         ok = np.isfinite(W)
         W = np.where(ok, W, 0.0)
-        den = np.sum(W * W, axis=0)
-        c = np.sum(W, axis=0) / den
+        den = np.sum(w2 * W * W, axis=0)
+        c = np.sum(w2 * W, axis=0) / den
     return [float(v) if d > 0 and np.isfinite(d) else float("nan") for v, d in zip(c.tolist(), den.tolist())]
 
 
-def _loglinear(A: np.ndarray, z: np.ndarray):
-    """Power-law fit of z on atoms: (ok rows, sign, p_hat, intercept, residual rms) or None."""
+def _loglinear(A: np.ndarray, z: np.ndarray, w: np.ndarray | None = None):
+    """Power-law fit of z on atoms: (ok rows, sign, p_hat, intercept, residual rms, log atoms, log z) or None.
+
+    ``w`` (optional, per row of ``z``): least-squares weights, e.g. how much a relative error of
+    ``y`` moves ``log z`` at each row (:func:`_noise_weights`); the rms is then weighted too.
+    """
     ok = np.isfinite(z) & (z != 0) & _positive_rows(A)
+    if w is not None:
+        ok &= np.isfinite(w) & (w > 0)
     if ok.sum() < 2:
         return None
+    if w is not None and np.any(z[ok] > 0) and np.any(z[ok] < 0):
+        # rows of the minority sign whose z the noise alone can flip (together under 5% of the
+        # weight: cos of a measured 90.06 degrees) carry no sign; they are left out
+        pos = ok & (z > 0)
+        neg = ok & (z < 0)
+        minority = neg if w[pos].sum() >= w[neg].sum() else pos
+        if w[minority].sum() < 0.05 * w[ok].sum():
+            ok &= ~minority
     zs = z[ok]
     if np.all(zs > 0):
         sign = 1.0
@@ -540,13 +556,45 @@ def _loglinear(A: np.ndarray, z: np.ndarray):
     L = np.log(A[ok])
     t = np.log(sign * zs)
     B = np.column_stack([np.ones(L.shape[0]), L])
-    beta, *_ = np.linalg.lstsq(B, t, rcond=None)
-    res = t - B @ beta
+    if w is None:
+        beta, *_ = np.linalg.lstsq(B, t, rcond=None)
+        res = t - B @ beta
+    else:
+        wk = w[ok]
+        beta, *_ = np.linalg.lstsq(B * wk[:, None], t * wk, rcond=None)
+        res = (t - B @ beta) * wk
     return ok, sign, beta[1:], beta[0], float(np.sqrt(np.mean(res * res))), L, t
 
 
+def _noise_weights(y: np.ndarray, outer: Outer) -> np.ndarray | None:
+    """Weights that make a log-linear fit of ``log|outer.inverse(y)|`` one of relative errors of ``y``.
+
+    Under relative noise of ``y`` the error of ``log|z|`` at a row is ``|d log z / d log y|`` times
+    the noise: large where the inverse transform is steep (``cos`` of an angle near 90 degrees, the
+    log of a value near 1). Each row is weighted by the inverse of that sensitivity (central
+    differences), scaled to a median of 1 and bounded to [1e-3, 1e3]. ``None`` when the sensitivity
+    is the same at every row (identity and power outers: weights change nothing).
+    """
+    with np.errstate(all="ignore"):
+        lo = np.log(np.abs(outer.inverse(y * (1.0 - 1e-4))))
+        hi = np.log(np.abs(outer.inverse(y * (1.0 + 1e-4))))
+        sens = np.abs(hi - lo) / 2e-4
+    fin = np.isfinite(sens) & (sens > 0)
+    if fin.sum() < 2:
+        return None
+    med = float(np.median(sens[fin]))
+    if np.allclose(sens[fin], med, rtol=1e-3):
+        return None
+    w = np.full(y.shape, np.nan)
+    w[fin] = np.clip(med / sens[fin], 1e-3, 1e3)
+    return w
+
+
 def _fit_mono(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits, p_hint=None):
-    fit = _loglinear(A, z)
+    # noisy data: rows weighted by how much the noise of y moves log z there (a steep inverse
+    # transform must not let one noisy row set the exponents); noiseless data are unweighted
+    w = _noise_weights(col.y, outer) if col.noisy else None
+    fit = _loglinear(A, z, w)
     if fit is None:
         return None
     ok, sign, p_hat, _b0, rms, _L, _t = fit
@@ -555,21 +603,24 @@ def _fit_mono(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits, p_h
     window = min(1.0, max(0.03, 4.0 * rms))
     n_opt = 3
     if col.noisy and p_hint is None:  # noisy data: also the simple exponents within three standard errors
-        wide = np.minimum(1.0, 3.0 * _exponent_se(_L, _t))
+        wk = w[ok][:, None] if w is not None else 1.0
+        wide = np.minimum(1.0, 3.0 * _exponent_se(_L, _t, wk))
         if np.any(wide > window):
             window, n_opt = np.maximum(window, wide), 4
     combos = _snap_combos(p_hat, window, lim.snap_combos, lim.snap_product, n_opt)
-    for combo, c in zip(combos, _rel_coefs(_L, combos, z[ok])):
+    for combo, c in zip(combos, _rel_coefs(_L, combos, z[ok], w[ok] if w is not None else None)):
         col.add(_Form(atoms, outer, "mono", (tuple(combo),), (c,)))
     return fit
 
 
-def _exponent_se(L: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Standard errors of the exponents of the log-linear fit ``t ~ b0 + L p`` (0 without spare points)."""
+def _exponent_se(L: np.ndarray, t: np.ndarray, w=1.0) -> np.ndarray:
+    """Standard errors of the exponents of the log-linear fit ``t ~ b0 + L p`` (0 without spare points;
+    ``w``: row weights as a column, or 1)."""
     n, m = L.shape
     if n <= m + 1:
         return np.zeros(m)
-    B = np.column_stack([np.ones(n), L])
+    B = np.column_stack([np.ones(n), L]) * w
+    t = t * np.ravel(w) if not np.isscalar(w) else t
     beta, *_ = np.linalg.lstsq(B, t, rcond=None)
     r = t - B @ beta
     s2 = float(r @ r) / (n - m - 1)
