@@ -616,10 +616,6 @@ class NoiseOptions:
     stop_when_settled: bool = False
     test_extremes: bool = False
 
-    @property
-    def active(self) -> bool:
-        return self.noise_aware or self.explore_fraction > 0 or self.replicates > 0
-
 
 @dataclasses.dataclass(frozen=True)
 class NoiseEstimate:

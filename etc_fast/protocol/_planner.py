@@ -22,7 +22,7 @@ import numpy as np
 
 from etc_fast.protocol._state import MAX_RECORDED_ITEMS, TrialState, action_record, clip_text, run_analysis
 from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
-from etc_fast.protocol._types import Action, Diagnostics, Observation, to_jsonable
+from etc_fast.protocol._types import NOISE_KNOB_DEFAULTS, Action, Diagnostics, Observation, to_jsonable
 from etc_fast.sampling import bootstrap_probes, pool_unit
 
 #: Hypotheses of a committee that are used; extra ones are dropped (and the policy is told).
@@ -398,8 +398,7 @@ def _committee_turn(
 def _noise_knobs_on(cfg: Any) -> bool:
     """Whether a planner configuration has a noise knob off its default (the noise-aware step then
     runs in noisy labs; the task says whether the lab is noisy)."""
-    return bool(cfg.noise_aware or cfg.explore_fraction > 0 or cfg.replicates > 0 or cfg.stop_when_settled
-                or cfg.test_extremes)
+    return any(getattr(cfg, name) != default for name, default in NOISE_KNOB_DEFAULTS.items())
 
 
 def _noisy_step(state: TrialState, committee: list[str], pool_X, pool_U, available, method: str, k: int, seed: int,
@@ -407,8 +406,8 @@ def _noisy_step(state: TrialState, committee: list[str], pool_X, pool_U, availab
     from etc_fast.acquisition import NoiseOptions, plan_noisy_step
 
     cfg = state.config
-    opts = NoiseOptions(cfg.noise_aware, float(cfg.explore_fraction), int(cfg.replicates), bool(cfg.stop_when_settled),
-                        bool(cfg.test_extremes))
+    # each knob as the type of its default (explore_fraction: 1 -> 1.0)
+    opts = NoiseOptions(**{name: type(default)(getattr(cfg, name)) for name, default in NOISE_KNOB_DEFAULTS.items()})
     U_obs = state.task.inputs_to_unit(state.X)
     return plan_noisy_step(
         committee, state.task.variable_names, state.X.copy(), state.y.copy(), U_obs, pool_X, pool_U, available.copy(),

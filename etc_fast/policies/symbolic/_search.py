@@ -598,29 +598,30 @@ def _fit_mono(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits, p_h
     if fit is None:
         return None
     ok, sign, p_hat, _b0, rms, _L, _t = fit
+    w_ok = w[ok] if w is not None else None
     if p_hint is not None:
         p_hat = np.asarray(p_hint, dtype=np.float64)
     window = min(1.0, max(0.03, 4.0 * rms))
     n_opt = 3
     if col.noisy and p_hint is None:  # noisy data: also the simple exponents within three standard errors
-        wk = w[ok][:, None] if w is not None else 1.0
-        wide = np.minimum(1.0, 3.0 * _exponent_se(_L, _t, wk))
+        wide = np.minimum(1.0, 3.0 * _exponent_se(_L, _t, w_ok))
         if np.any(wide > window):
             window, n_opt = np.maximum(window, wide), 4
     combos = _snap_combos(p_hat, window, lim.snap_combos, lim.snap_product, n_opt)
-    for combo, c in zip(combos, _rel_coefs(_L, combos, z[ok], w[ok] if w is not None else None)):
+    for combo, c in zip(combos, _rel_coefs(_L, combos, z[ok], w_ok)):
         col.add(_Form(atoms, outer, "mono", (tuple(combo),), (c,)))
     return fit
 
 
-def _exponent_se(L: np.ndarray, t: np.ndarray, w=1.0) -> np.ndarray:
+def _exponent_se(L: np.ndarray, t: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
     """Standard errors of the exponents of the log-linear fit ``t ~ b0 + L p`` (0 without spare points;
-    ``w``: row weights as a column, or 1)."""
+    ``w``: optional row weights, as in :func:`_loglinear`)."""
     n, m = L.shape
     if n <= m + 1:
         return np.zeros(m)
-    B = np.column_stack([np.ones(n), L]) * w
-    t = t * np.ravel(w) if not np.isscalar(w) else t
+    B = np.column_stack([np.ones(n), L])
+    if w is not None:
+        B, t = B * w[:, None], t * w
     beta, *_ = np.linalg.lstsq(B, t, rcond=None)
     r = t - B @ beta
     s2 = float(r @ r) / (n - m - 1)
