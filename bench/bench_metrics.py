@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from numba import njit
 
 from kernels._mathlib import log1p_nonneg

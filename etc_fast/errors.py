@@ -28,6 +28,7 @@ ERROR_KINDS: dict[str, str] = {
     "bad_request": "the server refused the request (HTTP 4xx)",
     "cache_miss": "replay mode and the reply is not in the cache",
     "stopped": "the run was stopped before this call finished",
+    "search_time_limit": "the offline agent's search ran past its wall-clock limit (never a shorter search)",
 }
 
 #: Kinds that no retry and no other trial can cure: the run stops at the first one.

@@ -29,10 +29,11 @@ sum family's linear algebra and the SciPy refinements.
 from etc_fast.policies.symbolic._grammar import VariableDomain
 from etc_fast.policies.symbolic._policy import ASSUMED_NOISE, SymbolicPolicy, is_confident
 from etc_fast.policies.symbolic._search import (
-    DEFAULT_SAFETY_LIMIT_S,
+    DEFAULT_TIME_LIMIT_S,
     Candidate,
     SearchLimits,
     SearchResult,
+    SearchTimeLimit,
     relative_errors,
     search,
 )
@@ -40,9 +41,10 @@ from etc_fast.policies.symbolic._search import (
 __all__ = [
     "ASSUMED_NOISE",
     "Candidate",
-    "DEFAULT_SAFETY_LIMIT_S",
+    "DEFAULT_TIME_LIMIT_S",
     "SearchLimits",
     "SearchResult",
+    "SearchTimeLimit",
     "SymbolicPolicy",
     "VariableDomain",
     "is_confident",

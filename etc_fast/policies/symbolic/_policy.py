@@ -46,7 +46,6 @@ and its small edits. So a
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -56,8 +55,9 @@ from scipy.stats import qmc
 
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
+from etc_fast.policies.symbolic._incremental import IncrementalSearch
 from etc_fast.policies.symbolic._search import (
-    DEFAULT_SAFETY_LIMIT_S,
+    DEFAULT_TIME_LIMIT_S,
     Candidate,
     SearchLimits,
     SearchResult,
@@ -176,29 +176,36 @@ class SymbolicPolicy:
     """Offline policy: proposes committees, drafts and final laws from a symbolic search.
 
     The search's work is bounded by counts (``limits``), so decisions depend only on the
-    observations and the seed. ``time_budget_s`` is a wall-time safety net per decision that does
-    not bind for the benchmark's tasks; when it does stop a search, :attr:`safety_trips` counts it
-    and the action's ``raw`` text says so, so a run can be audited.
+    observations and the seed, never on the machine's load. ``time_limit_s`` is a hard wall-clock
+    limit per search: past it the search raises :class:`SearchTimeLimit`, an infrastructure failure
+    that fails the trial (error kind ``search_time_limit``), never a shorter search.
 
     Args:
         seed: Seed of the baseline's experiment design (the search itself is deterministic).
-        time_budget_s: Wall-time safety limit of one search (per decision), in seconds.
+        time_limit_s: Wall-clock limit of one search in seconds (``None``: no limit).
         committee_size: Hypotheses per committee (at most 5 are used by the protocol).
         baseline_batch: Points per baseline experiment round (``None``: 8 for d <= 2, else 4 d).
         margin: Observations beyond the parameter count needed before drafting.
         limits: Count caps of the search (``None``: :class:`SearchLimits` defaults).
 
     Attributes:
-        safety_trips: Searches stopped by the wall-time safety limit since construction.
         last_search: The result of the latest search.
     """
 
     name = "symbolic"
 
-    def __init__(self, seed: int = 0, time_budget_s: float = DEFAULT_SAFETY_LIMIT_S, committee_size: int = 5,
-                 baseline_batch: int | None = None, margin: int = 3, limits: SearchLimits | None = None) -> None:
-        if not (isinstance(time_budget_s, (int, float)) and not isinstance(time_budget_s, bool) and time_budget_s > 0):
-            raise ValueError(f"time_budget_s must be a positive number of seconds, got {time_budget_s!r}")
+    def __init__(self, seed: int = 0, time_limit_s: float | None = DEFAULT_TIME_LIMIT_S, committee_size: int = 5,
+                 baseline_batch: int | None = None, margin: int = 3, limits: SearchLimits | None = None,
+                 **removed: Any) -> None:
+        if "time_budget_s" in removed:
+            raise ValueError("time_budget_s is gone: it silently shortened searches on a busy machine. The search "
+                             "is bounded by counts (limits); time_limit_s is a wall-clock limit that fails the "
+                             "trial instead (default 300 s)")
+        if removed:
+            raise TypeError(f"SymbolicPolicy got unexpected keyword arguments: {', '.join(sorted(removed))}")
+        if time_limit_s is not None and not (isinstance(time_limit_s, (int, float)) and not isinstance(time_limit_s, bool)
+                                             and time_limit_s > 0):
+            raise ValueError(f"time_limit_s must be a positive number of seconds or null, got {time_limit_s!r}")
         if limits is not None and not isinstance(limits, SearchLimits):
             raise ValueError(f"limits must be a SearchLimits or None, got {type(limits).__name__}")
         if not (isinstance(committee_size, int) and 2 <= committee_size <= 5):
@@ -206,12 +213,11 @@ class SymbolicPolicy:
         if baseline_batch is not None and not (isinstance(baseline_batch, int) and baseline_batch >= 1):
             raise ValueError(f"baseline_batch must be a positive integer or None, got {baseline_batch!r}")
         self.seed = int(seed)
-        self.time_budget_s = float(time_budget_s)
+        self.time_limit_s = None if time_limit_s is None else float(time_limit_s)
         self.committee_size = committee_size
         self.baseline_batch = baseline_batch
         self.margin = int(margin)
         self.limits = limits
-        self.safety_trips = 0
         self._phase: str | None = None
         self._task: TaskView | None = None
         self._config: ProtocolConfig | None = None
@@ -229,9 +235,16 @@ class SymbolicPolicy:
         # is not paid twice. Kept across begin(): the key holds everything the search depends on.
         self._sys_memo: tuple[str, tuple[SearchResult | None, list]] | None = None
         self.last_search: SearchResult | None = None
+        # Full searches of the current trial, re-used across turns and phases where a new search
+        # cannot change the answer (_incremental.py); a new trial (task or seed) starts afresh.
+        self._engine = IncrementalSearch()
+        self._engine_key: tuple | None = None
 
     # -- protocol ------------------------------------------------------------------------
     def begin(self, phase: str, task: TaskView, config: ProtocolConfig, seed: int) -> None:
+        engine_key = (int(seed), repr(task.variables), repr(getattr(task, "output_description", "")))
+        if engine_key != self._engine_key:
+            self._engine, self._engine_key = IncrementalSearch(), engine_key
         self._phase = phase
         self._task = task
         self._config = config
@@ -262,11 +275,6 @@ class SymbolicPolicy:
             action = self._baseline(obs)
         else:
             raise ValueError(f"SymbolicPolicy: unknown phase {obs.phase!r}")
-        res = self.last_search
-        if res is not None and res.timed_out:
-            note = (f" [search stopped by the {self.time_budget_s:g} s safety limit after {res.elapsed_s:.2f} s; "
-                    f"families tried: {len(res.families_tried)}]")
-            action = dataclasses.replace(action, raw=(action.raw or "") + note)
         return action
 
     # -- helpers -------------------------------------------------------------------------
@@ -275,12 +283,13 @@ class SymbolicPolicy:
         if not full and obs.diagnostics is not None and obs.diagnostics.exponents:
             ex = obs.diagnostics.exponents
             hint = [float(ex.get(d.name) or 0.0) for d in self._domains]
-        res = search(obs.X, obs.y, self._domains, noise=noise_level(obs), time_budget_s=self.time_budget_s,
-                     mode="full" if full else "diagnostic", exponent_hint=hint, limits=self.limits,
-                     output_unit=self._output_unit)
+        if full:
+            res = self._engine.search(obs.X, obs.y, self._domains, noise=noise_level(obs), time_limit_s=self.time_limit_s,
+                                      limits=self.limits, output_unit=self._output_unit)
+        else:
+            res = search(obs.X, obs.y, self._domains, noise=noise_level(obs), time_limit_s=self.time_limit_s,
+                         mode="diagnostic", exponent_hint=hint, limits=self.limits, output_unit=self._output_unit)
         self.last_search = res
-        if res.timed_out:
-            self.safety_trips += 1
         return res
 
     def _committee(self, res: SearchResult) -> tuple[str, ...]:
@@ -490,11 +499,13 @@ class SymbolicPolicy:
         if rows.sum() < 2:
             return None, []
         noise = table_noise(table, rows, obs.noisy, ASSUMED_NOISE)
-        res = search(table.X[rows], table.y[rows], self._domains, noise=noise, time_budget_s=self.time_budget_s,
-                     mode="full" if full else "diagnostic", limits=self.limits, output_unit=self._output_unit)
+        if full:
+            res = self._engine.search(table.X[rows], table.y[rows], self._domains, noise=noise,
+                                      time_limit_s=self.time_limit_s, limits=self.limits, output_unit=self._output_unit)
+        else:
+            res = search(table.X[rows], table.y[rows], self._domains, noise=noise, time_limit_s=self.time_limit_s,
+                         mode="diagnostic", limits=self.limits, output_unit=self._output_unit)
         self.last_search = res
-        if res.timed_out:
-            self.safety_trips += 1
         names = tuple(d.name for d in self._domains)
         if full:
             floor = ASSUMED_NOISE if obs.noisy else 1e-6
