@@ -492,7 +492,7 @@ class SymbolicPolicy:
         return res, ranked
 
     def _system_search_on(self, obs: Observation, table: Any, full: bool) -> tuple[SearchResult | None, list]:
-        from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT
+        from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT, SCORE_DIGITS
         from etc_fast.policies.symbolic._systems import power_law_candidates, simulated_rank, table_noise, usable_rows
 
         rows = usable_rows(table, len(self._domains))
@@ -513,7 +513,8 @@ class SymbolicPolicy:
             ranked += [(e, r, c, floor) for e, r, c in power_law_candidates(obs, table, rows)]
         else:
             ranked = [(c.expression, c.error, c.complexity, res.tol) for c in res.candidates]
-        ranked.sort(key=lambda t: math.log10(max(t[1], t[3], 1e-300)) + COMPLEXITY_WEIGHT * t[2])
+        # scores snapped as the search ranks them (SCORE_DIGITS), ties in the order found
+        ranked.sort(key=lambda t: round(math.log10(max(t[1], t[3], 1e-300)) + COMPLEXITY_WEIGHT * t[2], SCORE_DIGITS))
         return res, ranked
 
     def _system_decision(self, obs: Observation, can_analyse: bool) -> tuple[SearchResult | None, list, Action | None]:

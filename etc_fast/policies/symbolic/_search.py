@@ -79,6 +79,9 @@ __all__ = ["Candidate", "SearchLimits", "SearchResult", "SearchTimeLimit", "sear
            "COMPLEXITY_WEIGHT", "DEFAULT_TIME_LIMIT_S"]
 
 COMPLEXITY_WEIGHT = 0.35
+#: Decimals of a score kept when ranking (scores are log10 errors plus complexity: 1e-9 is a relative
+#: error difference of about 2e-9, far above the last-bit differences of two CPUs' arithmetic).
+SCORE_DIGITS = 9
 #: A validated exact fit (within the noise level) of at most this complexity stops the families that
 #: can only be more complex (sums, exponentials, ratios, signed and compound families).
 EXACT_SKIP_COMPLEXITY = 12.0
@@ -489,11 +492,17 @@ class _Collector:
 
     def top_forms(self, limit: int) -> list[tuple[float, _Form]]:
         """``(error, form)`` of the best ``limit`` structures, best first."""
-        items = sorted(self.entries.items(), key=lambda kv: (kv[1][0], kv[1][1], self._order[kv[0]]))[:limit]
+        items = sorted(self.entries.items(), key=self._rank_key)[:limit]
         return [(v[2], v[5]) for _k, v in items]
 
+    def _rank_key(self, kv: tuple) -> tuple:
+        """Rank by score snapped to :data:`SCORE_DIGITS` decimals, then complexity, then structure
+        text: two laws whose scores differ only in the last bits a CPU's arithmetic moves are tied,
+        and the tie is broken the same way everywhere."""
+        return (round(kv[1][0], SCORE_DIGITS), kv[1][1], self._order[kv[0]])
+
     def ranked(self, limit: int) -> list[tuple[Candidate, _Form]]:
-        items = sorted(self.entries.items(), key=lambda kv: (kv[1][0], kv[1][1], self._order[kv[0]]))[:limit]
+        items = sorted(self.entries.items(), key=self._rank_key)[:limit]
         out = []
         for _key, (score, cx, err, mx, n, form) in items:
             kind = {"sum": f"sum{len(form.exps)}", "ratio": f"ratio{form.n_num}/{len(form.exps) - form.n_num}",
@@ -1151,7 +1160,9 @@ def family_signature(X: np.ndarray, y: np.ndarray, domains: Sequence[VariableDom
         return ()
     outers = tuple(o.name for o in OUTERS if o.valid(yf) and (output_unit == "deg" or not o.degrees_output))
     raw_view = tuple(a for atoms in make_atoms(domains) for a in atoms if a.kind == "raw")
-    binom = tuple(repr(a) for a in binomial_atoms(X[fin], yf, raw_view))
+    # a binomial atom by its inputs and its coefficient to 3 significant digits (the refined
+    # coefficient moves in its last digits as rows are added; the family it opens does not)
+    binom = tuple(sorted({(a.var, a.var2, float(f"{a.coef:.3g}")) for a in binomial_atoms(X[fin], yf, raw_view)}))
     return outers, binom
 
 

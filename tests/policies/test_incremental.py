@@ -1,0 +1,75 @@
+"""The offline agent's incremental search: re-used only where a new search cannot change the answer."""
+
+import numpy as np
+import pytest
+
+from etc_fast.policies.symbolic import search
+from etc_fast.policies.symbolic._incremental import IncrementalSearch, prediction_holds
+from tests._tasks import make_task
+from tests.policies.test_symbolic import LAWS, OUTPUT_UNIT, domains, sobol_points
+
+
+@pytest.mark.parametrize("name,law,variables", LAWS, ids=[x[0] for x in LAWS])
+def test_incremental_agrees_with_a_search_from_scratch(name, law, variables):
+    """On growing records, every answer equals a from-scratch search's best law in structure and
+    explains the records as well (constants may differ in the last digits: refitted, not searched)."""
+    task = make_task(name, law, variables)
+    X, y = sobol_points(task, 24)
+    eng = IncrementalSearch()
+    unit = OUTPUT_UNIT.get(name)
+    for n in (12, 16, 20, 24):
+        inc = eng.search(X[:n], y[:n], domains(task), output_unit=unit)
+        fresh = search(X[:n], y[:n], domains(task), output_unit=unit)
+        assert inc.best.structure == fresh.best.structure, (n, inc.best.expression, fresh.best.expression)
+        assert inc.best.error <= max(fresh.best.error, inc.tol), (n, inc.best.error, fresh.best.error)
+    assert eng.counts["search"] + eng.counts["refit"] == 4
+    # an exact law found on 12 records is refitted at least once instead of searched again (a search
+    # still runs where the records bring a family into play, e.g. a binomial atom at 20 records)
+    if search(X[:12], y[:12], domains(task), output_unit=unit).explained:
+        assert eng.counts["refit"] >= 1, eng.counts
+
+
+def test_same_records_return_the_last_result():
+    task = make_task("t", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
+    X, y = sobol_points(task, 12)
+    eng = IncrementalSearch()
+    first = eng.search(X, y, domains(task))
+    again = eng.search(X.copy(), y.copy(), domains(task))
+    assert again is first and eng.counts == {"search": 1, "same": 1, "refit": 0}
+    other = eng.search(X, y, domains(task), noise=0.01)  # another noise regime: searched anew
+    assert other is not first and eng.counts["search"] == 2
+
+
+def test_a_law_that_stops_explaining_the_records_is_searched_again():
+    # the first 10 records follow a**2, the next ones a**2 + a**3 (large a): the refit fails, a search runs
+    a_task = make_task("t", "2*a**2", [("a", "log", 0.1, 10)])
+    X, y = sobol_points(a_task, 20)
+    y2 = y.copy()
+    y2[10:] = 2 * X[10:, 0] ** 2 + X[10:, 0] ** 3
+    eng = IncrementalSearch()
+    first = eng.search(X[:10], y2[:10], domains(a_task))
+    assert first.explained
+    assert not prediction_holds(first, X[10:], y2[10:], noisy=False)
+    later = eng.search(X, y2, domains(a_task))
+    assert eng.counts == {"search": 2, "same": 0, "refit": 0}
+    assert not later.incremental and later.best.structure != first.best.structure
+
+
+def test_noisy_prediction_test_rejects_a_law_off_beyond_the_noise():
+    task = make_task("t", "3*a**1.5", [("a", "log", 1, 100)])
+    X, y = sobol_points(task, 40)
+    rng = np.random.default_rng(3)
+    noisy = y * (1 + 1e-3 * rng.standard_normal(y.size))
+    res = search(X[:20], noisy[:20], domains(task), noise=1e-3)
+    assert prediction_holds(res, X[20:], noisy[20:], noisy=True)
+    off = noisy[20:] * (1 + 0.02 * np.log(X[20:, 0]))  # a drift 20x the noise
+    assert not prediction_holds(res, X[20:], off, noisy=True)
+
+
+def test_records_that_are_not_an_extension_are_searched_afresh():
+    task = make_task("t", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
+    X, y = sobol_points(task, 20)
+    eng = IncrementalSearch()
+    eng.search(X[:10], y[:10], domains(task))
+    eng.search(X[5:20], y[5:20], domains(task))  # not a prefix extension
+    assert eng.counts == {"search": 2, "same": 0, "refit": 0}
