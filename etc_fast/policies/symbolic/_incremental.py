@@ -10,8 +10,9 @@ grows. :class:`IncrementalSearch` keeps the last full search and, for a new call
    * the same mode, noise regime (noiseless or noisy), domains, output unit and limits;
    * the families in play cannot change: the outer transforms valid on the outputs and the
      binomial atoms the data suggest are the same (:func:`._search.family_signature`);
-   * the previous best law *explained* the records: a validated fit within the exact-fit
-     tolerance (the noise level; :attr:`._search.SearchResult.explained`);
+   * the previous best law *explained* the records (:func:`explains`): noiseless, a validated fit
+     within the exact-fit tolerance (:attr:`._search.SearchResult.explained`); noisy, a validated
+     fit within the search's noise tolerance (``SearchResult.tol``, three times the noise level);
    * **the prediction test**: that law, with the constants fitted before the new rows were
      measured, predicts them. Noiseless: the new rows' relative RMS error is within the exact-fit
      tolerance. Noisy: an F-test of the new rows' mean squared relative error against the law's own
@@ -48,7 +49,7 @@ from etc_fast.policies.symbolic._search import (
     search,
 )
 
-__all__ = ["IncrementalSearch", "prediction_holds"]
+__all__ = ["IncrementalSearch", "explains", "prediction_holds"]
 
 #: Significance level of the noisy prediction test (the new rows' errors against the law's own).
 PREDICTION_ALPHA = 0.01
@@ -70,6 +71,14 @@ class _State:
     y: np.ndarray
     noise: float
     result: SearchResult
+
+
+def explains(result: SearchResult, noisy: bool) -> bool:
+    """Whether ``result``'s best law explains its records (noiseless: exactly; noisy: to the noise)."""
+    best = result.best
+    if best is None:
+        return False
+    return result.explained if not noisy else bool(best.error <= result.tol and best.validated(3))
 
 
 def prediction_holds(result: SearchResult, X_new: np.ndarray, y_new: np.ndarray, noisy: bool) -> bool:
@@ -125,13 +134,13 @@ class IncrementalSearch:
             if y.size == n_old and noise == st.noise and _digest(X, y) == _digest(st.X, st.y):
                 self.counts["same"] += 1
                 return st.result
-            if (y.size > n_old and st.result.explained
+            if (y.size > n_old and explains(st.result, noise > 0)
                     and _digest(X[:n_old], y[:n_old]) == _digest(st.X, st.y)
                     and prediction_holds(st.result, X[n_old:], y[n_old:], noise > 0)
                     and family_signature(X, y, domains, output_unit) == family_signature(st.X, st.y, domains, output_unit)):
                 res = refit_result(st.result, X, y, domains, noise=noise, max_candidates=max_candidates,
                                    limits=limits)
-                if res.explained and \
+                if explains(res, noise > 0) and \
                         res.candidates[0].structure == st.result.candidates[0].structure:
                     self.counts["refit"] += 1
                     self._state = _State(key, X.copy(), y.copy(), noise, res)
