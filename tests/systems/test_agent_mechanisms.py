@@ -177,6 +177,7 @@ def test_a_synthesis_on_the_records_already_searched_does_not_search_again(monke
     import hashlib
     import itertools
 
+    import etc_fast.policies.symbolic._incremental as I
     import etc_fast.policies.symbolic._policy as P
     from etc_fast.policies import create_policy
     from etc_fast.protocol import TrialSpec, get_configuration, run_trial
@@ -193,9 +194,19 @@ def test_a_synthesis_on_the_records_already_searched_does_not_search_again(monke
             return real(X, y, domains, **kw)
 
         monkeypatch.setattr(P, "search", counted)
-        if not memo:
+        monkeypatch.setattr(I, "search", counted)  # the full searches go through IncrementalSearch
+        if not memo:  # neither the system memo nor the incremental state: every search runs
             fresh = itertools.count()
             monkeypatch.setattr(P, "_system_search_key", lambda *a: str(next(fresh)))
+
+            class EverySearch:
+                counts: dict = {}
+
+                def search(self, X, y, domains, **kw):
+                    return counted(X, y, domains, noise=kw["noise"], time_limit_s=kw["time_limit_s"], mode="full",
+                                   limits=kw["limits"], output_unit=kw["output_unit"], max_candidates=30)
+
+            monkeypatch.setattr(P, "IncrementalSearch", EverySearch)
         rec = run_trial(spec, create_policy("symbolic"))
         monkeypatch.undo()
         return rec, seen
