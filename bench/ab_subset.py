@@ -25,7 +25,7 @@ _FIELDS = ("status", "measurements", "final_source", "credited", "error")
 
 _CHILD = r"""
 import json, sys, time
-from bench.study_subset_systems import fingerprint
+from bench.study_subset import fingerprint
 from etc_fast.runner import load_config
 from etc_fast.runner._executors import TrialWorker
 from etc_fast.protocol import TrialSpec

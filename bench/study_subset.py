@@ -16,13 +16,13 @@ per trial, and the total is the elapsed time of the whole subset.
 from __future__ import annotations
 
 import cProfile
+import hashlib
 import json
 import multiprocessing
 import sys
 import time
 from pathlib import Path
 
-from bench.study_subset_systems import fingerprint
 from etc_fast.runner import load_config
 from etc_fast.runner._executors import TrialWorker
 from etc_fast.runner._grid import expand_grid
@@ -50,6 +50,42 @@ def _run_one(spec_dict: dict) -> tuple[float, dict]:
     t0 = time.perf_counter()
     rec = _WORKER(spec_dict)
     return time.perf_counter() - t0, rec
+
+
+def run_in_process(config, specs, prof: str | None, on_trial) -> tuple[float, float]:
+    """Run ``specs`` one after another in one warmed-up trial worker, calling
+    ``on_trial(spec, wall_s, record)`` for each; with ``prof``, a cProfile of the trials is written
+    there. Returns ``(start, total_s)`` (the start after the warm-up)."""
+    worker = TrialWorker.from_config(config)
+    worker.warm_up(specs[0])
+    t_all = time.perf_counter()
+    profiler = cProfile.Profile() if prof else None
+    for spec in specs:
+        t0 = time.perf_counter()
+        if profiler:
+            profiler.enable()
+        rec = worker(spec.to_dict())
+        if profiler:
+            profiler.disable()
+        on_trial(spec, time.perf_counter() - t0, rec)
+    if profiler:
+        profiler.dump_stats(prof)
+    return t_all, time.perf_counter() - t_all
+
+
+def fingerprint(rec: dict) -> dict:
+    """What two runs of a trial are compared on: status, measurements, submission, credit, RMSLE,
+    a hash of the observations, the error."""
+    obs = json.dumps(rec.get("observations"), sort_keys=True, default=str)
+    return {
+        "status": rec.get("status"),
+        "measurements": rec.get("measurements"),
+        "final_source": rec.get("final_source"),
+        "credited": (rec.get("judge") or {}).get("credited"),
+        "rmsle": (rec.get("evaluation") or {}).get("rmsle"),
+        "observations_sha": hashlib.sha256(obs.encode()).hexdigest()[:16],
+        "error": rec.get("error"),
+    }
 
 
 def compare(a_path: str, b_path: str) -> int:
@@ -108,20 +144,7 @@ def main(argv: list[str]) -> int:
             for spec, (wall, rec) in zip(specs, pool.imap(_run_one, [s.to_dict() for s in specs])):
                 rows.append(row_of(spec, wall, rec))
     else:
-        worker = TrialWorker.from_config(config)
-        worker.warm_up(specs[0])
-        t_all = time.perf_counter()
-        profiler = cProfile.Profile() if prof else None
-        for spec in specs:
-            t0 = time.perf_counter()
-            if profiler:
-                profiler.enable()
-            rec = worker(spec.to_dict())
-            if profiler:
-                profiler.disable()
-            rows.append(row_of(spec, time.perf_counter() - t0, rec))
-        if profiler:
-            profiler.dump_stats(prof)
+        t_all, _ = run_in_process(config, specs, prof, lambda spec, wall, rec: rows.append(row_of(spec, wall, rec)))
     total = time.perf_counter() - t_all
     out_path.write_text(json.dumps({"total_s": total, "trials": rows}, indent=1))
     print(f"total {total:.1f}s for {len(rows)} trials")

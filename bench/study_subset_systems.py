@@ -10,15 +10,12 @@ observations) so two runs (before / after a change) compare trial by trial.
 
 from __future__ import annotations
 
-import cProfile
-import hashlib
 import json
 import sys
-import time
 from pathlib import Path
 
+from bench.study_subset import fingerprint, run_in_process
 from etc_fast.runner import load_config
-from etc_fast.runner._executors import TrialWorker
 from etc_fast.runner._grid import expand_grid
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "systems.yaml"
@@ -38,47 +35,23 @@ def subset(specs):
     return out
 
 
-def fingerprint(rec: dict) -> dict:
-    obs = json.dumps(rec.get("observations"), sort_keys=True, default=str)
-    return {
-        "status": rec.get("status"),
-        "measurements": rec.get("measurements"),
-        "final_source": rec.get("final_source"),
-        "credited": (rec.get("judge") or {}).get("credited"),
-        "rmsle": (rec.get("evaluation") or {}).get("rmsle"),
-        "observations_sha": hashlib.sha256(obs.encode()).hexdigest()[:16],
-        "error": rec.get("error"),
-    }
-
-
 def main(argv: list[str]) -> int:
     out_path = Path(argv[0])
     prof = argv[argv.index("--profile") + 1] if "--profile" in argv else None
     config = load_config(CONFIG)
     specs = subset(expand_grid(config))
-    worker = TrialWorker.from_config(config)
-    worker.warm_up(specs[0])
     rows = []
-    profiler = cProfile.Profile() if prof else None
-    t_all = time.perf_counter()
-    for spec in specs:
-        t0 = time.perf_counter()
-        if profiler:
-            profiler.enable()
-        rec = worker(spec.to_dict())
-        if profiler:
-            profiler.disable()
-        wall = time.perf_counter() - t0
+
+    def on_trial(spec, wall, rec):
         row = {"trial": spec.trial_id, "task": spec.task, "system": spec.system,
                "difficulty": spec.difficulty, "config": spec.config.name, "rollout": spec.rollout,
                "wall_s": round(wall, 3), **fingerprint(rec)}
         rows.append(row)
         print(f"{wall:7.2f}s {spec.task:24s} {spec.system:15s} {spec.difficulty:6s} {spec.config.name:11s} "
               f"{row['status']} credited={row['credited']}", flush=True)
-    total = time.perf_counter() - t_all
+
+    _, total = run_in_process(config, specs, prof, on_trial)
     out_path.write_text(json.dumps({"total_s": total, "trials": rows}, indent=1))
-    if profiler:
-        profiler.dump_stats(prof)
     print(f"total {total:.1f}s for {len(rows)} trials")
     return 0
 
