@@ -621,6 +621,10 @@ class _Parser:
             kwargs["llm"] = self.llm(doc["llm"])
         if "symbolic" in doc:
             kwargs["symbolic"] = _mapping(doc["symbolic"], src, "symbolic")
+            if "time_budget_s" in kwargs["symbolic"]:
+                raise self.err("symbolic.time_budget_s", "is gone: it silently shortened searches on a busy machine. "
+                               "The search is bounded by counts; symbolic.time_limit_s (default 300 s) is a "
+                               "wall-clock limit that fails the trial instead")
         if doc.get("trial_timeout_s") is not None:
             kwargs["trial_timeout_s"] = _number(doc["trial_timeout_s"], src, "trial_timeout_s", positive=True)
         if doc.get("sandbox") is not None:

@@ -57,6 +57,7 @@ def test_bad_difficulty_names_file_and_key(tmp_path):
         (_raw(ablations={"nodiag": {"base": "variance_c", "diagnostic": False}}), "ablations.nodiag.diagnostic", "unknown key"),
         (_raw(ablations={"nodiag": {"diagnostics": False}}), "ablations.nodiag.base", "missing"),
         (_raw(ablations={"variance_c": {"base": "variance_c"}}), "ablations.variance_c", "preset"),
+        (_raw(symbolic={"time_budget_s": 10}), "symbolic.time_budget_s", "silently shortened searches"),
         (_raw(grids=[]), "grids", "must not be empty"),
         (_raw(grids=[{"configurations": ["baseline_n"], "tasks": ["m0_gravity"]}]), "grids[0].model", "missing"),
     ],
