@@ -152,17 +152,18 @@ class _StandIn:
         pass
 
 
-def _policy(config: Any, model: str, stand_in_args: tuple[int, int | None]) -> tuple[Any, _StandIn]:
-    from etc_fast.llm import LLMClient
+def _policy(config: Any, model: str, stand_in_args: tuple[int, int | None], texts: dict[Any, Any]) -> tuple[Any, _StandIn]:
+    from etc_fast.llm import LLMClient, make_texts
     from etc_fast.policies.llm import LLMPolicy, _settings_from
 
     opts = dict(config.policy_options(model))
-    prompts = opts.pop("prompts", "etc_fast")
-    nb_path = opts.pop("newtonbench_path", None)
+    source = (opts.pop("prompts", "etc_fast"), opts.pop("newtonbench_path", None))
+    if source not in texts:  # a NewtonBench checkout is read once, not once per trial
+        texts[source] = make_texts(*source)
     settings = _settings_from(model, None, opts)
     real = LLMClient(settings, environ={settings.api_key_env: "estimate"})  # no request is ever made
     client = _StandIn(real, *stand_in_args)
-    client.policy = LLMPolicy(model, client=client, prompts=prompts, newtonbench_path=nb_path)  # type: ignore[arg-type]
+    client.policy = LLMPolicy(model, client=client, texts=texts[source])  # type: ignore[arg-type]
     return client.policy, client
 
 
@@ -227,9 +228,10 @@ def estimate_run(config: Any, specs: Sequence[Any], *, finished: set[str] | None
     shape_index: dict[str, int] = {}
     trial_shapes: dict[str, int] = {}
     llm_specs = [s for s in pending if s.model not in OFFLINE_MODELS]
+    texts: dict[Any, Any] = {}
     for spec in llm_specs:
         shape = _shape(spec)
-        policy, client = _policy(config, spec.model, (reply_tokens, 1 if shape in shapes else None))
+        policy, client = _policy(config, spec.model, (reply_tokens, 1 if shape in shapes else None), texts)
         m = per_model.setdefault(spec.model, ModelEstimate(spec.model, client.model.model_id))
         _play(spec, policy)
         if shape not in shapes:
