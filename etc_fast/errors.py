@@ -27,6 +27,7 @@ ERROR_KINDS: dict[str, str] = {
     "bad_response": "the server's answer was not a usable completion",
     "bad_request": "the server refused the request (HTTP 4xx)",
     "cache_miss": "replay mode and the reply is not in the cache",
+    "cache_error": "the reply cache could not be opened, read or written",
     "stopped": "the run was stopped before this call finished",
     "search_time_limit": "the offline agent's search ran past its wall-clock limit (never a shorter search)",
 }

@@ -50,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         load_config,
         run_config,
     )
+    from etc_fast.runner._config import OFFLINE_MODELS
     from etc_fast.runner._run import interrupt_on_sigterm
 
     try:
@@ -67,6 +68,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{config.name}: {len(specs)} trials -> {config.out} "
               f"(executor {config.executor}, {config.workers} workers, judge {config.judge})")
         print(describe_grid(specs))
+        if any(m not in OFFLINE_MODELS for m in config.models):
+            from etc_fast.runner._estimate import estimate_run, stored_finished
+
+            try:
+                estimate = estimate_run(config, specs, finished=stored_finished(config.out))
+            except Exception as exc:  # noqa: BLE001 - e.g. a policy that cannot be built: a config problem
+                print(f"error: cannot estimate the LLM calls: {type(exc).__name__}: {exc}", file=sys.stderr)
+                return 2
+            print("\n".join(estimate.lines()))
         return 0
 
     try:

@@ -12,7 +12,15 @@ and the NewtonBench symbolic judge.
   :func:`register_apparatus` — the apparatus section of a task message per experiment system.
 """
 
-from etc_fast.llm._cache import CACHE_MODES, CachedReply, CacheMiss, ResponseCache, cache_key, canonical_request
+from etc_fast.llm._cache import (
+    CACHE_MODES,
+    CachedReply,
+    CacheError,
+    CacheMiss,
+    ResponseCache,
+    cache_key,
+    canonical_request,
+)
 from etc_fast.llm._client import (
     FIXED_TEMPERATURE_MODELS,
     MODEL_ALIASES,
@@ -48,6 +56,7 @@ from etc_fast.llm._texts import BaselineTexts, register_apparatus
 __all__ = [
     "BaselineTexts",
     "CACHE_MODES",
+    "CacheError",
     "CacheMiss",
     "CachedReply",
     "Completion",

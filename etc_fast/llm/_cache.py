@@ -5,6 +5,14 @@ model id, messages, temperature, seed, base URL) and never of retry or timeout s
 repeated run pays nothing for calls it already made. The database runs in WAL mode with a busy
 timeout and one short transaction per read or write, so several processes of one study can share it.
 
+Durability: a write is committed (and, with ``synchronous=FULL``, on disk) when :meth:`ResponseCache.put`
+returns, and a caller stores the trial that used a reply only after that, so a completed trial's
+replies are there for every later run. SQLite answers "database is locked" without waiting on its
+busy timeout in one case that a study hits: several connections setting up a *new* database at once
+(its first ``PRAGMA journal_mode=WAL``). Opening, reading and writing therefore retry "locked" and
+"busy" for up to the busy timeout; a cache that still cannot be opened, read or written raises
+:class:`CacheError`, an infrastructure failure that fails the trial (never a silent miss, never a turn).
+
 Modes:
     ``use``: read first; on a miss call the API and store the reply.
     ``refresh``: always call the API and overwrite the stored reply.
@@ -14,15 +22,17 @@ Modes:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
+import random
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
 
 from etc_fast._urls import normalise_base_url
 from etc_fast.errors import InfrastructureError
@@ -43,6 +53,36 @@ CREATE TABLE IF NOT EXISTS completions (
     finish_reason TEXT
 )
 """
+
+
+_T = TypeVar("_T")
+
+
+class CacheError(InfrastructureError):
+    """The reply cache could not be opened, read or written (kind ``cache_error``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="cache_error")
+
+
+def _transient(exc: sqlite3.Error) -> bool:
+    """SQLite's "another connection holds the lock" answers, which a retry outlasts."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def _retrying(what: Callable[[], _T], timeout_s: float) -> _T:
+    """``what()``, again after a short jittered pause while SQLite reports a lock, for up to ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    pause = 0.005
+    while True:
+        try:
+            return what()
+        except sqlite3.Error as exc:
+            if not _transient(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(min(pause * (0.5 + random.random()), max(0.0, deadline - time.monotonic())))
+        pause = min(pause * 2, 0.25)
 
 
 class CacheMiss(InfrastructureError, LookupError):
@@ -122,29 +162,56 @@ class ResponseCache:
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_s: float = 30.0) -> None:
         self.path = os.fspath(path)
         folder = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(folder, exist_ok=True)
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise CacheError(f"response cache {self.path!r}: cannot create its folder: {exc}") from exc
+        self._timeout_s = float(busy_timeout_s)
         self._busy_ms = int(busy_timeout_s * 1000)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False)
         try:
-            self._conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(_SCHEMA)
-            columns = {row[1] for row in self._conn.execute("PRAGMA table_info(completions)")}
+            self._conn = _retrying(self._open, self._timeout_s)
+        except sqlite3.Error as exc:
+            if _transient(exc):
+                raise CacheError(f"response cache {self.path!r} stayed locked for {busy_timeout_s:g} s: {exc}") from exc
+            raise CacheError(f"response cache {self.path!r} is not a usable SQLite database: {exc}") from exc
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=self._timeout_s, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")  # a commit is on disk before put returns
+            conn.execute(_SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(completions)")}
             if "finish_reason" not in columns:  # a cache written before finish reasons were kept
-                self._conn.execute("ALTER TABLE completions ADD COLUMN finish_reason TEXT")
-        except sqlite3.DatabaseError as exc:
-            self._conn.close()
-            raise ValueError(f"response cache {self.path!r} is not a usable SQLite database: {exc}") from exc
+                with contextlib.suppress(sqlite3.OperationalError):  # another connection may add it first
+                    conn.execute("ALTER TABLE completions ADD COLUMN finish_reason TEXT")
+                columns = {row[1] for row in conn.execute("PRAGMA table_info(completions)")}
+                if "finish_reason" not in columns:
+                    raise sqlite3.OperationalError("database is locked (adding column finish_reason)")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _do(self, what: str, key: str, step: Callable[[], _T]) -> _T:
+        try:
+            with self._lock:
+                return _retrying(step, self._timeout_s)
+        except sqlite3.Error as exc:
+            raise CacheError(f"response cache {self.path!r}: could not {what} reply {key}: {type(exc).__name__}: {exc}") from exc
 
     def get(self, key: str) -> CachedReply | None:
-        """The stored reply for ``key``, or ``None``."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT content, reasoning, prompt_tokens, completion_tokens, finish_reason FROM completions WHERE key = ?",
-                (key,),
-            ).fetchone()
+        """The stored reply for ``key``, or ``None``.
+
+        Raises:
+            CacheError: the database could not be read.
+        """
+        row = self._do("read", key, lambda: self._conn.execute(
+            "SELECT content, reasoning, prompt_tokens, completion_tokens, finish_reason FROM completions WHERE key = ?",
+            (key,),
+        ).fetchone())
         if row is None:
             return None
         return CachedReply(
@@ -152,25 +219,22 @@ class ResponseCache:
         )
 
     def put(self, key: str, request: Mapping[str, Any], reply: CachedReply) -> None:
-        """Store (or overwrite) the reply for ``key`` in one short transaction."""
+        """Store (or overwrite) the reply for ``key`` in one short transaction, committed on return.
+
+        Raises:
+            CacheError: the reply could not be stored (the caller must not record a result that used it).
+        """
         blob = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO completions "
-                "(key, model, request, content, reasoning, prompt_tokens, completion_tokens, created, finish_reason) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    str(request.get("model", "")),
-                    blob,
-                    reply.content,
-                    reply.reasoning,
-                    int(reply.prompt_tokens),
-                    int(reply.completion_tokens),
-                    time.time(),
-                    reply.finish_reason,
-                ),
-            )
+        row = (
+            key, str(request.get("model", "")), blob, reply.content, reply.reasoning, int(reply.prompt_tokens),
+            int(reply.completion_tokens), time.time(), reply.finish_reason,
+        )
+        self._do("store", key, lambda: self._conn.execute(
+            "INSERT OR REPLACE INTO completions "
+            "(key, model, request, content, reasoning, prompt_tokens, completion_tokens, created, finish_reason) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        ))
 
     def __len__(self) -> int:
         with self._lock:
@@ -187,4 +251,4 @@ class ResponseCache:
         self.close()
 
 
-__all__ = ["CACHE_MODES", "CacheMiss", "CachedReply", "ResponseCache", "cache_key", "canonical_request"]
+__all__ = ["CACHE_MODES", "CacheError", "CacheMiss", "CachedReply", "ResponseCache", "cache_key", "canonical_request"]

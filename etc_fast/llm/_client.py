@@ -18,11 +18,9 @@ import email.utils
 import math
 import os
 import random
-import sqlite3
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -557,6 +555,7 @@ class LLMClient:
         Raises:
             ValueError: ``messages`` is malformed.
             CacheMiss: replay mode and the reply is not stored.
+            CacheError: the reply cache could not be opened, read or written (the reply is not used).
             LLMCallError: no reply (at once for a permanent failure, after retries for a transient one).
         """
         request = self.request_for(messages, sample)
@@ -576,10 +575,10 @@ class LLMClient:
         content, reasoning, p_tok, c_tok, attempts, finish = self._call(request)
         latency = time.monotonic() - t0
         if cache is not None:
-            try:
-                cache.put(key, request, CachedReply(content, reasoning, p_tok, c_tok, finish))
-            except sqlite3.Error as exc:  # a paid reply is still returned; only its reuse is lost
-                warnings.warn(f"could not store reply {key} in {cache.path}: {exc}", RuntimeWarning, stacklevel=2)
+            # Committed before the reply is used: a trial is stored only with replies a later run finds.
+            # A reply that cannot be stored fails the call (CacheError): a result that a replay could not
+            # reproduce is never recorded, and the next run asks again.
+            cache.put(key, request, CachedReply(content, reasoning, p_tok, c_tok, finish))
         return Completion(
             content, reasoning, p_tok, c_tok, False, self.model.model_id, key, attempts, finish_reason=finish, latency_s=latency
         )

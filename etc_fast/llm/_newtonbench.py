@@ -387,19 +387,45 @@ class NewtonBenchTexts(BaselineTexts):
         return sig
 
     # -- opening --------------------------------------------------------------------------
-    def system_prompt(self, max_turns: int, interpreter: bool, model: str = "") -> str:
+    def system_prompt(self, max_turns: int, interpreter: bool, model: str = "", system: str | None = None) -> str:
+        """NewtonBench's system message: ``BASE_PROMPT`` (vanilla agent) or
+        ``create_code_assisted_system_prompt(module, difficulty, system, max_turns)``, called with the
+        trial's system (``None``: vanilla_equation)."""
         if interpreter:
-            return self._code_system(None, "easy", self._systems.VANILLA_EQUATION, max_turns)
+            return self._code_system(None, "easy", self._system_value(system), max_turns)
         text = self._base_prompt.format(max_turns=max_turns)
         if "nemotron" in model and self._nemotron_prefix is not None:
             text = self._nemotron_prefix + text
         return text
 
-    def task_prompt(self, task: TaskView, *, noisy: bool, interpreter: bool) -> str:
+    def _system_value(self, system: str | None) -> str:
+        """The checkout's ``ExperimentSystem`` value for ``system`` (``simple_system`` -> ``SIMPLE_SYSTEM``)."""
+        if system in (None, "", "vanilla_equation"):
+            return str(self._systems.VANILLA_EQUATION)
+        value = getattr(self._systems, str(system).upper(), None)
+        if value is None:
+            raise self._c.fail(_TYPES, f"ExperimentSystem.{str(system).upper()}")
+        return str(value)
+
+    def task_prompt(self, task: TaskView, *, noisy: bool, interpreter: bool, system: str | None = None) -> str:
+        """The module's ``get_task_prompt(system, is_code_assisted=..., noise_level=...)``; ``system``:
+        the trial's NewtonBench system (``None``: the task's, else vanilla_equation)."""
         get, _ = self._module(task.name)
         self._signature(task)
-        system = getattr(task, "system", None) or self._systems.VANILLA_EQUATION
-        return get(system, is_code_assisted=interpreter, noise_level=1.0 if noisy else 0.0)
+        value = self._system_value(system or getattr(task, "system", None))
+        return get(value, is_code_assisted=interpreter, noise_level=1.0 if noisy else 0.0)
+
+    def check_system(self, name: str, system: str) -> None:
+        """Fail now unless the module's ``get_task_prompt`` has an apparatus for ``system``: its text
+        for the system must differ from its text for a system it does not know (which has no
+        apparatus at all)."""
+        get, _ = self._module(name)
+        unknown = get("etc_fast: no such system", is_code_assisted=False, noise_level=0.0)
+        if get(self._system_value(system), is_code_assisted=False, noise_level=0.0) == unknown:
+            raise NewtonBenchCheckoutError(
+                f"NewtonBench checkout {str(self.root)!r} is incompatible: modules/{name}/prompts.py "
+                f"get_task_prompt has no {system} text"
+            )
 
     def task_sections(self, task: TaskView, *, noisy: bool, interpreter: bool) -> list[str]:
         return [self.task_prompt(task, noisy=noisy, interpreter=interpreter)]

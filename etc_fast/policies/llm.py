@@ -217,13 +217,26 @@ class LLMPolicy:
         replaces it (before anything is sent) with :func:`system_planner_system_prompt` or
         :func:`system_synthesis_system_prompt`. Vanilla conversations are left exactly as they were.
         """
-        if getattr(obs, "system", None) is None or self._phase not in ("explore", "synthesis") or len(self.messages) != 1:
+        if getattr(obs, "system", None) is None or len(self.messages) != 1:
+            return
+        if self._phase == "baseline":
+            # exact mode: NewtonBench's system message is built with the trial's system
+            if self.texts.name == "newtonbench" and self._config is not None:
+                exact = self.texts.system_prompt(  # type: ignore[call-arg]
+                    self._config.baseline_rounds, self._config.interpreter, model=self.settings.model, system=obs.system.spec.system)
+                self._replace_system(exact)
+            return
+        if self._phase not in ("explore", "synthesis"):
             return
         from etc_fast.systems import _prompts as SP
 
         interpreter = bool(self._config.interpreter) if self._config is not None else bool(obs.interpreter)
         system = (SP.system_planner_system_prompt(interpreter) if self._phase == "explore"
                   else SP.system_synthesis_system_prompt(interpreter))
+        self._replace_system(system)
+
+    def _replace_system(self, system: str) -> None:
+        """Make ``system`` the conversation's system message (before anything was sent)."""
         if self.messages[0]["content"] == system:
             return
         self.messages[0] = {"role": "system", "content": system}
@@ -344,7 +357,10 @@ class LLMPolicy:
         T = self.texts
         interpreter = bool(obs.interpreter)
         parts: list[str] = []
-        if first and getattr(obs, "system", None) is not None:  # a simulated system: its apparatus block
+        if first and getattr(obs, "system", None) is not None and T.name == "newtonbench":
+            # exact mode: the module's own task prompt for this system, read from the checkout
+            parts.append(T.task_prompt(obs.task, noisy=obs.noisy, interpreter=interpreter, system=obs.system.spec.system))  # type: ignore[call-arg]
+        elif first and getattr(obs, "system", None) is not None:  # a simulated system: its apparatus block
             from etc_fast.systems._prompts import system_baseline_message
 
             parts.append(system_baseline_message(obs.task, obs.system.spec, noisy=obs.noisy, interpreter=interpreter))

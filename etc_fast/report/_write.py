@@ -82,6 +82,51 @@ def prompts_line(root: Path, df: pl.DataFrame) -> list[str]:
     return []
 
 
+def estimate_lines(root: Path, df: pl.DataFrame) -> list[str]:
+    """"LLM calls: estimate and actual": the estimate the last run wrote before it played (``estimate.json``)
+    beside what its trials' stored usage says (nothing when the run had no LLM trials)."""
+    import json
+
+    try:
+        est = json.loads((root / "estimate.json").read_text())
+    except (OSError, ValueError):
+        return []
+    ids = set(est.get("trial_ids") or [])
+    needed = {"trial_id", "model", "llm_calls", "prompt_tokens", "completion_tokens", "calls_paid",
+              "prompt_tokens_paid", "completion_tokens_paid"}
+    if not ids or not df.height or not needed <= set(df.columns):
+        return []
+    played = df.filter(pl.col("trial_id").is_in(sorted(ids)))
+    prices = est.get("prices") or {}
+    rows = ["| model | trials (played) | calls: estimate (max) / actual / paid | prompt tokens: estimate / actual "
+            "| completion tokens: estimate / actual | USD: estimate / actual paid |",
+            "|---|---|---|---|---|---|"]
+    for m in est.get("models") or []:
+        mine = played.filter(pl.col("model") == m["model"])
+        def total(col: str, frame: pl.DataFrame = mine) -> int:
+            return int(frame.get_column(col).sum() or 0) if frame.height else 0
+        rate = prices.get(m["model"]) or prices.get(m.get("model_id", ""))
+        paid_usd = "–"
+        if rate:
+            paid_usd = f"{total('prompt_tokens_paid') / 1e6 * rate['prompt'] + total('completion_tokens_paid') / 1e6 * rate['completion']:.2f}"
+        est_usd = "–" if m.get("usd") is None else f"{m['usd']:.2f}"
+        rows.append(
+            f"| {m['model']} | {m['trials']} ({mine.height}) | {m['calls']} / {total('llm_calls')} / {total('calls_paid')} "
+            f"| {m['prompt_tokens']:,} / {total('prompt_tokens'):,} | {m['completion_tokens']:,} / {total('completion_tokens'):,} "
+            f"| {est_usd} / {paid_usd} |"
+        )
+    return [
+        "## LLM calls: estimate and actual",
+        "",
+        f"The estimate was made before the run played these trials (`estimate.json`: the protocol's turn limits, "
+        f"replies of {est.get('reply_tokens')} tokens, tokens = {est.get('method')}); actual = the usage the server "
+        "reported, as stored with each trial (cached replies included in the totals, not in paid).",
+        "",
+        *rows,
+        "",
+    ]
+
+
 def variants_sentence(df: pl.DataFrame) -> str:
     """Which configurations each family group of the run averages, in words (the captions' claim
     is computed from the rows present, never assumed)."""
@@ -192,6 +237,7 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         f"{n_sign} with sign disagreements (Table S3). {variants}",
         *prompts_line(root, df),
         "",
+        *estimate_lines(root, df),
         "## Figures",
         "",
         "- [Measurement savings per module](measurement_savings.png)",

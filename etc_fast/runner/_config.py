@@ -121,6 +121,9 @@ class LLMSettings:
             ``NEWTONBENCH_PATH`` environment variable); stored resolved.
         newtonbench_version: Set by the loader, not by users: the checkout's commit and the
             SHA-256 of the files read (part of the run's identity).
+        prices: ``{model: {prompt: USD per 1M tokens, completion: USD per 1M tokens}}`` (a grid's
+            model name or the id sent), for the cost estimate of ``--dry-run`` and the report; not part
+            of the run's identity.
     """
 
     base_url: str | None = None
@@ -138,12 +141,14 @@ class LLMSettings:
     prompts: str = "etc_fast"
     newtonbench_path: str | None = None
     newtonbench_version: str | None = None
+    prices: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
 
     def policy_options(self) -> dict[str, Any]:
         """Keyword arguments for ``create_policy(model, **options)``."""
         opts = dataclasses.asdict(self)
         del opts["max_consecutive_failures"]
         del opts["newtonbench_version"]
+        del opts["prices"]
         if opts["prompts"] == "etc_fast":
             del opts["prompts"], opts["newtonbench_path"]
         return opts
@@ -289,6 +294,8 @@ class RunConfig:
         """The resolved config in the YAML schema (``parse_config(cfg.to_dict())`` round-trips)."""
         llm = dataclasses.asdict(self.llm)
         llm["cache"] = {"path": llm.pop("cache_path"), "mode": llm.pop("cache_mode")}
+        if not llm["prices"]:  # left out when unset: resolved configs of earlier runs stay byte-identical
+            del llm["prices"]
         return {
             "name": self.name,
             "out": self.out,
@@ -567,6 +574,7 @@ _GRID_KEYS = tuple(f.name for f in dataclasses.fields(GridConfig))
 _LLM_KEYS = (
     "base_url", "api_key_env", "temperature", "timeout_s", "max_retries", "retry_budget_s", "seed", "cache", "max_tokens",
     "model_id", "max_consecutive_failures", "prompts", "newtonbench_path", "newtonbench_version",
+    "prices",
 )
 _PROTOCOL_KNOBS = tuple(
     f.name for f in dataclasses.fields(ProtocolConfig)
@@ -666,6 +674,13 @@ class _Parser:
             texts = NewtonBenchTexts(llm.newtonbench_path)
             names = {t for g in grids if g.model not in OFFLINE_MODELS and self._plays_baseline(g) for t in g.tasks}
             texts.check_tasks(sorted(names))
+            for g in grids:
+                if g.model in OFFLINE_MODELS or not self._plays_baseline(g):
+                    continue
+                for system in g.systems:
+                    if system != "vanilla_equation":
+                        for t in g.tasks:
+                            texts.check_system(t, system)
         except NewtonBenchCheckoutError as exc:
             raise self.err("llm.newtonbench_path", str(exc)) from None
         return dataclasses.replace(llm, newtonbench_path=str(texts.root), newtonbench_version=texts.version())
@@ -699,6 +714,8 @@ class _Parser:
             kw["prompts"] = _one_of(d["prompts"], ("etc_fast", "newtonbench"), src, "llm.prompts")
         if d.get("newtonbench_path") is not None:
             kw["newtonbench_path"] = _string(d["newtonbench_path"], src, "llm.newtonbench_path")
+        if d.get("prices") is not None:
+            kw["prices"] = self.prices(d["prices"])
         if "cache" in d:
             cache = _mapping(d["cache"], src, "llm.cache")
             _check_keys(cache, ("path", "mode"), src, "llm.cache")
@@ -710,6 +727,22 @@ class _Parser:
                     mode = "off"
                 kw["cache_mode"] = _one_of(mode, CACHE_MODES, src, "llm.cache.mode")
         return LLMSettings(**kw)
+
+    def prices(self, raw: Any) -> dict[str, dict[str, float]]:
+        src = self.src
+        d = _mapping(raw, src, "llm.prices")
+        out: dict[str, dict[str, float]] = {}
+        for model, rate in d.items():
+            key = f"llm.prices.{model}"
+            if not isinstance(model, str) or not model.strip():
+                raise self.err("llm.prices", f"a model name must be a non-empty string, got {model!r}")
+            body = _mapping(rate, src, key)
+            _check_keys(body, ("prompt", "completion"), src, key)
+            for part in ("prompt", "completion"):
+                if part not in body:
+                    raise self.err(_join(key, part), "missing (required): USD per 1M tokens")
+            out[model] = {part: _number(body[part], src, _join(key, part), minimum=0.0) for part in ("prompt", "completion")}
+        return out
 
     def ablations(self, raw: Any) -> dict[str, ProtocolConfig]:
         src = self.src

@@ -128,6 +128,7 @@ def run_config(
             show_model=len(config.models) > 1,
         )
         if pending:
+            _estimate(config, pending, stream)
             stopped = _run_pending(config, pending, worker, store, progress)
         store.export_parquet()
         unfinished, first = _leftovers(store, grid_ids)
@@ -183,6 +184,16 @@ def _preflight(config: RunConfig, worker: TrialWorker | None) -> TrialWorker:
         except InfrastructureError as exc:
             raise RunStopped(f"endpoint check failed ({exc.kind}): {exc.one_line()}") from None
     return worker
+
+
+def _estimate(config: RunConfig, pending: list[TrialSpec], stream: TextIO) -> None:
+    """Write ``OUT/estimate.json`` for the LLM trials about to run (the report sets the actual beside it)."""
+    from etc_fast.runner._estimate import write_estimate
+
+    try:
+        write_estimate(config, pending, config.out)
+    except Exception as exc:  # noqa: BLE001 - an estimate is advice; the run does not depend on it
+        stream.write(f"warning: no LLM estimate for this run ({type(exc).__name__}: {exc})\n")
 
 
 def _plan(store: RunStore, specs: list[TrialSpec], grid_ids: set[str], limit: int | None,

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from etc_fast.llm import CachedReply, CacheMiss, LLMClient, ResponseCache, cache_key, canonical_request
+from etc_fast.llm import CacheError, CachedReply, CacheMiss, LLMClient, ResponseCache, cache_key, canonical_request
 from tests.llm._server import ok
 from tests.llm.conftest import fast_settings
 
@@ -114,8 +114,9 @@ def test_cache_is_wal_and_stores_tokens(tmp_path):
 def test_not_a_database_is_a_clear_error(tmp_path):
     path = tmp_path / "junk.db"
     path.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(ValueError, match="not a usable SQLite database"):
+    with pytest.raises(CacheError, match="not a usable SQLite database") as info:
         ResponseCache(path)
+    assert info.value.kind == "cache_error"
 
 
 def test_many_connections_write_concurrently(tmp_path):
@@ -158,13 +159,29 @@ def test_processes_share_one_cache(tmp_path):
         assert len(cache) == 120
 
 
-def test_a_failed_cache_write_still_returns_the_paid_reply(serve, tmp_path, monkeypatch):
+def test_a_failed_cache_write_fails_the_call(serve, tmp_path, monkeypatch):
+    """A reply that could not be stored is not used: a trial built on it could not be replayed."""
     srv = serve(_echo)
     with _client(srv, tmp_path / "c.db", "use") as c:
         def broken_put(*args, **kwargs):
             raise sqlite3.OperationalError("database or disk is full")
 
-        monkeypatch.setattr(c.cache, "put", broken_put)
-        with pytest.warns(RuntimeWarning, match="disk is full"):
-            reply = c.complete(CALLS[0])
-    assert reply.content.startswith("reply to question 0") and not reply.cached
+        monkeypatch.setattr(c.cache, "_conn", _Broken(c.cache._conn, broken_put))
+        with pytest.raises(CacheError, match="could not store reply .*disk is full") as info:
+            c.complete(CALLS[0])
+    assert info.value.kind == "cache_error" and srv.n_requests == 1
+
+
+class _Broken:
+    """A connection whose writes fail the way a full disk makes them fail."""
+
+    def __init__(self, conn, fail):
+        self._conn, self._fail = conn, fail
+
+    def execute(self, sql, *args):
+        if sql.lstrip().upper().startswith("INSERT"):
+            self._fail()
+        return self._conn.execute(sql, *args)
+
+    def close(self):
+        self._conn.close()

@@ -36,7 +36,9 @@ TASK = get_task("m0_gravity", "easy")
 #: The fixture always; a real NewtonBench checkout too when NEWTONBENCH_PATH names one (its agent
 #: code then runs here, with its API client replaced by the script).
 ROOTS = [pytest.param(FIXTURE, id="fixture")] + (
-    [pytest.param(Path(os.environ["NEWTONBENCH_PATH"]), id="newtonbench")] if os.environ.get("NEWTONBENCH_PATH") else []
+    [pytest.param(Path(os.environ["NEWTONBENCH_PATH"]), id="newtonbench")] if os.environ.get("NEWTONBENCH_PATH") else
+    [pytest.param(None, id="newtonbench", marks=pytest.mark.skip(
+        reason="NEWTONBENCH_PATH is not set: set it to a NewtonBench checkout to compare with its real agent code"))]
 )
 _PACKAGES = ("utils", "modules", "dotenv")
 
@@ -264,3 +266,58 @@ def test_identity_marks_llm_baselines_only():
     assert plain.identity()["llm"]["judge_prompt"] == "newtonbench"  # judge: llm
     structural = parse_config({**_cfg(), "judge": "structural"})
     assert "judge_prompt" not in structural.identity()["llm"]
+
+
+LAW = "<final_law>\ndef discovered_law(mass1, mass2, distance):\n    return mass1 * mass2 / distance ** 2\n</final_law>"
+
+
+
+def newtonbench_opening(imp, system: str, interpreter: bool, monkeypatch) -> list[dict]:
+    """The first message list NewtonBench's own agent loop sends on a ``system`` trial of m0_gravity
+    (the model's first reply submits a law, so nothing is simulated)."""
+    scripted = Scripted([LAW])
+    if interpreter:
+        agent = imp("utils.code_assisted_agent")
+        monkeypatch.setattr(agent, "time", types.SimpleNamespace(sleep=lambda s: None), raising=False)
+        agent.call_llm_api = scripted
+        agent.conduct_code_assisted_exploration(fixture_module(imp), "test-model", 0.0, "easy", system)
+    else:
+        agent = imp("utils.vanilla_agent")
+        agent.call_llm_api = scripted
+        agent.conduct_exploration(fixture_module(imp), "test-model", 0.0, system=system)
+    assert len(scripted.sent) == 1
+    return scripted.sent[0]
+
+
+@pytest.mark.parametrize("root", ROOTS)
+@pytest.mark.parametrize("system", ["simple_system", "complex_system"])
+@pytest.mark.parametrize("configuration", ["baseline_n", "baseline_c"])
+def test_system_baselines_open_with_newtonbench_bytes(serve, root, system, configuration, monkeypatch):
+    interpreter = configuration == "baseline_c"
+    with fixture_imports(root) as imp:
+        expected = newtonbench_opening(imp, system, interpreter, monkeypatch)
+    srv = serve([ok(LAW)])
+    client = LLMClient(fast_settings(srv.base_url, cache_mode="off"), sleep=lambda s: None, environ={})
+    policy = LLMPolicy(client=client, prompts="newtonbench", newtonbench_path=str(root))
+    spec = TrialSpec(model="test-model", config=get_configuration(configuration), task="m0_gravity", system=system)
+    record = run_trial(spec, policy)
+    assert record.status == "completed", record.error
+    sent = srv.requests[0]["messages"]
+    assert sent == expected, "the system and task messages are NewtonBench's, byte for byte"
+    if root == FIXTURE:
+        assert ("FIXTURE line apparatus" if system == "simple_system" else "FIXTURE orbit apparatus") in sent[1]["content"]
+        if interpreter:
+            assert f"rounds on {system}." in sent[0]["content"]
+
+
+def test_a_module_without_the_system_text_is_incompatible(tmp_path):
+    import shutil
+
+    root = tmp_path / "nb"
+    shutil.copytree(FIXTURE, root)
+    p = root / "modules" / "m0_gravity" / "prompts.py"
+    p.write_text(p.read_text().replace("elif system == ExperimentSystem.COMPLEX_SYSTEM:", "elif False:"))
+    texts = NewtonBenchTexts(str(root))
+    texts.check_system("m0_gravity", "simple_system")
+    with pytest.raises(NewtonBenchCheckoutError, match="get_task_prompt has no complex_system text"):
+        texts.check_system("m0_gravity", "complex_system")

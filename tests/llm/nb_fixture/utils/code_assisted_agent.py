@@ -83,7 +83,7 @@ def conduct_code_assisted_exploration(module, model_name, noise_level, difficult
 
 
 def create_code_assisted_system_prompt(module, difficulty, system, max_turns):
-    code_assisted_system_prompt = f"""FIXTURE code system prompt, {max_turns} rounds.
+    code_assisted_system_prompt = f"""FIXTURE code system prompt, {max_turns} rounds on {system}.
 Second line."""
     return code_assisted_system_prompt
 
