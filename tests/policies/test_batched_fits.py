@@ -112,3 +112,59 @@ def test_lsq_and_polish_same_with_and_without_batch(monkeypatch):
 
     monkeypatch.setattr(ef, "BatchedJacobian", Plain)
     assert fast_form.params == ef._polish(form, A, y, 40).params
+
+
+def _forms():
+    from etc_fast.policies.symbolic._forms import Form
+    from etc_fast.policies.symbolic._grammar import OUTERS
+
+    at = ("a", "b", "c")
+    by = {o.name: o for o in OUTERS}
+    e1, e2, e3 = (1.0, 0.0, -2.0), (0.5, 1.0, 0.0), (0.0, 0.0, 1.0)
+    return [
+        Form(at, by["id"], "mono", (e1,), (1.7,)),
+        Form(at, by["sqrt"], "sum", (e1, e2), (1.7, 0.4)),
+        Form(at, by["log"], "sum", (e1, e2, e3), (1.7, -0.4, 0.9)),
+        Form(at, by["recip"], "ratio", (e1, e2, e3), (1.7, 0.4, 0.3), n_num=2),
+        Form(at, by["id"], "expmono", (e1,), (2.1, -0.6), exp_exps=e2),
+        Form(at, by["atan_deg"], "mono", (e1,), (0.8,)),
+        Form(at, by["inv_exp_m1"], "sum", (e2,), (0.9,)),
+        Form(at, by["id"], "compound", ((1.0, 0.0, 0.0), (0.0, 1.0, -1.0)), (1.9, 1.1, -0.6),
+             spec=ef.TEMPLATES["expoff"]),
+    ]
+
+
+@pytest.mark.parametrize("k", range(8))
+def test_predict_rows_match_single(k):
+    from etc_fast.policies.symbolic._forms import predict
+
+    A, _ = _data()
+    form = _forms()[k]
+    X = _steps(np.asarray(form.params))
+    V = predict(form, A, X)
+    assert V.shape == (X.shape[0], A.shape[0])
+    for b in range(X.shape[0]):
+        assert np.array_equal(V[b], predict(form, A, X[b]), equal_nan=True)
+
+
+@pytest.mark.parametrize("k", range(8))
+def test_refit_relative_same_with_and_without_batch(monkeypatch, k):
+    from etc_fast.policies.symbolic import _lsq
+    from etc_fast.policies.symbolic._forms import predict
+
+    A, _ = _data()
+    form = _forms()[k]
+    p_true = np.asarray(form.params)
+    y = predict(form, A, p_true) * (1.0 + 0.01 * np.sin(np.arange(A.shape[0])))
+    start = p_true * 1.3
+    scale = _lsq.error_scale(y)
+    fixed = {0: float(p_true[0])} if p_true.size > 2 else {}
+    fast = _lsq.refit_relative(form, A, y, scale, start, fixed, 40)
+
+    class Plain:
+        def __init__(self, fun, _batch):
+            self.fun, self.jac = fun, "2-point"
+
+    monkeypatch.setattr(_lsq, "BatchedJacobian", Plain)
+    plain = _lsq.refit_relative(form, A, y, scale, start, fixed, 40)
+    assert fast[1] == plain[1] and np.array_equal(fast[0], plain[0])

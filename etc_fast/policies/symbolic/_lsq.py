@@ -49,7 +49,8 @@ class BatchedJacobian:
         X[np.arange(p), np.arange(p)] = x0 + h
         dx = (x0 + h) - x0
         JT = np.empty((p, f0.size))
-        JT[...] = (np.asarray(self._batch(X), dtype=np.float64) - f0) / dx[:, None]
+        F = self._batch(X) if p > 1 else np.asarray(self._fun(X[0]))[None, :]  # one step: the plain call
+        JT[...] = (np.asarray(F, dtype=np.float64) - f0) / dx[:, None]
         return np.ravel(JT) if f0.size == 1 else JT.T
 
 
@@ -102,15 +103,20 @@ def refit_relative(form: Form, A: np.ndarray, y: np.ndarray, scale: np.ndarray, 
     if not free or y.size < len(free):
         return p, False
 
-    def resid(theta):
-        q = p.copy()
-        q[free] = theta
+    def resid(theta):  # one vector of free constants, or a batch of them (the same bits per row)
+        if theta.ndim == 2:
+            q = np.repeat(p[None, :], theta.shape[0], axis=0)
+            q[:, free] = theta
+        else:
+            q = p.copy()
+            q[free] = theta
         with np.errstate(all="ignore"):
             r = (predict(form, A, q) - y) / scale
         return np.where(np.isfinite(r), r, 1e3)
 
+    fd = BatchedJacobian(resid, resid)
     try:
-        sol = least_squares(resid, p[free], max_nfev=max_nfev, x_scale="jac")
+        sol = least_squares(fd.fun, p[free], jac=fd.jac, max_nfev=max_nfev, x_scale="jac")
     except Exception:  # noqa: BLE001 - a failed refit keeps the starting constants
         return p, False
     p[free] = sol.x
