@@ -168,3 +168,15 @@ def test_refit_relative_same_with_and_without_batch(monkeypatch, k):
     monkeypatch.setattr(_lsq, "BatchedJacobian", Plain)
     plain = _lsq.refit_relative(form, A, y, scale, start, fixed, 40)
     assert fast[1] == plain[1] and np.array_equal(fast[0], plain[0])
+
+
+def test_first_stable_is_the_stable_argsort_prefix():
+    from etc_fast.policies.symbolic._search import _first_stable
+
+    rng = np.random.default_rng(3)
+    for size in (1, 5, 50, 4000):
+        v = np.round(rng.normal(size=size), 1)  # many ties
+        v[rng.random(size) < 0.2] = np.inf
+        v[rng.random(size) < 0.05] = -0.0
+        for k in (0, 1, 3, 40, size, size + 5):
+            assert np.array_equal(_first_stable(v, k), np.argsort(v, kind="stable")[:k])

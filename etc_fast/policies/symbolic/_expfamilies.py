@@ -53,6 +53,13 @@ from etc_fast.policies.symbolic._forms import Form, mono_values
 from etc_fast.policies.symbolic._grammar import OUTERS, exponent_cost, exponent_options
 from etc_fast.policies.symbolic._lsq import BatchedJacobian
 
+try:  # the gufunc np.linalg.lstsq calls (LAPACK gelsd), which also solves a stack problem by problem
+    from numpy.linalg import _umath_linalg
+
+    _gelsd: Callable | None = _umath_linalg.lstsq
+except (ImportError, AttributeError):  # pragma: no cover - another NumPy layout: np.linalg.lstsq itself
+    _gelsd = None
+
 __all__ = ["Template", "TEMPLATES", "fit_compound"]
 
 _IDENT = OUTERS[0]
@@ -203,12 +210,32 @@ TEMPLATES: dict[str, Template] = {
 # ----------------------------------------------------------------------------------------
 # Linear constants for fixed nonlinear parameters (batched over candidates)
 # ----------------------------------------------------------------------------------------
+def _gelsd_solve(C: np.ndarray, t: np.ndarray) -> np.ndarray | None:
+    """``np.linalg.lstsq(C[b], t[b])[0]`` for every problem of a stack ``C`` [B, n, k] (finite),
+    through the gufunc that function calls, with its ``rcond`` and its error test (None when a
+    solve fails, where it raises); the wrapper's Python checks are what is saved."""
+    if _gelsd is None:
+        return None
+    n, k = C.shape[-2:]
+    try:
+        with np.errstate(invalid="raise", over="ignore", divide="ignore", under="ignore"):
+            x = _gelsd(C, t[..., None], np.finfo(np.float64).eps * max(n, k), signature="ddd->ddid")[0]
+    except FloatingPointError:
+        return None
+    return x[..., 0]
+
+
 def _lstsq_rows(C: np.ndarray, t: np.ndarray) -> np.ndarray:
     """Each problem of a stack (``C`` [B, n, k], ``t`` [B, n] -> [B, k]) solved exactly as the
     single-problem path of :func:`_batched_lstsq` solves it (``np.linalg.lstsq``, NaN where an input
     is not finite or the solve fails), so each row has that path's bits."""
     out = np.full((C.shape[0], C.shape[2]), np.nan)
-    for b in range(C.shape[0]):
+    ok = np.all(np.isfinite(C), axis=(1, 2)) & np.all(np.isfinite(t), axis=1)
+    if ok.all():
+        x = _gelsd_solve(C, t)
+        if x is not None:
+            return x
+    for b in np.flatnonzero(ok):  # some problem is not finite or failed: one by one
         out[b] = _batched_lstsq(C[b:b + 1], t[b:b + 1])[0]
     return out
 
@@ -225,6 +252,9 @@ def _batched_lstsq(C: np.ndarray, t: np.ndarray, exact: bool = False) -> np.ndar
         C1, t1 = C[0], t[0]
         if not (np.all(np.isfinite(C1)) and np.all(np.isfinite(t1))):
             return np.full((1, C.shape[2]), np.nan)
+        x = _gelsd_solve(C[:1], t[:1])
+        if x is not None:
+            return x
         try:
             return np.linalg.lstsq(C1, t1, rcond=None)[0][None, :]
         except np.linalg.LinAlgError:
