@@ -360,15 +360,31 @@ def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None, upt
         p = theta[1:] if fixed is None else fixed
         return np.concatenate([[sign * np.exp(theta[0])], p])[: d + 1]
 
-    def residual(theta: np.ndarray, sign: float) -> np.ndarray:
-        pred = predict(module, system, pack_family(prog, consts(theta, sign)[None]), C)[0]
+    obs = series[mask]
+
+    def compress(pred: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
-            r = (pred[mask] - series[mask]) / unit
+            r = (pred[mask] - obs) / unit
         # compressed beyond 1e6 precisions so that a crashed trajectory does not dominate
         r = np.where(np.isfinite(r), r, 1e9)
         return np.sign(r) * np.log1p(np.abs(r) / 1e6) * 1e6
 
+    def residual(theta: np.ndarray, sign: float) -> np.ndarray:
+        """The residual at ``theta``, or [B, n] at each row of ``theta`` [B, p] in one simulation
+        (a family simulates each copy as it would alone: the same bits per row)."""
+        if theta.ndim == 1:
+            return compress(predict(module, system, pack_family(prog, consts(theta, sign)[None]), C)[0])
+        sims = predict(module, system, pack_family(prog, np.stack([consts(th, sign) for th in theta])), C)
+        return np.stack([compress(sim) for sim in sims]) if len(sims) else np.zeros((0, obs.size))
+
     return residual, consts
+
+
+def _batched(residual, sign: float) -> dict:
+    """``least_squares``' map (SciPy 1.16+) that simulates a Jacobian's steps in one forward-model call."""
+    from etc_fast.systems._planning import _lsq_map
+
+    return _lsq_map(lambda _fun, xs: list(residual(np.array(list(xs), dtype=np.float64), sign)))
 
 
 def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
@@ -393,12 +409,15 @@ def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, obje
         theta = None
         for upto in stages:
             residual, consts = _residual_fn(module, system, C, series, names, None, upto)
-            if theta is None:
-                scan = [(float(np.sum(residual(np.concatenate([[lk], p0]), sign) ** 2)), lk) for lk in np.arange(-70.0, 70.1, 3.5)]
+            if theta is None:  # every log-magnitude of the scan in one simulation
+                lks = np.arange(-70.0, 70.1, 3.5)
+                R = residual(np.array([np.concatenate([[lk], p0]) for lk in lks]), sign)
+                scan = [(float(np.sum(r ** 2)), lk) for r, lk in zip(R, lks)]
                 theta = np.concatenate([[min(scan)[1]], p0])
             with np.errstate(all="ignore"):
                 fit = least_squares(lambda th, s=sign, f=residual: f(th, s), theta, method="trf",
-                                    max_nfev=max_nfev if upto is None else max(20, max_nfev // 4))
+                                    max_nfev=max_nfev if upto is None else max(20, max_nfev // 4),
+                                    **_batched(residual, sign))
             theta = fit.x
         if best is None or fit.cost < best[0].cost:
             best = (fit, sign)
@@ -426,10 +445,12 @@ def refit_factor(module: str, system: str, requests: Sequence[Mapping[str, objec
     for upto in _stages(series):
         residual, consts = _residual_fn(module, system, C, series, names, fixed, upto)
         with np.errstate(all="ignore"):
-            if theta is None:
-                scan = [(float(np.sum(residual(np.array([start + sh]), sign) ** 2)), start + sh) for sh in shifts]
+            if theta is None:  # every shift of the scan in one simulation
+                R = residual(np.array([[start + sh] for sh in shifts]), sign)
+                scan = [(float(np.sum(r ** 2)), start + sh) for r, sh in zip(R, shifts)]
                 theta = np.array([min(scan)[1]])
-            fit = least_squares(lambda th, f=residual: f(th, sign), theta, method="trf", max_nfev=60)
+            fit = least_squares(lambda th, f=residual: f(th, sign), theta, method="trf", max_nfev=60,
+                                **_batched(residual, sign))
         theta = fit.x
     c = consts(fit.x, sign)
     return PowerLawFit(c[0], fixed, float(np.sqrt(2 * fit.cost / max(1, fit.fun.size))), names)

@@ -121,3 +121,39 @@ def test_power_law_fitted_through_the_simulator_recovers_the_exponents(module, s
     assert snapped.rms < 5
     wrong = power_law_rms(module, system, reqs, series, snapped.K, np.array(exponents) + np.array([0.0, 0.0, 0.5]))
     assert wrong.rms > 1000 * snapped.rms
+
+
+@pytest.mark.parametrize(("module", "system"), [("m0_gravity", "complex_system"), ("m1_coulomb_force", "simple_system")])
+def test_power_law_fits_are_the_same_without_the_batched_simulations(monkeypatch, module, system):
+    """The scans of log|K| and least_squares' finite-difference steps are simulated as one family:
+    every row has the bits of its single simulation, so both fits are the same to the bit."""
+    import etc_fast.systems._derive as D
+    import etc_fast.systems._planning as planning
+    from etc_fast.systems._forward import controls_matrix
+    from etc_fast.systems._spec import spec
+
+    task = get_task(module, "easy", "v0", system=system)
+    reqs = system_pool(module, system, 0, 2048)[:16]
+    series = observe(module, system, task.experiment(reqs))
+    names = D.LAW_ARGS[module]
+    residual, _ = D._residual_fn(module, system, controls_matrix(spec(module, system), reqs), series, names, None, 6)
+    TH = np.array([[np.log(3e-4), 1.0, 0.9, -1.5], [-70.0, 0.0, 0.0, 0.0], [20.0, 2.0, -1.0, 0.5]])[:, :len(names) + 1]
+    R = residual(TH, 1.0)
+    for th, r in zip(TH, R):
+        assert np.array_equal(r, residual(th, 1.0))
+    fit = D.fit_power_law(module, system, reqs, series)
+    snapped = D.refit_factor(module, system, reqs, series, np.round(fit.exponents * 2) / 2, fit.K)
+    calls = []
+    monkeypatch.setattr(planning, "_lsq_map", lambda fn: calls.append(fn) or {})
+    rows = D._residual_fn
+
+    def one_by_one(*a, **k):  # the scans simulated point by point
+        residual, consts = rows(*a, **k)
+        return (lambda th, s: np.stack([residual(t, s) for t in th]) if th.ndim == 2 else residual(th, s)), consts
+
+    monkeypatch.setattr(D, "_residual_fn", one_by_one)
+    plain = D.fit_power_law(module, system, reqs, series)
+    plain_snapped = D.refit_factor(module, system, reqs, series, np.round(fit.exponents * 2) / 2, fit.K)
+    assert calls
+    assert (fit.K, fit.rms) == (plain.K, plain.rms) and np.array_equal(fit.exponents, plain.exponents)
+    assert (snapped.K, snapped.rms) == (plain_snapped.K, plain_snapped.rms)

@@ -51,6 +51,14 @@ from scipy.optimize import least_squares
 
 from etc_fast.policies.symbolic._forms import Form, mono_values
 from etc_fast.policies.symbolic._grammar import OUTERS, exponent_cost, exponent_options
+from etc_fast.policies.symbolic._lsq import BatchedJacobian
+
+try:  # the gufunc np.linalg.lstsq calls (LAPACK gelsd), which also solves a stack problem by problem
+    from numpy.linalg import _umath_linalg
+
+    _gelsd: Callable | None = _umath_linalg.lstsq
+except (ImportError, AttributeError):  # pragma: no cover - another NumPy layout: np.linalg.lstsq itself
+    _gelsd = None
 
 __all__ = ["Template", "TEMPLATES", "fit_compound"]
 
@@ -86,12 +94,17 @@ class Template:
         return sum(1 for t in self.code if t[0] == "exp")
 
     def values(self, A: np.ndarray, exps, prm) -> np.ndarray:
-        """NumPy values on the atom matrix ``A``."""
+        """NumPy values on the atom matrix ``A``: float64[n], or [B, n] for constants ``prm`` [B, P].
+
+        Each row of a batch is computed with the same element-wise operations as a single vector
+        of constants (a constant becomes a column that broadcasts), so it has the same bits.
+        """
+        batch = np.ndim(prm) == 2
         st: list = []
         with np.errstate(all="ignore"):
             for t in self.code:
                 if t[0] == "c":
-                    st.append(prm[t[1]])
+                    st.append(prm[:, t[1], None] if batch else prm[t[1]])
                 elif t[0] == "lit":
                     st.append(t[1])
                 elif t[0] == "m":
@@ -102,7 +115,8 @@ class Template:
                     b, a = st.pop(), st.pop()
                     st.append({"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[t[0]](a, b))
         v = st.pop()
-        return np.broadcast_to(np.asarray(v, dtype=np.float64), (A.shape[0],)).copy()
+        shape = (len(prm), A.shape[0]) if batch else (A.shape[0],)
+        return np.broadcast_to(np.asarray(v, dtype=np.float64), shape).copy()
 
     def emit(self, exps, params, const: Callable, factors: Callable, op: Callable) -> None:
         """Write the postfix code (``const(v, is_param)``, ``factors(p)``, ``op(name)``)."""
@@ -196,12 +210,51 @@ TEMPLATES: dict[str, Template] = {
 # ----------------------------------------------------------------------------------------
 # Linear constants for fixed nonlinear parameters (batched over candidates)
 # ----------------------------------------------------------------------------------------
-def _batched_lstsq(C: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Least squares per batch: ``C`` [B, n, k], ``t`` [B, n] -> [B, k] (NaN where singular)."""
+def _gelsd_solve(C: np.ndarray, t: np.ndarray) -> np.ndarray | None:
+    """``np.linalg.lstsq(C[b], t[b])[0]`` for every problem of a stack ``C`` [B, n, k] (finite),
+    through the gufunc that function calls, with its ``rcond`` and its error test (None when a
+    solve fails, where it raises); the wrapper's Python checks are what is saved."""
+    if _gelsd is None:
+        return None
+    n, k = C.shape[-2:]
+    try:
+        with np.errstate(invalid="raise", over="ignore", divide="ignore", under="ignore"):
+            x = _gelsd(C, t[..., None], np.finfo(np.float64).eps * max(n, k), signature="ddd->ddid")[0]
+    except FloatingPointError:
+        return None
+    return x[..., 0]
+
+
+def _lstsq_rows(C: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Each problem of a stack (``C`` [B, n, k], ``t`` [B, n] -> [B, k]) solved exactly as the
+    single-problem path of :func:`_batched_lstsq` solves it (``np.linalg.lstsq``, NaN where an input
+    is not finite or the solve fails), so each row has that path's bits."""
+    out = np.full((C.shape[0], C.shape[2]), np.nan)
+    ok = np.all(np.isfinite(C), axis=(1, 2)) & np.all(np.isfinite(t), axis=1)
+    if ok.all():
+        x = _gelsd_solve(C, t)
+        if x is not None:
+            return x
+    for b in np.flatnonzero(ok):  # some problem is not finite or failed: one by one
+        out[b] = _batched_lstsq(C[b:b + 1], t[b:b + 1])[0]
+    return out
+
+
+def _batched_lstsq(C: np.ndarray, t: np.ndarray, exact: bool = False) -> np.ndarray:
+    """Least squares per batch: ``C`` [B, n, k], ``t`` [B, n] -> [B, k] (NaN where singular).
+
+    One problem, or ``exact``: each solved as ``np.linalg.lstsq`` does (SVD); otherwise the
+    column-scaled normal equations of all problems at once (the screens, where speed matters more).
+    """
+    if exact and C.shape[0] > 1:
+        return _lstsq_rows(C, t)
     if C.shape[0] == 1:  # one problem (inside an optimizer): a plain solve is cheaper
         C1, t1 = C[0], t[0]
         if not (np.all(np.isfinite(C1)) and np.all(np.isfinite(t1))):
             return np.full((1, C.shape[2]), np.nan)
+        x = _gelsd_solve(C[:1], t[:1])
+        if x is not None:
+            return x
         try:
             return np.linalg.lstsq(C1, t1, rcond=None)[0][None, :]
         except np.linalg.LinAlgError:
@@ -221,37 +274,40 @@ def _batched_lstsq(C: np.ndarray, t: np.ndarray) -> np.ndarray:
         return out / s
 
 
-def _solve(name: str, y: np.ndarray, M: np.ndarray, E: np.ndarray, E2: np.ndarray | None = None):
+def _solve(name: str, y: np.ndarray, M: np.ndarray, E: np.ndarray, E2: np.ndarray | None = None,
+           exact: bool = False):
     """Constants of a family for fixed ``M``, ``E`` (arrays [B, n] or [n]); ``(params, prediction)``.
 
     ``params`` [B, n_params - n_rates] are the linear constants in the template's order (the rates
-    are filled in by the caller); ``prediction`` [B, n] the law's values.
+    are filled in by the caller); ``prediction`` [B, n] the law's values. ``exact``: every problem
+    of the batch solved as a single one is (see :func:`_batched_lstsq`).
     """
     w = 1.0 / np.abs(y)
+    lsq = _batched_lstsq if not exact else _exact_lstsq
     with np.errstate(all="ignore"):
         if name == "expoff":
-            c = _batched_lstsq(np.stack([M, M * E], -1) * w[:, None], np.broadcast_to(y * w, M.shape))
+            c = lsq(np.stack([M, M * E], -1) * w[:, None], np.broadcast_to(y * w, M.shape))
             pred = c[:, :1] * M + c[:, 1:2] * M * E
         elif name in ("biexp", "biexpoff"):
             cols = [M * E, M * E2] + ([M] if name == "biexpoff" else [])
-            c = _batched_lstsq(np.stack(cols, -1) * w[:, None], np.broadcast_to(y * w, M.shape))
+            c = lsq(np.stack(cols, -1) * w[:, None], np.broadcast_to(y * w, M.shape))
             pred = np.einsum("bnk,bk->bn", np.stack(cols, -1), c)
         elif name in ("bose", "fermi"):
             col = M / (E - 1.0) if name == "bose" else M / (E + 1.0)
-            c = _batched_lstsq((col * w)[..., None], np.broadcast_to(y * w, M.shape))
+            c = lsq((col * w)[..., None], np.broadcast_to(y * w, M.shape))
             pred = c[:, :1] * col
         elif name == "logistic":  # y = c0 M - c1 y E
-            c = _batched_lstsq(np.stack([M, -y * E], -1) * w[:, None], np.broadcast_to(y * w, M.shape))
+            c = lsq(np.stack([M, -y * E], -1) * w[:, None], np.broadcast_to(y * w, M.shape))
             pred = c[:, :1] * M / (1.0 + c[:, 1:2] * E)
         elif name == "mobius":  # y (1 + c2 E) = M (a + b E): y = a M + b M E - c2 y E
-            c3 = _batched_lstsq(np.stack([M, M * E, -y * E], -1) * w[:, None], np.broadcast_to(y * w, M.shape))
+            c3 = lsq(np.stack([M, M * E, -y * E], -1) * w[:, None], np.broadcast_to(y * w, M.shape))
             a, b, c2 = c3[:, 0], c3[:, 1], c3[:, 2]
             c0 = b / c2
             c = np.column_stack([c0, a - c0, c2])
             pred = M * (c[:, :1] + c[:, 1:2] / (1.0 + c[:, 2:3] * E))
         elif name == "gompertz":  # log y = log c0 + log M + c1 E
             t = np.log(y)[None, :] - np.log(M)
-            c = _batched_lstsq(np.stack([np.ones_like(E), E], -1), t)
+            c = lsq(np.stack([np.ones_like(E), E], -1), t)
             c = np.column_stack([np.exp(c[:, 0]), c[:, 1]])
             pred = c[:, :1] * M * np.exp(c[:, 1:2] * E)
         else:  # pragma: no cover - programming error
@@ -263,7 +319,11 @@ _LOG_FAMILIES = ("bose", "fermi", "gompertz")
 _OFFSET = {"expoff": 0, "biexpoff": 4, "mobius": 0}  # the constant of the term c * M
 
 
-def _solve_log(name: str, y: np.ndarray, L: np.ndarray, E: np.ndarray):
+def _exact_lstsq(C: np.ndarray, t: np.ndarray) -> np.ndarray:
+    return _batched_lstsq(C, t, exact=True)
+
+
+def _solve_log(name: str, y: np.ndarray, L: np.ndarray, E: np.ndarray, exact: bool = False):
     """Log-space constants of ``bose``/``fermi``/``gompertz`` for fixed ``E`` [B, n].
 
     ``log y = log c0 + sum_j p_j log x_j + h(E)`` with ``h = -log(E - 1)``, ``-log(E + 1)`` or
@@ -277,13 +337,13 @@ def _solve_log(name: str, y: np.ndarray, L: np.ndarray, E: np.ndarray):
         base = np.concatenate([np.ones((Bn, n, 1)), np.broadcast_to(L, (Bn, n, k))], axis=2)
         if name == "gompertz":
             C = np.concatenate([base, E[..., None]], axis=2)
-            beta = _batched_lstsq(C, np.broadcast_to(ly, E.shape))
+            beta = _batched_lstsq(C, np.broadcast_to(ly, E.shape), exact)
             logp = np.einsum("bnk,bk->bn", C, beta)
             lin = np.column_stack([np.exp(beta[:, 0]), beta[:, -1]])
             p = beta[:, 1:1 + k]
         else:
             h = -np.log(E - 1.0) if name == "bose" else -np.log(E + 1.0)
-            beta = _batched_lstsq(base, ly[None, :] - h)
+            beta = _batched_lstsq(base, ly[None, :] - h, exact)
             logp = np.einsum("bnk,bk->bn", base, beta) + h
             lin = np.exp(beta[:, :1])
             p = beta[:, 1:1 + k]
@@ -416,13 +476,59 @@ def _residual_fn(name: str, A: np.ndarray, y: np.ndarray, m: int, two_rates: boo
                 lin, pred = _solve(name, y, mono_values(A, pm)[None, :], E, E2)
         return lin[0], pm, pred[0]
 
+    def predict_rows(TH):  # run's prediction for every row of TH [B, p], the same arithmetic row by row
+        gs, PN = TH[:, :k], TH[:, k:k + m]
+        with np.errstate(all="ignore"):
+            Nv = _mono_rows(A, PN)
+            E = np.exp(gs[:, :1] * Nv)
+            E2 = np.exp(gs[:, 1:2] * Nv) if two_rates else None
+            if log_family:
+                return _solve_log(name, y, L, E, exact=True)[2]
+            return _solve(name, y, _mono_rows(A, TH[:, k + m:]), E, E2, exact=True)[1]
+
     def resid(th):
-        _, _, pred = run(th)
+        """The relative residual at ``th``, or at each row of ``th`` [B, p] (the same bits per row)."""
+        pred = predict_rows(th) if th.ndim == 2 else run(th)[2]
         with np.errstate(all="ignore"):  # log families: the log-space residual (smooth in the rate)
             r = np.log(pred / y) if name in _LOG_FAMILIES else (pred - y) / np.abs(y)
         return np.where(np.isfinite(r), r, 10.0)
 
     return run, resid
+
+
+def _mono_rows(A: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """``mono_values(A, P[b])`` for every row of exponents ``P`` [B, m] -> [B, n], with its bits.
+
+    Per input, the rows that share an exponent take one power of the column (a scalar power, as in
+    ``mono_values``); an exponent 0 multiplies by nothing there, and by an exact 1 here.
+    """
+    out = np.ones((P.shape[0], A.shape[0]))
+    for j in range(P.shape[1]):
+        col = P[:, j]
+        vals = set(col.tolist())  # a Jacobian's batch: one value, or two (the stepped row)
+        if len(vals) == 1:
+            v = col[0]
+            if v != 0.0:
+                out = out * (A[:, j] if v == 1.0 else A[:, j] ** v)
+            continue
+        for v in map(np.float64, vals):  # the scalar type mono_values sees
+            if v == 0.0:
+                continue
+            rows = np.isnan(col) if v != v else col == v
+            if rows.any():  # NaN: every NaN row at once, the other NaN entries of the set then match none
+                out[rows] = out[rows] * (A[:, j] if v == 1.0 else A[:, j] ** v)
+                if v != v:
+                    col = np.where(rows, 0.0, col)
+    return out
+
+
+def _fixed_tail(resid: Callable, rest: np.ndarray) -> Callable:
+    """``resid`` over the leading parameters only, ``rest`` appended (single vectors and batches)."""
+    def f(x):
+        if x.ndim == 2:
+            return resid(np.concatenate([x, np.broadcast_to(rest, (x.shape[0], rest.size))], axis=1))
+        return resid(np.concatenate([x, rest]))
+    return f
 
 
 def _screen_errors(name, A, y, li_a, g_a, mi_a, NV, MV, cols) -> np.ndarray:
@@ -436,19 +542,21 @@ def _screen_errors(name, A, y, li_a, g_a, mi_a, NV, MV, cols) -> np.ndarray:
         return _rel_rms(pred, y)
 
 
-def _screen(name: str, A, y, lib, NV, mopts, cols, lim) -> list[tuple[float, np.ndarray]]:
+def _screen(name: str, A, y, lib, NV, mopts, cols, lim, grids: Sequence[np.ndarray] | None = None,
+            ) -> list[tuple[float, np.ndarray]]:
     """Best starts ``(error, theta)`` of one family over the library, rates and prefactors.
 
     A coarse log grid of rates for every ``(N, M)``; then, for the best basins (local minima along
     the rate axis, two per ``(N, M)``), two finer grids of the rate around each: an exponential over
     a wide range of ``N`` is sensitive to its rate, so the coarse grid alone can rank the right
-    ``N`` low.
+    ``N`` low. ``grids``: the sorted rate grid of each library monomial (the same for every
+    family; computed here when not given).
     """
     n_m = 1 if name in _LOG_FAMILIES else len(mopts)
     MV = np.stack([mono_values(A, p) for p in mopts])
     lis, grid = [], []
     for li in range(len(lib)):
-        gs = np.sort(_rates(NV[li], lim.cexp_rates))
+        gs = grids[li] if grids is not None else np.sort(_rates(NV[li], lim.cexp_rates))
         if gs.size:
             lis.append(li)
             grid.append(gs)
@@ -560,7 +668,8 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
     same_sign = bool(np.all(y > 0) or np.all(y < 0))
     names = ["expoff"] + (["logistic", "mobius"] if same_sign else []) \
         + (["bose", "fermi", "gompertz"] if np.all(y > 0) else [])
-    seeds = {name: _screen(name, A, y, lib, NV, mopts, cols, lim) for name in names}
+    grids = [np.sort(_rates(NV[li], lim.cexp_rates)) for li in range(len(lib))]
+    seeds = {name: _screen(name, A, y, lib, NV, mopts, cols, lim, grids) for name in names}
     # two rates: the best single-exponential starts, every pair of grid rates
     n_cands = {tuple(th[1:1 + m]): None for _e, th in seeds["expoff"]}
     n_cands.update(dict.fromkeys(tuple(p) for p in _single_exp_ranking(A, y, lib, NV, cols)[:lim.cexp_top]))
@@ -602,7 +711,7 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
         _run, resid = _residual_fn(name, A, y, m, True, cols)
         ranked = []
         for _e, th in picked:
-            g = _lsq(lambda gv, rest=th[2:], resid=resid: resid(np.concatenate([gv, rest])), th[:2], lim.cexp_nfev // 4, n)
+            g = _lsq(_fixed_tail(resid, th[2:]), th[:2], lim.cexp_nfev // 4, n, batched=True)
             r = resid(np.concatenate([g, th[2:]]))
             ranked.append((float(np.sqrt(np.mean(r * r))), np.concatenate([g, th[2:]])))
         ranked.sort(key=lambda o: o[0])
@@ -628,10 +737,10 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
             # the rates alone first (the screened exponents are simple already); all nonlinear
             # parameters only when that does not explain the data (few distinct points make the
             # full problem prone to near-fits with other exponents)
-            th = np.concatenate([_lsq(lambda gv, rest=th0[k:], resid=resid: resid(np.concatenate([gv, rest])), th0[:k],
-                                      lim.cexp_nfev // 2, n), th0[k:]])
+            th = np.concatenate([_lsq(_fixed_tail(resid, th0[k:]), th0[:k], lim.cexp_nfev // 2, n, batched=True),
+                                 th0[k:]])
             if np.sqrt(np.mean(resid(th) ** 2)) > 10.0 * col.tol:
-                th = _lsq(resid, th, lim.cexp_nfev, n)
+                th = _lsq(resid, th, lim.cexp_nfev, n, batched=True)
             if np.sqrt(np.mean(resid(th) ** 2)) > gate:
                 continue
             gs, pn = th[:k], th[k:k + m]
@@ -649,11 +758,8 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
                 if not np.any(pn2 != 0):
                     continue
 
-                def r_g(gv, pn2=pn2, pm2=pm2, resid_m=resid_m):
-                    return resid_m(np.concatenate([gv, pn2, pm2]))
-
                 try:
-                    gs2 = _lsq(r_g, gs, lim.cexp_nfev // 3, n)
+                    gs2 = _lsq(_fixed_tail(resid_m, np.concatenate([pn2, pm2])), gs, lim.cexp_nfev // 3, n, batched=True)
                 except Exception:  # noqa: BLE001
                     gs2 = gs
                 lin, _pm, _ = run_m(np.concatenate([gs2, pn2, pm2]))
@@ -679,16 +785,19 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
     _fit_expmono_real(col, atoms, A, y, positive, lim)
 
 
-def _lsq(fun, x0: np.ndarray, nfev: int, n_resid: int) -> np.ndarray:
+def _lsq(fun, x0: np.ndarray, nfev: int, n_resid: int, batched: bool = False) -> np.ndarray:
     """Levenberg-Marquardt (MINPACK) from ``x0`` with tight tolerances; ``x0`` when it fails.
 
     The default trust-region method stops after a few steps on these small problems (its relative
     cost tolerance is met long before the constants are exact); LM continues to machine precision.
+    ``batched``: ``fun`` also takes a batch of vectors [B, p] (row by row the same bits), and each
+    finite-difference Jacobian is one such call (:class:`~._lsq.BatchedJacobian`).
     """
     x0 = np.asarray(x0, dtype=np.float64)
+    fd = BatchedJacobian(fun, fun) if batched else None
     try:
-        return least_squares(fun, x0, max_nfev=max(nfev, x0.size + 2), method="lm" if n_resid >= x0.size else "trf",
-                             ftol=1e-14, xtol=1e-14, gtol=1e-15).x
+        return least_squares(fd.fun if fd else fun, x0, jac=fd.jac if fd else "2-point", max_nfev=max(nfev, x0.size + 2),
+                             method="lm" if n_resid >= x0.size else "trf", ftol=1e-14, xtol=1e-14, gtol=1e-15).x
     except Exception:  # noqa: BLE001 - an optimizer failure only loses this start
         return x0
 
@@ -706,15 +815,19 @@ def _polish(form: Form, A: np.ndarray, y: np.ndarray, nfev: int) -> Form:
     tmpl = form.spec
     p0 = np.asarray(form.params, dtype=np.float64)
 
-    def resid(prm):
+    ay = np.abs(y)
+
+    def resid(prm):  # one vector of constants, or a batch [B, P] (Template.values: the same bits per row)
         with np.errstate(all="ignore"):
-            r = (tmpl.values(A, form.exps, prm) - y) / np.abs(y)
+            r = (tmpl.values(A, form.exps, prm) - y) / ay
         return np.where(np.isfinite(r), r, 10.0)
 
     if y.size <= p0.size:
         return form
+    fd = BatchedJacobian(resid, resid)
     try:
-        sol = least_squares(resid, p0, max_nfev=nfev, method="lm", x_scale="jac", ftol=1e-15, xtol=1e-15, gtol=1e-15)
+        sol = least_squares(fd.fun, p0, jac=fd.jac, max_nfev=nfev, method="lm", x_scale="jac", ftol=1e-15, xtol=1e-15,
+                            gtol=1e-15)
     except Exception:  # noqa: BLE001
         return form
     if np.sum(sol.fun ** 2) <= np.sum(resid(p0) ** 2):

@@ -70,9 +70,11 @@ def mono_values(A: np.ndarray, p: Sequence[float]) -> np.ndarray:
     return out
 
 
-def _inner(form: Form, A: np.ndarray, prm: Sequence[float]) -> np.ndarray:
+def _inner(form: Form, A: np.ndarray, prm) -> np.ndarray:
     if form.kind == "compound":
         return form.spec.values(A, form.exps, prm)
+    if np.ndim(prm) == 2:  # a batch [B, P]: each constant a column, the same element-wise operations
+        prm = [prm[:, i, None] for i in range(np.shape(prm)[1])]
     if form.kind == "expmono":
         return prm[0] * mono_values(A, form.exps[0]) * np.exp(prm[1] * mono_values(A, form.exp_exps))
     if form.kind == "ratio":
@@ -92,7 +94,8 @@ def predict(form: Form, A: np.ndarray, params: Sequence[float] | None = None) ->
     Args:
         form: The form.
         A: ``A[:, j]`` holds the values of ``form.atoms[j]``.
-        params: Constants to use instead of ``form.params``.
+        params: Constants to use instead of ``form.params``; a batch float64[B, P] gives the values
+            [B, n] of every row, each with the bits of that row's single call.
     """
     with np.errstate(all="ignore"):
         return form.outer.forward(_inner(form, A, form.params if params is None else params))

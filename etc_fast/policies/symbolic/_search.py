@@ -801,6 +801,21 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLim
             _refine_sum(col, form, Ao, zo, wscale, lim)
 
 
+def _first_stable(v: np.ndarray, k: int) -> np.ndarray:
+    """``np.argsort(v, kind="stable")[:k]`` for a 1-D ``v`` without NaN, without sorting all of ``v``.
+
+    Every index that can be among the first ``k`` has a value at most the ``k``-th smallest; those
+    indices, in increasing order, sorted stably by value give the same first ``k`` (ties by index).
+    """
+    if k <= 0:
+        return np.zeros(0, dtype=np.intp)
+    if k >= v.size:
+        return np.argsort(v, kind="stable")
+    kth = np.partition(v, k - 1)[k - 1]
+    cand = np.flatnonzero(v <= kth)
+    return cand[np.argsort(v[cand], kind="stable")][:k]
+
+
 def _fit_ratio(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
     """Ratios of sums ``(sum c_i M_i) / (1 + sum d_j N_j)`` (saturations, offsets, rational laws).
 
@@ -840,7 +855,7 @@ def _fit_ratio(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
         ba, bj = b[num_i][:, None], b[den_i][None, :]
         gain = (ba * ba + bj * bj - 2.0 * G * ba * bj) / (1.0 - G * G)
     gain = np.where(np.isfinite(gain) & (np.abs(G) < 1.0 - 1e-9), gain, -np.inf)
-    flat = np.argsort(-gain, axis=None, kind="stable")[:lim.ratio_pairs]
+    flat = _first_stable(-gain.ravel(), lim.ratio_pairs)
     subsets: dict[tuple[int, ...], None] = {}
     for f in flat:
         a, j = np.unravel_index(int(f), gain.shape)
