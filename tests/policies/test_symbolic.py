@@ -75,9 +75,9 @@ def test_candidates_are_in_the_language_and_agree():
 
 
 def test_negligible_terms_are_pruned():
-    from etc_fast.policies.symbolic._search import _Collector, _prune_terms, SearchLimits, OUTERS
     from etc_fast.policies.symbolic._forms import Form
     from etc_fast.policies.symbolic._grammar import make_atoms
+    from etc_fast.policies.symbolic._search import OUTERS, SearchLimits, _Collector, _prune_terms
 
     task = make_task("t", "3*a**2*c**2 + 5*b**2*c**2", [("a", "log", 1, 10), ("b", "log", 1, 10), ("c", "log", 1, 10)])
     X, y = sobol_points(task, 16)
@@ -504,3 +504,15 @@ def test_policy_reads_the_planners_noise_estimate(estimate, basis, expected):
     assert pol.last_search.tol == pytest.approx(3 * want)
 
 
+
+
+def test_system_law_literals_are_written_to_twelve_digits():
+    from etc_fast.policies.symbolic._policy import snap_literals
+
+    # two CPUs' last bits (the 15th-16th digit) give the same submitted text
+    assert snap_literals("6.67400132069136e-05*mass1**1*distance**-1.5") == \
+        snap_literals("6.674001320691159e-05*mass1**1*distance**-1.5") == "6.67400132069e-05*mass1**1*distance**-1.5"
+    # names with digits and integer exponents are left alone; a bare leading point is read as a number
+    assert snap_literals("x2**3 + .5*y1e") == "x2**3 + 0.5*y1e"
+    assert snap_literals("1.000000000016159/(exp(1.0513000000249055e-14*w/T) + 1)") == \
+        "1.00000000002/(exp(1.05130000002e-14*w/T) + 1)"

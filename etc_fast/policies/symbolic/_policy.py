@@ -47,6 +47,7 @@ and its small edits. So a
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +77,10 @@ __all__ = ["SymbolicPolicy", "is_confident", "noise_level", "ASSUMED_NOISE", "AN
 #: tolerance below which a candidate explains the data; noise-free data use the search's own
 #: floor (1e-12).
 ASSUMED_NOISE = 0.01
+
+#: Significant digits of the fitted constants of a submitted law (the search writes its own with
+#: ``%.12g``; a system law's calibrated constants are written the same way, :func:`snap_literals`).
+LAW_DIGITS = 12
 
 #: With noisy data, observations per parameter (beyond the margin) before a law is considered
 #: confirmed (:func:`is_confident`); the planner under noise also drafts only on its last
@@ -544,7 +549,7 @@ class SymbolicPolicy:
         names = [d.name for d in self._domains]
         for text, err, _, _ in ranked:
             try:
-                return parse(text, names).to_source(), f"{text} (error {err:.2e})"
+                return parse(snap_literals(text), names).to_source(), f"{text} (error {err:.2e})"
             except Exception:  # noqa: BLE001, S112 - an expression the language cannot write is skipped
                 continue
         return None, ""
@@ -633,6 +638,16 @@ class SymbolicPolicy:
             n = n if left is None else min(n, left)
             return Action(kind="experiment", points=self._system_points(obs, n), raw=f"{n} space-filling experiments")
         return Action(kind="final", source=fallback, raw="no observations; product of inputs submitted")
+
+
+_LITERAL = re.compile(r"(?<![\w.])(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+
+
+def snap_literals(text: str, digits: int = LAW_DIGITS) -> str:
+    """``text`` with every numeric literal written to ``digits`` significant digits (as the
+    equation tier writes its fitted constants): a submitted system law then carries no digits
+    that only a CPU's last bits chose."""
+    return _LITERAL.sub(lambda m: format(float(m.group(0)), f".{digits}g"), text)
 
 
 def _system_search_key(full: bool, noisy: bool, output_unit: str | None, domains: list[VariableDomain], so: Any,
