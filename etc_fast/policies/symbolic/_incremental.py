@@ -49,14 +49,15 @@ from etc_fast.policies.symbolic._search import (
     search,
 )
 
-__all__ = ["IncrementalSearch", "explains", "prediction_holds"]
+__all__ = ["IncrementalSearch", "array_digest", "explains", "prediction_holds"]
 
 #: Significance level of the noisy prediction test (the new rows' errors against the law's own).
 PREDICTION_ALPHA = 0.01
 
 
-def _digest(*arrays: np.ndarray) -> str:
-    h = hashlib.sha256()
+def array_digest(*arrays: np.ndarray, h: hashlib._Hash | None = None) -> str:
+    """SHA-256 of float64 arrays, shape and bytes (``h``: a hash to continue, e.g. over a header)."""
+    h = hashlib.sha256() if h is None else h
     for a in arrays:
         a = np.ascontiguousarray(a, dtype=np.float64)
         h.update(repr(a.shape).encode())
@@ -64,13 +65,15 @@ def _digest(*arrays: np.ndarray) -> str:
     return h.hexdigest()
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class _State:
     key: tuple
     X: np.ndarray
     y: np.ndarray
     noise: float
     result: SearchResult
+    digest: str
+    signature: tuple | None = None  # family_signature of X, y, computed when first needed
 
 
 def explains(result: SearchResult, noisy: bool) -> bool:
@@ -131,22 +134,25 @@ class IncrementalSearch:
         st = self._state
         if st is not None and st.key == key and X.shape[1] == st.X.shape[1]:
             n_old = st.y.size
-            if y.size == n_old and noise == st.noise and _digest(X, y) == _digest(st.X, st.y):
+            if y.size == n_old and noise == st.noise and array_digest(X, y) == st.digest:
                 self.counts["same"] += 1
                 return st.result
             if (y.size > n_old and explains(st.result, noise > 0)
-                    and _digest(X[:n_old], y[:n_old]) == _digest(st.X, st.y)
-                    and prediction_holds(st.result, X[n_old:], y[n_old:], noise > 0)
-                    and family_signature(X, y, domains, output_unit) == family_signature(st.X, st.y, domains, output_unit)):
-                res = refit_result(st.result, X, y, domains, noise=noise, max_candidates=max_candidates,
-                                   limits=limits)
-                if explains(res, noise > 0) and \
-                        res.candidates[0].structure == st.result.candidates[0].structure:
-                    self.counts["refit"] += 1
-                    self._state = _State(key, X.copy(), y.copy(), noise, res)
-                    return res
+                    and array_digest(X[:n_old], y[:n_old]) == st.digest
+                    and prediction_holds(st.result, X[n_old:], y[n_old:], noise > 0)):
+                if st.signature is None:
+                    st.signature = family_signature(st.X, st.y, domains, output_unit)
+                signature = family_signature(X, y, domains, output_unit)
+                if signature == st.signature:
+                    res = refit_result(st.result, X, y, domains, noise=noise, max_candidates=max_candidates,
+                                       limits=limits)
+                    if explains(res, noise > 0) and \
+                            res.candidates[0].structure == st.result.candidates[0].structure:
+                        self.counts["refit"] += 1
+                        self._state = _State(key, X.copy(), y.copy(), noise, res, array_digest(X, y), signature)
+                        return res
         res = search(X, y, domains, noise=noise, time_limit_s=time_limit_s, mode="full", limits=limits,
                      output_unit=output_unit, max_candidates=max_candidates)
         self.counts["search"] += 1
-        self._state = _State(key, X.copy(), y.copy(), noise, res)
+        self._state = _State(key, X.copy(), y.copy(), noise, res, array_digest(X, y))
         return res

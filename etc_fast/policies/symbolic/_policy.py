@@ -56,7 +56,7 @@ from scipy.stats import qmc
 
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
-from etc_fast.policies.symbolic._incremental import IncrementalSearch
+from etc_fast.policies.symbolic._incremental import IncrementalSearch, array_digest
 from etc_fast.policies.symbolic._search import (
     DEFAULT_TIME_LIMIT_S,
     Candidate,
@@ -660,8 +660,4 @@ def _system_search_key(full: bool, noisy: bool, output_unit: str | None, domains
     h = hashlib.sha256()
     h.update(json.dumps([full, noisy, output_unit, [repr(d) for d in domains], list(so.requests)], sort_keys=True,
                         default=repr).encode())
-    for arr in (so.series, table.X, table.y, table.misfit, table.sigma):
-        a = np.ascontiguousarray(arr, dtype=np.float64)
-        h.update(repr(a.shape).encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
+    return array_digest(so.series, table.X, table.y, table.misfit, table.sigma, h=h)

@@ -317,9 +317,6 @@ class SearchResult:
         families_tried: Families fitted, in order (``"mono:id"``, ``"sum:sqrt"``, ...).
         n_forms: Candidate forms scored.
         capped: ``SearchLimits.max_forms`` stopped the search before all families were tried.
-        exact_simple: A validated fit within the exact-fit tolerance (the noise level) and of
-            complexity at most :data:`EXACT_SKIP_COMPLEXITY` was found: the rule by which the
-            search skips the more complex families.
         exact_tol: Error at or below which a validated fit counts as exact (the exact-fit tolerance).
         incremental: The candidates are a previous search's, refitted on these observations
             (:mod:`._incremental`), not a new search.
@@ -333,7 +330,6 @@ class SearchResult:
     families_tried: tuple[str, ...]
     n_forms: int = 0
     capped: bool = False
-    exact_simple: bool = False
     exact_tol: float = 1e-12
     incremental: bool = False
     forms: tuple[Form, ...] = dataclasses.field(default=(), compare=False, repr=False)
@@ -1033,7 +1029,6 @@ def search(
     if not isinstance(lim, SearchLimits):
         raise ValueError(f"search: limits must be a SearchLimits, got {type(lim).__name__}")
     col = new_collector(X, y, domains, noise)
-    tol = col.tol
     fin = np.isfinite(y)
     tried: list[str] = []
     capped = False
@@ -1138,19 +1133,29 @@ def search(
 
         # constant refinement of the best inexact candidates on the y scale
         check_time()
-        for err, form in col.top_forms(lim.const_refine_top):
-            if err > tol:
-                _refine_constants(col, form, lim.const_refine_nfev)
-        col.flush()
+        _refine_inexact(col, lim)
         _prune_terms(col, lim)
         if noise > 0:
             _simplify_noisy(col, lim)
         check_time()
 
+    return _result(col, max_candidates, t0, tuple(tried), capped=capped)
+
+
+def _refine_inexact(col: _Collector, lim: SearchLimits) -> None:
+    """Refit the constants of the best ``lim.const_refine_top`` candidates that are not exact."""
+    for err, form in col.top_forms(lim.const_refine_top):
+        if err > col.tol:
+            _refine_constants(col, form, lim.const_refine_nfev)
+    col.flush()
+
+
+def _result(col: _Collector, max_candidates: int, t0: float, families: tuple[str, ...], *, capped: bool = False,
+            incremental: bool = False) -> SearchResult:
+    """The collector's best ``max_candidates`` as a :class:`SearchResult` (forms kept alongside)."""
     pairs = col.ranked(max_candidates)
-    return SearchResult(tuple(c for c, _ in pairs), tol, int(fin.sum()), time.perf_counter() - t0, tuple(tried),
-                        col.n_forms, capped, col.best_exact_cx <= EXACT_SKIP_COMPLEXITY, col.exact_tol,
-                        forms=tuple(f for _, f in pairs))
+    return SearchResult(tuple(c for c, _ in pairs), col.tol, int(col.fin.sum()), time.perf_counter() - t0, families,
+                        col.n_forms, capped, col.exact_tol, incremental, forms=tuple(f for _, f in pairs))
 
 
 def new_collector(X: np.ndarray, y: np.ndarray, domains: Sequence[VariableDomain], noise: float) -> _Collector:
@@ -1197,13 +1202,7 @@ def refit_result(prev: SearchResult, X: np.ndarray, y: np.ndarray, domains: Sequ
     for form in prev.forms:
         col.add(form)
     col.flush()
-    for err, form in col.top_forms(lim.const_refine_top):
-        if err > col.tol:
-            _refine_constants(col, form, lim.const_refine_nfev)
-    col.flush()
+    _refine_inexact(col, lim)
     if noise > 0:
         _simplify_noisy(col, lim)
-    pairs = col.ranked(max_candidates)
-    return SearchResult(tuple(c for c, _ in pairs), col.tol, int(np.isfinite(y).sum()), time.perf_counter() - t0,
-                        prev.families_tried, col.n_forms, False, col.best_exact_cx <= EXACT_SKIP_COMPLEXITY,
-                        col.exact_tol, incremental=True, forms=tuple(f for _, f in pairs))
+    return _result(col, max_candidates, t0, prev.families_tried, incremental=True)
