@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from etc_fast.protocol._types import Diagnostics
+from etc_fast.core import Diagnostics
 
 __all__ = [
     "compute_diagnostics",

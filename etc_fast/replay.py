@@ -123,7 +123,7 @@ def _replay_run(args) -> int:
     except (FileNotFoundError, ValueError, RunDirError) as exc:  # RunDirError: a damaged trials.jsonl
         return _fail(str(exc))
     if args.json:
-        from etc_fast.protocol._types import to_jsonable
+        from etc_fast.core import to_jsonable
 
         print(json.dumps(to_jsonable(report), indent=2))
     else:

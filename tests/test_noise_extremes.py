@@ -10,7 +10,7 @@ from etc_fast.policies.symbolic import VariableDomain, search
 from etc_fast.policies.symbolic import _search as search_mod
 from etc_fast.policies.symbolic._grammar import OUTERS
 from etc_fast.protocol import CONFIGURATIONS, get_configuration
-from etc_fast.protocol._types import TrialSpec
+from etc_fast.core import TrialSpec
 
 
 # -- extreme_pick --------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from etc_fast.acquisition import (
     prediction_error,
 )
 from etc_fast.protocol import get_configuration
-from etc_fast.protocol._types import CONFIGURATIONS, TrialSpec
+from etc_fast.core import CONFIGURATIONS, TrialSpec
 
 NAMES = ("x", "z")
 SETTLE = NoiseOptions(noise_aware=True, explore_fraction=0.5, stop_when_settled=True)

@@ -35,8 +35,8 @@ import types
 from pathlib import Path
 from typing import Any
 
+from etc_fast.core import TaskView
 from etc_fast.llm._texts import DEFAULT_TEXTS, PROMPT_MODES, BaselineTexts, error_message
-from etc_fast.protocol._types import TaskView
 
 #: Environment variable naming the checkout when ``llm.newtonbench_path`` is not set.
 ENV_VAR = "NEWTONBENCH_PATH"

@@ -16,7 +16,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from etc_fast.protocol._types import Action
+from etc_fast.core import Action
 
 #: Most hypotheses a committee keeps (paper: up to five).
 MAX_HYPOTHESES = 5

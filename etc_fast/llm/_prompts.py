@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from etc_fast.core import Diagnostics, TaskView
 from etc_fast.diagnostics import format_number, render_observations
-from etc_fast.protocol._types import Diagnostics, TaskView
 
 # ----------------------------------------------------------------------------------------
 # Shared pieces

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from etc_fast.protocol._types import TaskView
+from etc_fast.core import TaskView
 
 #: NewtonBench's agents and judge prefix this control phrase for Nemotron models.
 NEMOTRON_SWITCH = "detailed thinking on"

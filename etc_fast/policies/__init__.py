@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from etc_fast.protocol._types import Policy
+from etc_fast.core import Policy
 
 __all__ = ["create_policy", "register_policy", "registered_policies"]
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from etc_fast.core import Action, Observation, ProtocolConfig, TaskView
 from etc_fast.errors import InfrastructureError
 from etc_fast.llm import _prompts as P
 from etc_fast.llm._client import LLMClient, LLMConfigError, LLMSettings
@@ -28,7 +29,6 @@ from etc_fast.llm._parse import (
     parse_baseline_newtonbench,
 )
 from etc_fast.llm._texts import BaselineTexts
-from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
 #: Longest feedback text (characters) put into one message; longer text is cut with a note.
 DEFAULT_MAX_FEEDBACK_CHARS = 8000

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
+from etc_fast.core import Action, Observation, ProtocolConfig, TaskView
 
 __all__ = ["ScriptedPolicy"]
 

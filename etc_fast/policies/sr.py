@@ -24,8 +24,8 @@ import re
 
 import numpy as np
 
+from etc_fast.core import Action, Observation, ProtocolConfig, TaskView
 from etc_fast.policies.symbolic import SymbolicPolicy
-from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
 __all__ = ["SRPolicy", "SR_EXTRA_HINT", "sr_available", "operon_expression"]
 

@@ -1,9 +1,6 @@
 """Explore-then-commit planner and free-form baseline loops behind a policy interface."""
 
-from etc_fast.protocol._record import SUMMARY_COLUMNS, TrialRecord
-from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
-from etc_fast.protocol._trial import judge_submission, package_versions, run_trial
-from etc_fast.protocol._types import (
+from etc_fast.core import (
     CONFIGURATIONS,
     Action,
     Diagnostics,
@@ -15,6 +12,9 @@ from etc_fast.protocol._types import (
     get_configuration,
     to_jsonable,
 )
+from etc_fast.protocol._record import SUMMARY_COLUMNS, TrialRecord
+from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
+from etc_fast.protocol._trial import judge_submission, package_versions, run_trial
 
 __all__ = [
     "CONFIGURATIONS",

@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from etc_fast.core import Observation, to_jsonable
 from etc_fast.protocol._planner import Outcome, _decide_event
 from etc_fast.protocol._state import TrialState, run_analysis
-from etc_fast.protocol._types import Observation, to_jsonable
 
 #: Most points one experiment request runs (the rest are not measured; the feedback says so).
 MAX_EXPERIMENT_POINTS = 10_000

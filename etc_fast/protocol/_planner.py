@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from etc_fast.core import NOISE_KNOB_DEFAULTS, Action, Diagnostics, Observation, derive_seed, to_jsonable
 from etc_fast.protocol._state import MAX_RECORDED_ITEMS, TrialState, action_record, clip_text, run_analysis
 from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
-from etc_fast.protocol._types import NOISE_KNOB_DEFAULTS, Action, Diagnostics, Observation, to_jsonable
 from etc_fast.sampling import bootstrap_probes, pool_unit
 
 #: Hypotheses of a committee that are used; extra ones are dropped (and the policy is told).
@@ -38,11 +38,6 @@ class Outcome:
     submission_origin: str = "none"
     draft: str | None = None
     synthesis_input: dict[str, Any] | None = None
-
-
-def derive_seed(*parts: int) -> int:
-    """A 32-bit seed derived from integers (stable across machines and processes)."""
-    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1, dtype=np.uint32)[0])
 
 
 def _obs_summary(obs: Observation, diag_index: int | None) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import dataclasses
 import json
 from typing import Any
 
-from etc_fast.protocol._types import TrialSpec, to_jsonable
+from etc_fast.core import TrialSpec, to_jsonable
 
 #: Columns of the results table, in order. ``summary()`` returns exactly these keys.
 SUMMARY_COLUMNS: tuple[str, ...] = (

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from etc_fast.core import Action, Observation, Policy, ProtocolConfig, TaskView, TrialSpec, to_jsonable
 from etc_fast.errors import InfrastructureError
-from etc_fast.protocol._types import Action, Observation, Policy, ProtocolConfig, TaskView, TrialSpec, to_jsonable
 
 if TYPE_CHECKING:
     from etc_fast.tasks._base import Task

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from etc_fast.core import Action, Observation, SystemObservation, derive_seed, to_jsonable
 from etc_fast.protocol._baseline import (
     MAX_VALIDATION_RETRIES,
     analysis_validation_error,
@@ -34,11 +35,9 @@ from etc_fast.protocol._planner import (
     Outcome,
     _decide_event,
     _parse_committee,
-    derive_seed,
 )
 from etc_fast.protocol._state import TrialState, clip_text, run_analysis
 from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
-from etc_fast.protocol._types import Action, Observation, SystemObservation, to_jsonable
 from etc_fast.systems._quiet import quiet
 
 __all__ = ["MIN_SEPARATION", "SystemTrialState", "run_system_baseline", "run_system_planner"]

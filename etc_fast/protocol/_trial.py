@@ -8,13 +8,13 @@ import traceback
 from importlib import metadata
 from typing import Any
 
+from etc_fast.core import Policy, TrialSpec, to_jsonable
 from etc_fast.errors import InfrastructureError
 from etc_fast.protocol._baseline import run_baseline
 from etc_fast.protocol._planner import Outcome, run_planner
 from etc_fast.protocol._record import TrialRecord
 from etc_fast.protocol._state import TrialState
 from etc_fast.protocol._submission import precheck_submission
-from etc_fast.protocol._types import Policy, TrialSpec, to_jsonable
 
 __all__ = ["judge_submission", "package_versions", "run_trial"]
 

@@ -29,8 +29,8 @@ def rejudge_run(run_dir: str | os.PathLike[str], judge_name: str) -> dict[str, A
         FileNotFoundError: not a run directory.
         ValueError: unknown judge name.
     """
+    from etc_fast.core import TrialSpec
     from etc_fast.evaluate import create_judge
-    from etc_fast.protocol._types import TrialSpec
     from etc_fast.runner._store import TRIALS, _atomic_write, _write_parquet, read_trials
     from etc_fast.tasks import get_task
 

@@ -23,8 +23,8 @@ from typing import Any
 import yaml
 
 from etc_fast._urls import normalise_base_url
+from etc_fast.core import NOISE_KNOB_DEFAULTS
 from etc_fast.protocol import CONFIGURATIONS, ProtocolConfig
-from etc_fast.protocol._types import NOISE_KNOB_DEFAULTS
 from etc_fast.systems import SYSTEMS
 
 __all__ = [

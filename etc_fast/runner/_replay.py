@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from etc_fast.core import from_json_float
 from etc_fast.protocol import TrialRecord, TrialSpec, to_jsonable
-from etc_fast.protocol._types import from_json_float
 from etc_fast.runner._store import TRIALS, check_manifest, file_hashes, read_trials
 
 __all__ = ["Difference", "ReplayReport", "replay_run"]

@@ -176,7 +176,7 @@ def system_synthesis_system_prompt(interpreter: bool) -> str:
 
 def _json_rows(items) -> str:
     """A JSON array with one element per line (the layout of the request example)."""
-    from etc_fast.protocol._types import to_jsonable
+    from etc_fast.core import to_jsonable
 
     rows = [json.dumps(to_jsonable(x)) for x in items]
     return "[" + ",\n ".join(rows) + "]"

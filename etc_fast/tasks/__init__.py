@@ -19,7 +19,7 @@ from etc_fast.tasks._custom import CUSTOM, TaskError, load_custom_task
 from etc_fast.tasks._newtonbench import MODULES, build_task
 
 if TYPE_CHECKING:
-    from etc_fast.protocol._types import TaskView
+    from etc_fast.core import TaskView
     from etc_fast.systems import SystemTask
 
 __all__ = [
@@ -131,7 +131,7 @@ def get_task(
 
 def task_view(task: Task) -> TaskView:
     """What an agent may know of ``task`` (a :class:`etc_fast.protocol.TaskView`)."""
-    from etc_fast.protocol._types import TaskView
+    from etc_fast.core import TaskView
 
     return TaskView(
         name=task.name,

@@ -33,7 +33,7 @@ def test_config_names_the_sr_extra_when_pyoperon_is_missing(tmp_path, monkeypatc
 def _commit(seed=0):
     from etc_fast.policies import create_policy
     from etc_fast.protocol import CONFIGURATIONS
-    from etc_fast.protocol._types import Observation
+    from etc_fast.core import Observation
 
     task = _view()
     pol = create_policy("sr", seed=seed, generations=20, population_size=200)
@@ -64,7 +64,7 @@ def test_same_seed_same_law():
 
 
 def _view():
-    from etc_fast.protocol._types import TaskView
+    from etc_fast.core import TaskView
 
     fields = {f for f in TaskView.__dataclass_fields__}
     kw = dict(name="t", title="t", description="d", output_name="y", output_description="o",

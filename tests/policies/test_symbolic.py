@@ -5,7 +5,7 @@ import pytest
 
 from etc_fast.evaluate._structural import StructuralJudge
 from etc_fast.policies.symbolic import SymbolicPolicy, VariableDomain, is_confident, search
-from etc_fast.protocol._types import CONFIGURATIONS, Diagnostics, Observation, Policy
+from etc_fast.core import CONFIGURATIONS, Diagnostics, Observation, Policy
 from etc_fast.tasks import task_view
 from etc_fast.tasks._base import Task
 from tests._tasks import make_task

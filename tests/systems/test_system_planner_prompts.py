@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from etc_fast.protocol._types import SystemObservation, to_jsonable
+from etc_fast.core import SystemObservation, to_jsonable
 from etc_fast.systems._derive import derive_law_table
 from etc_fast.systems._forward import observe
 from etc_fast.systems._pool import system_pool

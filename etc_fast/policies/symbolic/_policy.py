@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy.stats import qmc
 
+from etc_fast.core import Action, Observation, ProtocolConfig, TaskView
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
 from etc_fast.policies.symbolic._incremental import IncrementalSearch, array_digest
@@ -65,7 +66,6 @@ from etc_fast.policies.symbolic._search import (
     relative_errors,
     search,
 )
-from etc_fast.protocol._types import Action, Observation, ProtocolConfig, TaskView
 
 if TYPE_CHECKING:
     from etc_fast.systems._derive_cache import DerivedTableCache

@@ -1,0 +1,54 @@
+"""The ground floor: the plain types every other package shares, importing no other etc_fast package.
+
+What a trial runs (:class:`ProtocolConfig`, :class:`TrialSpec`, the named configurations), what a
+policy sees and answers (:class:`TaskView`, :class:`Diagnostics`, :class:`Observation`,
+:class:`SystemObservation`, :class:`Action`, :class:`Policy`), the JSON encoding of records
+(:func:`to_jsonable`, :func:`from_json_float`) and seeds derived from integers (:func:`derive_seed`).
+"""
+
+from etc_fast.core._config import (
+    CONFIGURATIONS,
+    ID_OMITTED_WHEN_NONE,
+    NOISE_KNOB_DEFAULTS,
+    Acquisition,
+    Family,
+    ProtocolConfig,
+    TrialSpec,
+    config_dict,
+    get_configuration,
+)
+from etc_fast.core._json import from_json_float, to_jsonable
+from etc_fast.core._seeds import derive_seed
+from etc_fast.core._types import (
+    Action,
+    ActionKind,
+    Diagnostics,
+    Observation,
+    Phase,
+    Policy,
+    SystemObservation,
+    TaskView,
+)
+
+__all__ = [
+    "CONFIGURATIONS",
+    "ID_OMITTED_WHEN_NONE",
+    "NOISE_KNOB_DEFAULTS",
+    "Acquisition",
+    "Action",
+    "ActionKind",
+    "Diagnostics",
+    "Family",
+    "Observation",
+    "Phase",
+    "Policy",
+    "ProtocolConfig",
+    "SystemObservation",
+    "TaskView",
+    "TrialSpec",
+    "config_dict",
+    "derive_seed",
+    "from_json_float",
+    "get_configuration",
+    "to_jsonable",
+]
