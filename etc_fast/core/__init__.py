@@ -17,7 +17,7 @@ from etc_fast.core._config import (
     config_dict,
     get_configuration,
 )
-from etc_fast.core._json import from_json_float, to_jsonable
+from etc_fast.core._json import MAX_RECORDED_CHARS, clip_text, from_json_float, to_jsonable
 from etc_fast.core._seeds import derive_seed
 from etc_fast.core._types import (
     Action,
@@ -32,6 +32,7 @@ from etc_fast.core._types import (
 
 __all__ = [
     "CONFIGURATIONS",
+    "MAX_RECORDED_CHARS",
     "ID_OMITTED_WHEN_NONE",
     "NOISE_KNOB_DEFAULTS",
     "Acquisition",
@@ -46,6 +47,7 @@ __all__ = [
     "SystemObservation",
     "TaskView",
     "TrialSpec",
+    "clip_text",
     "config_dict",
     "derive_seed",
     "from_json_float",

@@ -145,6 +145,9 @@ class ProtocolConfig:
             errors.append(f"synthesis_turns must be a positive integer or null, got {self.synthesis_turns!r}")
         if self.interpreter_data not in (None, "preloaded", "empty"):
             errors.append(f"interpreter_data must be 'preloaded', 'empty' or null, got {self.interpreter_data!r}")
+        if self.family == "planner" and self.interpreter_data == "empty":
+            errors.append("interpreter_data: empty is a baseline setting (NewtonBench's interpreter); a planner's "
+                          "analysis always sees its observations (leave interpreter_data null or 'preloaded')")
         if self.parsing not in (None, "newtonbench", "lenient"):
             errors.append(f"parsing must be 'newtonbench', 'lenient' or null, got {self.parsing!r}")
         if self.max_validation_retries is not None and (

@@ -44,3 +44,15 @@ def from_json_float(v: Any) -> float:
     if isinstance(v, str):
         return float(v)
     return float(v)
+
+
+#: Longest text field (raw reply, code, law source) kept in a record; the full length is recorded
+#: beside it. Replies are parsed only up to this length too (``etc_fast.llm`` cuts them).
+MAX_RECORDED_CHARS = 200_000
+
+
+def clip_text(text: str, limit: int = MAX_RECORDED_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, with a note saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n[... {len(text) - limit} more characters not recorded]"

@@ -14,9 +14,10 @@ from etc_fast.core import (
 )
 from etc_fast.protocol._record import SUMMARY_COLUMNS, TrialRecord
 from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
-from etc_fast.protocol._trial import judge_submission, package_versions, run_trial
+from etc_fast.protocol._trial import LOOPS, judge_submission, load_lab, package_versions, play, run_trial
 
 __all__ = [
+    "LOOPS",
     "CONFIGURATIONS",
     "SUMMARY_COLUMNS",
     "Action",
@@ -30,7 +31,9 @@ __all__ = [
     "get_configuration",
     "is_trivial_submission",
     "judge_submission",
+    "load_lab",
     "package_versions",
+    "play",
     "precheck_submission",
     "run_trial",
     "to_jsonable",

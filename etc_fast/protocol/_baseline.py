@@ -1,4 +1,7 @@
-"""The free-form baseline loop (NewtonBench vanilla and code-assisted agents).
+"""The free-form baseline loop (NewtonBench vanilla and code-assisted agents), on any lab.
+
+Written once against :class:`etc_fast.labs.Lab`: on equations a request's points are input rows and
+the outputs law values; on a system they are control dicts and NewtonBench's series.
 
 ``baseline_rounds`` rounds (NewtonBench: 10), one decision each: an experiment request of any size,
 a Python analysis (interpreter variant only; one per round, and a run uses the round), or the final
@@ -11,37 +14,31 @@ After the last round one forced final call is made (status ``max_turns_reached``
 law, NewtonBench's stand-in (the signature followed by ``return float('nan')`` on the same line) is
 submitted (origin ``forced_nan``). Baselines get no diagnostics.
 
-The interpreter starts as the configuration's ``interpreter_data`` says: ``empty`` (the baselines'
-default, NewtonBench's: no observation variable exists, the code carries its own numbers) or
-``preloaded``.
+The interpreter starts as the configuration's ``interpreter_data`` says: ``empty`` (the equation
+baselines' default, NewtonBench's: no observation variable exists, the code carries its own numbers)
+or ``preloaded`` (the systems lab's default: its records, as the system prompts describe them).
 
 An experiment request that cannot be run (a missing required key, a value that is not a number)
 uses the round and gets the feedback kind ``request_error``: NewtonBench's code-assisted agent
 sends no reply at all then, its vanilla agent crashes and restarts the whole trial; an LLM policy
 words its reply (see docs/fidelity.md).
 
-Request size: NewtonBench runs every point of a request. Here one request runs at most
-:data:`MAX_EXPERIMENT_POINTS` points (10,000: far above anything a real agent asks for, low enough
-that a runaway reply cannot exhaust memory or time); beyond it, as with the measurement budget, the
-first points are run and the feedback says so. A configuration may set its own cap through a
-``max_experiment_points`` field.
+Request size: NewtonBench runs every point of a request. Here one request runs at most the lab's
+cap (equations: :data:`MAX_EXPERIMENT_POINTS`, 10,000 points, far above anything a real agent asks
+for, low enough that a runaway reply cannot exhaust memory or time; systems: 100 experiments, each a
+simulation); beyond it, as with the measurement budget, the first points are run and the feedback
+says so. A configuration may set its own cap through ``max_experiment_points`` (on every lab).
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import re
 from typing import Any
 
-import numpy as np
-
-from etc_fast.core import Observation, to_jsonable
-from etc_fast.protocol._planner import Outcome, _decide_event
+from etc_fast.labs import MAX_EXPERIMENT_POINTS, RequestError
+from etc_fast.protocol._planner import Outcome, _decide_event, observation
 from etc_fast.protocol._state import TrialState, run_analysis
-
-#: Most points one experiment request runs (the rest are not measured; the feedback says so).
-MAX_EXPERIMENT_POINTS = 10_000
 
 #: Analysis replies failing validation that a round absorbs without being used, unless the
 #: configuration sets ``max_validation_retries`` (NewtonBench sets no limit; this only bounds a
@@ -87,37 +84,24 @@ INVALID_CODE = (
 )
 
 
-def request_cap(cfg: Any) -> int:
+def request_cap(cfg: Any, default: int = MAX_EXPERIMENT_POINTS) -> int:
     """Points one experiment request may run: the configuration's ``max_experiment_points`` when it
-    has one, else :data:`MAX_EXPERIMENT_POINTS`."""
+    has one, else ``default`` (the lab's cap; :data:`MAX_EXPERIMENT_POINTS` on equations)."""
     cap = getattr(cfg, "max_experiment_points", None)
     if cap is None:
-        return int(MAX_EXPERIMENT_POINTS)
+        return int(default)
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise ValueError(f"max_experiment_points must be a positive integer, got {cap!r}")
     return cap
 
 
-def format_experiment_output(y: np.ndarray, interpreter: bool) -> str:
-    """The reply to an experiment in NewtonBench's format: ``{:.15e}`` strings (vanilla) or raw
-    numbers, NaN written bare (interpreter variant). The LLM prompts use this formatter too."""
-    vals = [float(v) for v in np.asarray(y, dtype=np.float64).reshape(-1)]
-    if interpreter:
-        return (
-            f"<experiment_output>\n{json.dumps(vals)}\n</experiment_output>\n"
-            "You can analyse these values with a <python> block."
-        )
-    return "<experiment_output>\n" + json.dumps([f"{v:.15e}" for v in vals]) + "\n</experiment_output>"
-
-
 def run_baseline(state: TrialState) -> Outcome:
     """Play one free-form baseline trial on ``state``."""
-    cfg, spec, task = state.config, state.spec, state.task
+    cfg, lab = state.config, state.lab
     begin_error = state.begin("baseline")
-    allowed = frozenset({"experiment", "final"} | ({"analysis"} if cfg.interpreter else set()))
     invalid_text = INVALID_CODE if cfg.interpreter else INVALID_VANILLA
-    cap = request_cap(cfg)
-    preload = cfg.resolved_interpreter_data == "preloaded"
+    cap = request_cap(cfg, lab.default_request_cap)
+    data_mode = lab.interpreter_data()
     max_retries = cfg.resolved_validation_retries
     feedback: str | None = None
     fkind: str | None = None
@@ -126,13 +110,9 @@ def run_baseline(state: TrialState) -> Outcome:
     retries = 0
     r = 0
     while r < cfg.baseline_rounds:
-        X_obs, y_obs = state.frozen_observations()
-        obs = Observation(
-            phase="baseline", task=state.view, X=X_obs, y=y_obs, diagnostics=None, turn=r,
-            turns_left=cfg.baseline_rounds - r - 1, measurements_used=state.measurements,
-            measurements_left=state.budget_left, allowed=allowed, interpreter=cfg.interpreter,
-            feedback=feedback, noisy=bool(spec.noise > 0), batch_cap=cfg.batch_cap, feedback_kind=fkind,
-            new_rows=new_rows, analysis_result=result, interpreter_data=cfg.resolved_interpreter_data,
+        obs, _ = observation(
+            state, "baseline", r, cfg.baseline_rounds - r - 1, False, feedback=feedback, fkind=fkind,
+            new_rows=new_rows, left=state.budget_left, analysis_result=result, interpreter_data=data_mode,
         )
         action, ev = _decide_event(state, obs, "baseline", r, None, max_points=cap)
         if r == 0 and retries == 0 and begin_error is not None:
@@ -168,7 +148,7 @@ def run_baseline(state: TrialState) -> Outcome:
             result = {"ok": False, "validation_error": problem, "code": action.code, "stdout": "", "error": problem}
             ev["outcome"] = "analysis code failed validation; retries spent, round used"
         elif kind == "analysis" and cfg.interpreter:
-            feedback, ev["analysis"] = run_analysis(state, action.code, preload=preload)
+            feedback, ev["analysis"] = run_analysis(state, action.code)
             fkind = "analysis"
             result = {**ev["analysis"], "code": action.code}
         else:
@@ -181,12 +161,9 @@ def run_baseline(state: TrialState) -> Outcome:
 
     # The forced call carries the reply to the last round's action; phase "final" tells the policy
     # that only a law is accepted now (an LLM policy adds its own forced-final instruction).
-    X_obs, y_obs = state.frozen_observations()
-    obs = Observation(
-        phase="final", task=state.view, X=X_obs, y=y_obs, diagnostics=None, turn=0, turns_left=0,
-        measurements_used=state.measurements, measurements_left=0, allowed=frozenset({"final"}),
-        interpreter=cfg.interpreter, feedback=feedback, noisy=bool(spec.noise > 0), batch_cap=cfg.batch_cap,
-        feedback_kind=fkind, new_rows=new_rows, analysis_result=result, interpreter_data=cfg.resolved_interpreter_data,
+    obs, _ = observation(
+        state, "final", 0, 0, False, feedback=feedback, fkind=fkind, new_rows=new_rows, left=0,
+        analysis_result=result, interpreter_data=data_mode,
     )
     action, ev = _decide_event(state, obs, "final", 0, None)
     if action.kind == "final":
@@ -198,7 +175,7 @@ def run_baseline(state: TrialState) -> Outcome:
         "returning float('nan') is submitted"
     )
     state.events.append(ev)
-    return Outcome(status="max_turns_reached", final_source=nan_law(task.variable_names), submission_origin="forced_nan")
+    return Outcome(status="max_turns_reached", final_source=nan_law(state.task.variable_names), submission_origin="forced_nan")
 
 
 def _experiment(state: TrialState, points: Any, ev: dict[str, Any], cap: int) -> tuple[str, str, int]:
@@ -206,30 +183,33 @@ def _experiment(state: TrialState, points: Any, ev: dict[str, Any], cap: int) ->
 
     Only the first ``cap`` points are looked at, so the cost never grows with the request's length.
     """
+    lab = state.lab
     n_req = len(points)
     try:
-        X_req = state.task.inputs_from_request(list(points[:cap]))
-    except Exception as exc:  # noqa: BLE001 - bad requests are the policy's problem, never the trial's
+        items = lab.parse_request(list(points[:cap]))
+    except RequestError as exc:  # bad requests are the policy's problem, never the trial's
         ev["outcome"] = f"bad experiment request: {exc}"
-        return f"Invalid experiment request: {exc}. No measurement was taken.", "request_error", 0
+        return f"Invalid experiment request: {exc}. {lab.nothing_taken}.", "request_error", 0
     if n_req > cap:
         ev["capped_at"] = cap
-    n_ok = state.allowance(int(X_req.shape[0]))
+    n_parsed = lab.count(items)
+    n_ok = state.allowance(n_parsed)
     if n_ok == 0:
         ev["outcome"] = "refused: measurement budget spent"
         return (
             f"The measurement budget ({state.config.measurement_budget}) is spent; no experiment was run. "
             "Submit your final law with <final_law>.", "refusal", 0,
         )
-    y = state.measure(X_req[:n_ok], "experiment")
-    ev["measured"] = {"X": X_req[:n_ok].tolist(), "y": to_jsonable(y), "requested": n_req}
-    ev["outcome"] = f"measured {n_ok} point(s)"
-    text = format_experiment_output(y, state.config.interpreter)
+    run = lab.head(items, n_ok)
+    outputs = state.measure(run, "experiment")
+    ev["measured"] = {**lab.measured_event(run, outputs), "requested": n_req}
+    ev["outcome"] = lab.outcome_text(n_ok)
+    text = lab.format_outputs(outputs, state.config.interpreter)
     if n_ok < n_req:
         reasons = []
         if n_req > cap:
             reasons.append(f"one request runs at most {cap} points")
-        if n_ok < X_req.shape[0]:
+        if n_ok < n_parsed:
             ev["truncated_by_budget"] = True
             reasons.append(f"the measurement budget ({state.config.measurement_budget}) is now spent")
         text += f"\nOnly the first {n_ok} of {n_req} requested experiments were run: " + "; ".join(reasons) + "."

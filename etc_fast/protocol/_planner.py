@@ -1,6 +1,10 @@
-"""The explore-then-commit planner loop (paper S1, Algorithm S1) and fresh synthesis.
+"""The explore-then-commit planner loop (paper S1, Algorithm S1) and fresh synthesis, on any lab.
 
-1. Build the candidate pool; measure the structured bootstrap probes.
+The loop is written once against :class:`etc_fast.labs.Lab`: what an experiment is, the pool, the
+bootstrap, the selection rule's inputs and how outputs are shown come from the trial's lab.
+
+1. Build the candidate pool; run the lab's bootstrap (equations: the structured probes; systems:
+   the pool's first points).
 2. Up to ``exploration_turns`` turns: show observations (+ diagnostics); the policy answers with a
    draft (stored; exploration ends), an analysis request (interpreter variants; output returned),
    or a committee of hypotheses. Scored planners need at least two parseable hypotheses, else a
@@ -20,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from etc_fast.core import NOISE_KNOB_DEFAULTS, Action, Diagnostics, Observation, derive_seed, to_jsonable
-from etc_fast.protocol._state import MAX_RECORDED_ITEMS, TrialState, action_record, clip_text, run_analysis
+from etc_fast.core import Action, Observation, clip_text, derive_seed, to_jsonable
+from etc_fast.labs import Pool
+from etc_fast.protocol._state import MAX_RECORDED_ITEMS, TrialState, action_record, run_analysis
 from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
-from etc_fast.sampling import bootstrap_probes, pool_unit
 
 #: Hypotheses of a committee that are used; extra ones are dropped (and the policy is told).
 MAX_COMMITTEE = 5
@@ -73,54 +77,17 @@ def _decide_event(
     return action, ev
 
 
-class _Diag:
-    """Current diagnostics plus whether the shown version is already logged."""
-
-    def __init__(self, state: TrialState, n_probe: int) -> None:
-        self.state = state
-        self.n_probe = n_probe
-        self.value: Diagnostics | None = None
-        self.index: int | None = None
-        self.check: Any = None  # how the last noise-aware step's best law predicted its batch (PredictionCheck)
-        self.refresh()
-
-    def refresh(self, planner: Any = None) -> None:
-        """Recompute on the current observations; ``planner`` (a noise-aware step) adds its estimate."""
-        from etc_fast.diagnostics import compute_diagnostics, with_planner_estimate
-
-        s = self.state
-        self.value = compute_diagnostics(s.task.variable_names, s.X, s.y, self.n_probe)
-        if planner is not None:
-            self.value = with_planner_estimate(self.value, planner, s.task.variable_names, self.check)
-        self.index = None
-
-    def shown(self, phase: str, turn: int) -> tuple[Diagnostics | None, int | None]:
-        """The diagnostics to put in an observation (None when the knob is off), logging once.
-
-        Synthesis sees them only with ``synthesis_diagnostics`` (the paper's synthesis input is the
-        task, the observations and the draft).
-        """
-        cfg = self.state.config
-        if not cfg.diagnostics or (phase == "synthesis" and not cfg.synthesis_diagnostics):
-            return None, None
-        if self.index is None:
-            self.index = self.state.log_diagnostics(self.value, phase, turn)
-        return self.value, self.index
-
-
 # ----------------------------------------------------------------------------------------
 # Exploration
 # ----------------------------------------------------------------------------------------
 def run_planner(state: TrialState) -> Outcome:
     """Play one planner trial on ``state`` (bootstrap, exploration, synthesis)."""
-    cfg, task, spec = state.config, state.task, state.spec
+    cfg, lab = state.config, state.lab
 
-    pool_U = pool_unit(task.d, spec.pool_seed, cfg.pool_size)
-    pool_X = task.unit_to_inputs(pool_U)
-    available = np.ones(pool_X.shape[0], dtype=bool)
-
-    n_boot = _bootstrap(state)
-    diag = _Diag(state, n_boot)
+    pool = lab.pool()
+    available = np.ones(pool.U.shape[0], dtype=bool)
+    n_boot, boot_event = lab.bootstrap(pool, available, state.budget_left)
+    state.events.append(boot_event)
 
     begin_error = state.begin("explore")
     draft: str | None = None
@@ -137,8 +104,8 @@ def run_planner(state: TrialState) -> Outcome:
         if not available.any():
             end_reason = "pool_exhausted"
             break
-        shown, diag_index = diag.shown("explore", turn)
-        obs = _explore_observation(state, shown, turn, left, feedback, fkind, new_rows)
+        obs, diag_index = observation(state, "explore", turn, cfg.exploration_turns - turn - 1, cfg.diagnostics,
+                                      feedback=feedback, fkind=fkind, new_rows=new_rows, left=left)
         action, ev = _decide_event(state, obs, "explore", turn, diag_index)
         new_rows = 0
         kind = action.kind
@@ -152,7 +119,7 @@ def run_planner(state: TrialState) -> Outcome:
             feedback, ev["analysis"] = run_analysis(state, action.code)
             fkind = "analysis"
         elif kind == "committee":
-            feedback, fkind, new_rows, parsed_ok = _committee_turn(state, action, turn, pool_X, pool_U, available, diag, ev)
+            feedback, fkind, new_rows, parsed_ok = _committee_turn(state, action, turn, pool, available, ev)
             if parsed_ok:
                 last_committee = parsed_ok
         elif cfg.acquisition == "random":
@@ -166,7 +133,7 @@ def run_planner(state: TrialState) -> Outcome:
                 why = f"the reply could not be used ({action.error})"
             ev["unusable_reply"] = why
             feedback, fkind, new_rows, _ = _committee_turn(
-                state, Action(kind="committee"), turn, pool_X, pool_U, available, diag, ev,
+                state, Action(kind="committee"), turn, pool, available, ev,
                 lead=f"No committee was received: {why[0].upper() + why[1:]}.",
             )
         else:  # a scored planner's unusable reply: refused or repaired, the turn is used
@@ -182,9 +149,9 @@ def run_planner(state: TrialState) -> Outcome:
     status = _STATUS[end_reason]
 
     if cfg.synthesis == "fresh":
-        out = _fresh_synthesis(state, draft, diag)
+        out = _fresh_synthesis(state, draft)
     else:
-        out = _no_synthesis(state, draft, last_committee, diag)
+        out = _no_synthesis(state, draft, last_committee)
     out.status = status
     out.draft = draft
     return out
@@ -198,37 +165,32 @@ _STATUS = {
     "pool_exhausted": "pool_exhausted",
 }
 
-
-def _bootstrap(state: TrialState) -> int:
-    """Measure the structured bootstrap probes (as many as the budget allows); returns how many."""
-    _, X_boot = bootstrap_probes(state.task, state.config.bootstrap_min)
-    n_boot = state.allowance(X_boot.shape[0])
-    y_boot = state.measure(X_boot[:n_boot], "bootstrap")
-    state.events.append({
-        "phase": "bootstrap",
-        "event": "bootstrap",
-        "n_probes": int(X_boot.shape[0]),
-        "measured": int(n_boot),
-        "X": X_boot[:n_boot].tolist(),
-        "y": to_jsonable(y_boot),
-        "truncated_by_budget": bool(n_boot < X_boot.shape[0]),
-    })
-    return n_boot
+#: Action kinds each phase accepts (``analysis`` is added with an interpreter, never at the forced
+#: final call).
+_ALLOWED = {
+    "explore": frozenset({"committee", "draft"}),
+    "synthesis": frozenset({"final"}),
+    "baseline": frozenset({"experiment", "final"}),
+    "final": frozenset({"final"}),
+}
 
 
-def _explore_observation(state: TrialState, shown, turn: int, left, feedback: str | None, fkind: str | None,
-                         new_rows: int) -> Observation:
-    """What the policy sees on exploration turn ``turn``."""
+def observation(state: TrialState, phase: str, turn: int, turns_left: int, diagnostics: bool, *,
+                feedback: str | None, fkind: str | None, new_rows: int = 0, left: int | None = 0,
+                draft: str | None = None, **extra: Any) -> tuple[Observation, int | None]:
+    """What the policy sees at one decision: the protocol's fields and the lab's (its diagnostics,
+    a system's records). Returns it with the index of the diagnostics entry shown (``None``: none)."""
     cfg = state.config
-    allowed = {"committee", "draft"} | ({"analysis"} if cfg.interpreter else set())
-    X_obs, y_obs = state.frozen_observations()
-    return Observation(
-        phase="explore", task=state.view, X=X_obs, y=y_obs, diagnostics=shown, turn=turn,
-        turns_left=cfg.exploration_turns - turn - 1, measurements_used=state.measurements,
-        measurements_left=left, allowed=frozenset(allowed), interpreter=cfg.interpreter,
-        feedback=feedback, noisy=bool(state.spec.noise > 0), batch_cap=cfg.batch_cap, feedback_kind=fkind,
-        new_rows=new_rows,
-    )
+    allowed = _ALLOWED[phase] | ({"analysis"} if cfg.interpreter and phase != "final" else set())
+    fields, diag_index = state.lab.observation_fields(phase, turn, diagnostics)
+    X_obs, y_obs = state.lab.frozen_observations()
+    obs = Observation(
+        phase=phase, task=state.view, X=X_obs, y=y_obs, turn=turn, turns_left=turns_left,  # type: ignore[arg-type]
+        measurements_used=state.measurements, measurements_left=left, allowed=frozenset(allowed),
+        interpreter=cfg.interpreter, draft=draft, feedback=feedback, noisy=bool(state.spec.noise > 0),
+        batch_cap=cfg.batch_cap, feedback_kind=fkind, new_rows=new_rows, **fields, **extra,
+    )  # fmt: skip
+    return obs, diag_index
 
 
 def _unaccepted(action: Action, interpreter: bool) -> tuple[str, str]:
@@ -250,18 +212,6 @@ def _unaccepted(action: Action, interpreter: bool) -> tuple[str, str]:
         f"Your reply could not be used ({action.error}); the turn is used. Reply with a committee of "
         f"2-{MAX_COMMITTEE} hypotheses" + (", an analysis request" if interpreter else "") + " or a draft law."
     ), "repair"
-
-
-def _fallback_hypotheses(diag: Diagnostics | None, names: tuple[str, ...]) -> list[str]:
-    """Generic stand-ins when a random planner's committee is unusable: the fitted power law, a sum."""
-    from etc_fast.diagnostics import power_law_expression
-
-    out = []
-    expr = power_law_expression(diag) if diag is not None else None
-    if expr is not None:
-        out.append(expr)
-    out.append(" + ".join(names))
-    return out
 
 
 def _parse_committee(hyps: list[Any], names: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -287,10 +237,8 @@ def _committee_turn(
     state: TrialState,
     action: Any,
     turn: int,
-    pool_X: np.ndarray,
-    pool_U: np.ndarray,
+    pool: Pool,
     available: np.ndarray,
-    diag: _Diag,
     ev: dict[str, Any],
     lead: str | None = None,
 ) -> tuple[str, str, int, list[str]]:
@@ -298,9 +246,7 @@ def _committee_turn(
 
     ``lead`` is put before the selection message (a random planner selecting after an unusable reply).
     """
-    from etc_fast.acquisition import plan_step
-
-    cfg, names = state.config, state.task.variable_names
+    cfg, lab, names = state.config, state.lab, state.task.variable_names
     hyps = action.hypotheses
     used = list(hyps[:MAX_COMMITTEE])
     n_dropped = max(0, len(hyps) - MAX_COMMITTEE)
@@ -320,7 +266,7 @@ def _committee_turn(
     if method != "random" and len(ok) < 2:
         msg = (
             f"Repair needed: the committee has {len(ok)} parseable hypothesis(es); at least 2 are required. "
-            "No measurement was taken; the turn is used."
+            f"{lab.nothing_taken}; the turn is used."
         )
         if failures:
             msg += "\nCould not parse:\n" + "\n".join(failures)
@@ -328,22 +274,17 @@ def _committee_turn(
         return "\n".join([msg, *notes]), "repair", 0, ok
 
     committee = [h for h in used if isinstance(h, str)]
-    if method == "random" and len(ok) < 2:
-        fallback = [h for h in _fallback_hypotheses(diag.value, names) if h not in ok]
+    stand_ins = lab.fallback_hypotheses() if method == "random" and len(ok) < 2 else []
+    if stand_ins:
+        fallback = [h for h in stand_ins if h not in ok]
         committee = ok + fallback
         ev["fallback_hypotheses"] = fallback
         notes.append(f"Fewer than 2 parseable hypotheses; selection continued with fallback hypotheses: {fallback}.")
 
     seed = derive_seed(state.spec.pool_seed, turn)
-    noisy_step = _noise_knobs_on(cfg) and state.spec.noise > 0  # a noiseless lab runs the paper's step
+    noisy_step = lab.noisy_selection()
     k = min(cfg.batch_cap, state.allowance(cfg.batch_cap), int(available.sum()) + (state.measurements if noisy_step else 0))
-    if noisy_step:
-        step = _noisy_step(state, committee, pool_X, pool_U, available, method, k, seed, diag.check)
-    else:
-        step = plan_step(
-            committee, names, state.X.copy(), state.y.copy(), pool_X, pool_U, available.copy(),
-            method=method, k=k, seed=seed,
-        )
+    step = lab.select(committee, ok, pool, available, k, seed, ev)
     ev["selection"] = to_jsonable(step.to_record())
     ev["selection_seed"] = seed
     idx = np.asarray(step.indices, dtype=np.int64).reshape(-1)
@@ -361,63 +302,30 @@ def _committee_turn(
         raise RuntimeError(f"acquisition returned invalid pool indices {idx.tolist()} / replicate rows {reps.tolist()} (k = {k})")
     available[idx] = False
     start = state.measurements
-    X_new = np.vstack([pool_X[idx], state.X[reps]]) if reps.size else pool_X[idx]
-    y_new = state.measure(X_new, "planner")
-    if noisy_step and cfg.stop_when_settled:  # the stopping rule's out-of-sample check, shown to the policy
-        from etc_fast.acquisition import check_prediction
-
-        diag.check = check_prediction(step, names, X_new, y_new)
-    diag.refresh(step if noisy_step else None)
-    ev["measured"] = {"indices": idx.tolist(), "X": X_new.tolist(), "y": to_jsonable(y_new)}
+    items = lab.batch(pool, idx, reps)
+    outputs = state.measure(items, "planner")
+    lab.after_batch(step, items, outputs)
+    ev["measured"] = {"indices": idx.tolist(), **lab.measured_event(items, outputs)}
     if reps.size:
         ev["measured"]["replicate_rows"] = reps.tolist()
-    ev["outcome"] = f"measured {idx.size + reps.size} point(s)"
+    ev["outcome"] = lab.outcome_text(int(idx.size + reps.size))
     if step.error:
         notes.append(f"Note: {step.error}")
     if getattr(step, "fallback_used", False):
         notes.append("Note: fewer than 2 hypotheses fitted the data well; the whole committee was used for scoring.")
     if failures:
         notes.append("Could not parse:\n" + "\n".join(failures))
-    n_new = idx.size + reps.size
-    msg = (
-        f"The planner ({method}) selected and measured {n_new} new point(s): observations "
-        f"{start + 1}-{start + n_new} (the last rows of X and y)."
-    )
-    if noisy_step:
-        from etc_fast.diagnostics import describe_noisy_step
-
-        msg += "\n" + describe_noisy_step(step, start, names, state.X[start : start + n_new])
-    return "\n".join([*([lead] if lead else []), msg, *notes]), "selection", int(idx.size), ok
-
-
-def _noise_knobs_on(cfg: Any) -> bool:
-    """Whether a planner configuration has a noise knob off its default (the noise-aware step then
-    runs in noisy labs; the task says whether the lab is noisy)."""
-    return any(getattr(cfg, name) != default for name, default in NOISE_KNOB_DEFAULTS.items())
-
-
-def _noisy_step(state: TrialState, committee: list[str], pool_X, pool_U, available, method: str, k: int, seed: int,
-                prior=None):
-    from etc_fast.acquisition import NoiseOptions, plan_noisy_step
-
-    cfg = state.config
-    # each knob as the type of its default (explore_fraction: 1 -> 1.0)
-    opts = NoiseOptions(**{name: type(default)(getattr(cfg, name)) for name, default in NOISE_KNOB_DEFAULTS.items()})
-    U_obs = state.task.inputs_to_unit(state.X)
-    return plan_noisy_step(
-        committee, state.task.variable_names, state.X.copy(), state.y.copy(), U_obs, pool_X, pool_U, available.copy(),
-        method=method, k=k, seed=seed, options=opts, noisy=bool(state.spec.noise > 0), prior=prior,
-    )  # fmt: skip
+    text = lab.selection_text(step, start, int(idx.size + reps.size), outputs, notes)
+    return "\n".join([*([lead] if lead else []), text]), "selection", int(idx.size), ok
 
 
 # ----------------------------------------------------------------------------------------
 # Synthesis
 # ----------------------------------------------------------------------------------------
-def _fresh_synthesis(state: TrialState, draft: str | None, diag: _Diag) -> Outcome:
-    cfg, spec, names = state.config, state.spec, state.task.variable_names
+def _fresh_synthesis(state: TrialState, draft: str | None) -> Outcome:
+    cfg, names = state.config, state.task.variable_names
     carried = draft if (draft is not None and not is_trivial_submission(draft, names)) else None
     begin_error = state.begin("synthesis")
-    allowed = {"final"} | ({"analysis"} if cfg.interpreter else set())
     n_turns = cfg.n_synthesis_turns
     law: str | None = None
     last_attempt: str | None = None
@@ -425,18 +333,10 @@ def _fresh_synthesis(state: TrialState, draft: str | None, diag: _Diag) -> Outco
     fkind: str | None = None
     synthesis_input: dict[str, Any] | None = None
     for t in range(n_turns):
-        shown, diag_index = diag.shown("synthesis", t)
-        X_obs, y_obs = state.frozen_observations()
-        obs = Observation(
-            phase="synthesis", task=state.view, X=X_obs, y=y_obs, diagnostics=shown, turn=t,
-            turns_left=n_turns - t - 1, measurements_used=state.measurements, measurements_left=0,
-            allowed=frozenset(allowed), interpreter=cfg.interpreter, draft=carried, feedback=feedback,
-            noisy=bool(spec.noise > 0), batch_cap=cfg.batch_cap, feedback_kind=fkind,
-        )
+        obs, diag_index = observation(state, "synthesis", t, n_turns - t - 1, cfg.diagnostics and cfg.synthesis_diagnostics,
+                                      feedback=feedback, fkind=fkind, draft=carried)
         if synthesis_input is None:
-            synthesis_input = to_jsonable(obs)
-            synthesis_input.pop("system", None)  # vanilla trials: records as before the systems tier
-            synthesis_input["sources"] = list(state.sources)
+            synthesis_input = state.lab.synthesis_input(obs)
         action, ev = _decide_event(state, obs, "synthesis", t, diag_index)
         if t == 0 and begin_error is not None:
             ev["policy_begin_error"] = begin_error
@@ -525,7 +425,7 @@ def _calibrated_best(texts: list[str], names: tuple[str, ...], X: np.ndarray, y:
     return best
 
 
-def _no_synthesis(state: TrialState, draft: str | None, last_committee: list[str], diag: _Diag) -> Outcome:
+def _no_synthesis(state: TrialState, draft: str | None, last_committee: list[str]) -> Outcome:
     """``synthesis: none``: the draft, else the best-fitting last committee hypothesis, else the power-law fit."""
     from etc_fast.diagnostics import power_law_expression
     from etc_fast.expr import parse
@@ -537,10 +437,12 @@ def _no_synthesis(state: TrialState, draft: str | None, last_committee: list[str
         state.events.append(ev)
         return Outcome(status="", final_source=draft, submission_origin="draft")
     candidates: list[tuple[str, str, Any]] = []
-    best = _calibrated_best(last_committee, names, state.X, state.y) if last_committee else None
+    X, y = state.lab.frozen_observations()
+    best = _calibrated_best(last_committee, names, X, y) if last_committee else None
     if best is not None:
         candidates.append(("committee", best[0], best[1]))
-    expr = power_law_expression(diag.value) if diag.value is not None else None
+    diag = state.lab.current_diagnostics()
+    expr = power_law_expression(diag) if diag is not None else None
     if expr is not None:
         candidates.append(("diagnostics", expr, None))
     for origin, text, err in candidates:

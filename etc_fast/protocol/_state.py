@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from etc_fast.core import Action, Observation, Policy, ProtocolConfig, TaskView, TrialSpec, to_jsonable
+from etc_fast.core import (
+    MAX_RECORDED_CHARS,
+    Action,
+    Observation,
+    Phase,
+    Policy,
+    ProtocolConfig,
+    TaskView,
+    TrialSpec,
+    clip_text,
+    to_jsonable,
+)
 from etc_fast.errors import InfrastructureError
-
-if TYPE_CHECKING:
-    from etc_fast.tasks._base import Task
+from etc_fast.labs import Lab
 
 _ACTION_KINDS = ("committee", "analysis", "draft", "experiment", "final", "invalid")
 #: Usage summed over a trial's actions: all replies, and the share of them that came from a cache.
 _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "calls", "cached", "prompt_tokens_cached", "completion_tokens_cached")
 #: Longest text (characters) of code output handed back to a policy.
 MAX_FEEDBACK_CHARS = 20_000
-#: Longest text field (raw reply, code, law source) kept in an action's record; the full length is
-#: recorded beside it. Replies are parsed only up to this length too (``etc_fast.llm`` cuts them).
-MAX_RECORDED_CHARS = 200_000
 #: Most hypotheses (or dropped hypotheses) listed in one action's record; the count is kept.
 MAX_RECORDED_ITEMS = 50
 #: Most experiment points listed in one action's record (the default request cap); the count is kept.
@@ -29,73 +34,62 @@ MAX_RECORDED_POINTS = 10_000
 
 
 class TrialState:
-    """Observations, counters and the event log of one running trial.
+    """The protocol's side of one running trial: the lab, the policy, counters and the event log.
 
-    Every simulator evaluation goes through :meth:`measure`, which enforces the measurement budget
-    and records the row's source; every policy decision goes through :meth:`decide`, which turns
-    any misbehaviour into an ``invalid`` action with the reason. The one exception let through is an
+    The lab (``etc_fast.labs``) owns the observations; every experiment goes through
+    :meth:`measure`, which enforces the measurement budget and records the row's source; every
+    policy decision goes through :meth:`decide`, which turns any misbehaviour into an ``invalid``
+    action with the reason. The one exception let through is an
     :class:`~etc_fast.errors.InfrastructureError` (no reply at all): it ends the trial.
     """
 
-    def __init__(self, spec: TrialSpec, task: Task, view: TaskView, policy: Policy, limits: Any = None) -> None:
+    def __init__(self, spec: TrialSpec, lab: Lab, view: TaskView, policy: Policy, limits: Any = None) -> None:
         self.spec = spec
         self.config: ProtocolConfig = spec.config
-        self.task = task
+        self.lab = lab
+        self.task = lab.task
         self.view = view
         self.policy = policy
         self.limits = limits
-        self.X = np.empty((0, task.d), dtype=np.float64)
-        self.y = np.empty(0, dtype=np.float64)
-        self.sources: list[str] = []
         self.events: list[dict[str, Any]] = []
-        self.diagnostics_log: list[dict[str, Any]] = []
         self.usage = {k: 0 for k in _USAGE_KEYS}
-        self.rng = np.random.default_rng([int(spec.noise_seed), int(spec.rollout)])
 
     # -- measurements --------------------------------------------------------------------
     @property
     def measurements(self) -> int:
-        """Simulator evaluations so far (one per observed row)."""
-        return int(self.y.shape[0])
+        """Experiments run so far (the unit of the measurement budget)."""
+        return self.lab.measurements
 
     @property
     def budget_left(self) -> int | None:
-        """Evaluations still allowed, or ``None`` without a budget."""
+        """Experiments still allowed, or ``None`` without a budget."""
         b = self.config.measurement_budget
         return None if b is None else max(0, b - self.measurements)
 
     def allowance(self, requested: int) -> int:
-        """How many of ``requested`` evaluations the budget admits."""
+        """How many of ``requested`` experiments the budget admits."""
         left = self.budget_left
         return requested if left is None else min(requested, left)
 
-    def measure(self, X: np.ndarray, source: str) -> np.ndarray:
-        """Evaluate the simulator at ``X`` (n, d), append the rows, return the outputs.
+    def measure(self, items: Any, source: str) -> Any:
+        """Run the experiments ``items`` in the lab, append them, return the outputs.
 
         Raises:
-            RuntimeError: if the rows would exceed the measurement budget (callers truncate first).
+            RuntimeError: if they would exceed the measurement budget (callers truncate first).
         """
-        X = np.ascontiguousarray(X, dtype=np.float64).reshape(-1, self.task.d)
+        n = self.lab.count(items)
         left = self.budget_left
-        if left is not None and X.shape[0] > left:
-            raise RuntimeError(f"{X.shape[0]} measurements requested with only {left} left in the budget")
-        if X.shape[0] == 0:
-            return np.empty(0)
-        y = np.asarray(self.task.measure(X, float(self.spec.noise), self.rng), dtype=np.float64).reshape(X.shape[0])
-        self.X = np.vstack([self.X, X])
-        self.y = np.concatenate([self.y, y])
-        self.sources.extend([source] * X.shape[0])
-        return y
+        if left is not None and n > left:
+            raise RuntimeError(f"{n} measurements requested with only {left} left in the budget")
+        return self.lab.run(items, source)
 
-    def frozen_observations(self) -> tuple[np.ndarray, np.ndarray]:
-        """Read-only copies of the observations (a policy cannot alter the record)."""
-        X, y = self.X.copy(), self.y.copy()
-        X.flags.writeable = False
-        y.flags.writeable = False
-        return X, y
+    @property
+    def diagnostics_log(self) -> list[dict[str, Any]]:
+        """The diagnostics blocks shown to the policy, in order."""
+        return self.lab.diagnostics_log
 
     def observations_record(self) -> dict[str, Any]:
-        return {"X": self.X.tolist(), "y": self.y.tolist(), "source": list(self.sources)}
+        return self.lab.record()
 
     # -- policy calls --------------------------------------------------------------------
     @property
@@ -110,7 +104,7 @@ class TrialState:
         """
         return int(self.spec.trial_id[:8], 16)
 
-    def begin(self, phase: str) -> str | None:
+    def begin(self, phase: Phase) -> str | None:
         """Start a policy context with :attr:`policy_seed`; returns the error text if ``begin`` raised."""
         try:
             self.policy.begin(phase, self.view, self.config, self.policy_seed)
@@ -156,14 +150,6 @@ class TrialState:
             if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0:
                 self.usage[key] += int(v)
 
-    # -- records -------------------------------------------------------------------------
-    def log_diagnostics(self, diag: Any, phase: str, turn: int) -> int:
-        """Record one diagnostics block shown to the policy; returns its index."""
-        entry = {"phase": phase, "turn": turn, "n_observations": self.measurements}
-        entry.update(to_jsonable(dataclasses.asdict(diag)))
-        self.diagnostics_log.append(entry)
-        return len(self.diagnostics_log) - 1
-
 
 def _short_repr(obj: object, limit: int = 500) -> str:
     try:
@@ -198,13 +184,6 @@ def _malformed(a: Action) -> str | None:
     elif a.kind == "invalid":
         return a.error if isinstance(a.error, str) and a.error else "the reply could not be used"
     return None
-
-
-def clip_text(text: str, limit: int = MAX_RECORDED_CHARS) -> str:
-    """``text`` cut to ``limit`` characters, with a note saying how much was left out."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n[... {len(text) - limit} more characters not recorded]"
 
 
 def action_record(a: Action, *, max_points: int = MAX_RECORDED_POINTS) -> dict[str, Any]:
@@ -244,34 +223,16 @@ def action_record(a: Action, *, max_points: int = MAX_RECORDED_POINTS) -> dict[s
     return rec
 
 
-def run_analysis(state: TrialState, code: str, *, preload: bool | dict[str, Any] = True) -> tuple[str, dict[str, Any]]:
-    """Run analysis code in the sandbox, with the observations preloaded unless ``preload`` is false.
-
-    Preloaded names: ``X`` (n, d), ``y`` (n,), one array per variable name, ``data`` (list of
-    dicts: variable names and ``y``). With ``preload=False`` (NewtonBench's interpreter) no
-    observation variable exists: the code must carry its numbers; a dict preloads exactly its
-    names (a system trial's records, ``SystemTrialState.analysis_preload``). Returns the feedback text and a
-    record of the run (``ok``, ``error``, ``stdout``, ``truncated``).
+def run_analysis(state: TrialState, code: str) -> tuple[str, dict[str, Any]]:
+    """Run analysis code in the sandbox with what the lab preloads (:meth:`Lab.analysis_data`:
+    nothing with ``interpreter_data: empty``, NewtonBench's interpreter, where the code carries its
+    own numbers). Returns the feedback text and a record of the run (``ok``, ``error``, ``stdout``,
+    ``truncated``).
     """
     from etc_fast.sandbox import run_code  # lazy: the sandbox pulls in process machinery
 
-    names = state.task.variable_names
-    reserved = {"X", "y", "data", "np", "math"}
-    data: dict[str, Any] = {}
-    shadowed = []
-    if isinstance(preload, dict):  # a system trial: exactly the names its records define
-        data = dict(preload)
-    elif preload:
-        data = {"X": state.X.copy(), "y": state.y.copy()}
-        for k, name in enumerate(names):
-            if name in reserved:
-                shadowed.append(name)
-                continue
-            data[name] = state.X[:, k].copy()
-        data["data"] = [
-            {**{name: float(state.X[i, k]) for k, name in enumerate(names)}, "y": float(state.y[i])}
-            for i in range(state.measurements)
-        ]
+    data = state.lab.analysis_data()
+    shadowed = state.lab.shadowed_names()
     try:
         res = run_code(code, data, limits=state.limits)
         ok, error, stdout, truncated = bool(res.ok), res.error, res.stdout or "", bool(res.truncated)

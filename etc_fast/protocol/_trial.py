@@ -5,18 +5,23 @@ from __future__ import annotations
 import platform
 import time
 import traceback
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-from etc_fast.core import Policy, TrialSpec, to_jsonable
+from etc_fast.core import Policy, TaskView, TrialSpec, to_jsonable
 from etc_fast.errors import InfrastructureError
+from etc_fast.labs import Lab, make_lab
 from etc_fast.protocol._baseline import run_baseline
 from etc_fast.protocol._planner import Outcome, run_planner
 from etc_fast.protocol._record import TrialRecord
 from etc_fast.protocol._state import TrialState
 from etc_fast.protocol._submission import precheck_submission
 
-__all__ = ["judge_submission", "package_versions", "run_trial"]
+__all__ = ["LOOPS", "judge_submission", "load_lab", "package_versions", "play", "run_trial"]
+
+#: The protocol loop by configuration family; each runs on any lab.
+LOOPS: dict[str, Callable[[TrialState], Outcome]] = {"planner": run_planner, "baseline": run_baseline}
 
 
 def package_versions() -> dict[str, str]:
@@ -30,6 +35,41 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[pkg] = "missing"
     return out
+
+
+def load_lab(spec: TrialSpec, policy: Policy) -> tuple[Lab, TaskView]:
+    """The lab of ``spec`` (its task loaded) and the task view its policy gets.
+
+    Raises:
+        Exception: the task cannot be loaded, or the policy cannot play this tier's planner.
+    """
+    from etc_fast.systems import SystemTask
+    from etc_fast.tasks import Task, get_task, task_view
+
+    if spec.system == "vanilla_equation":
+        task = get_task(spec.task, spec.difficulty, spec.law_version)
+        view = task_view(task)
+        return make_lab(spec, task, view), view
+    system_task = get_task(spec.task, spec.difficulty, spec.law_version, system=spec.system)
+    if not isinstance(system_task, SystemTask):
+        raise TypeError(f"{spec.task!r} on {spec.system} loaded as {type(system_task).__name__}, not a system task")
+    if spec.config.family == "planner" and getattr(policy, "plays_system_planner", True) is False:
+        raise NotImplementedError(
+            f"policy {getattr(policy, 'name', '?')!r} has no planner prompts for {spec.system} yet (docs/systems.md, Status)"
+        )
+    law = system_task.law  # signature and scoring: the law's vanilla task
+    if not isinstance(law, Task):
+        raise TypeError(f"{spec.task!r} on {spec.system}: its law is a {type(law).__name__}, not a task")
+    view = task_view(law)
+    return make_lab(spec, system_task, view), view
+
+
+def play(spec: TrialSpec, policy: Policy, limits: Any = None) -> tuple[TrialState, Outcome]:
+    """Load ``spec``'s lab and play its loop with ``policy``, without scoring or judging
+    (exceptions propagate: :func:`run_trial` is the caller that records them)."""
+    lab, view = load_lab(spec, policy)
+    state = TrialState(spec, lab, view, policy, limits)
+    return state, LOOPS[spec.config.family](state)
 
 
 def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any = None) -> TrialRecord:
@@ -54,19 +94,7 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
     t0 = time.perf_counter()
     record = TrialRecord(spec=spec, versions=package_versions())
     try:
-        from etc_fast.tasks import get_task, task_view
-
-        system_task = None
-        if spec.system != "vanilla_equation":
-            system_task = get_task(spec.task, spec.difficulty, spec.law_version, system=spec.system)
-            task = system_task.law  # signature and scoring: the law's vanilla task
-            if spec.config.family == "planner" and getattr(policy, "plays_system_planner", True) is False:
-                raise NotImplementedError(
-                    f"policy {getattr(policy, 'name', '?')!r} has no planner prompts for {spec.system} yet (docs/systems.md, Status)"
-                )
-        else:
-            task = get_task(spec.task, spec.difficulty, spec.law_version)
-        view = task_view(task)
+        lab, view = load_lab(spec, policy)
     except Exception as exc:  # noqa: BLE001
         record.status = "failed"
         record.error = f"task {spec.task!r} ({spec.difficulty}, {spec.law_version}) could not be loaded: {type(exc).__name__}: {exc}"
@@ -75,25 +103,11 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
         record.wall_s = time.perf_counter() - t0
         return record
 
-    if system_task is not None:
-        from etc_fast.protocol._systems import (
-            SystemTrialState,
-            run_system_baseline,
-            run_system_planner,
-        )
-
-        state: TrialState = SystemTrialState(spec, system_task, view, policy, limits)
-    else:
-        state = TrialState(spec, task, view, policy, limits)
+    state = TrialState(spec, lab, view, policy, limits)
     outcome = Outcome(status="failed")
     infra: InfrastructureError | None = None
     try:
-        if system_task is not None:
-            outcome = run_system_planner(state) if spec.config.family == "planner" else run_system_baseline(state)
-        elif spec.config.family == "planner":
-            outcome = run_planner(state)
-        else:
-            outcome = run_baseline(state)
+        outcome = LOOPS[spec.config.family](state)
     except InfrastructureError as exc:
         infra = exc
         record.error = exc.one_line()
@@ -126,8 +140,8 @@ def run_trial(spec: TrialSpec, policy: Policy, *, judge: Any = None, limits: Any
         record.evaluation = {}  # never scored (as any failed trial): replay has nothing to compare
         record.judge = {"judge": str(getattr(judge, "name", "structural")), "credited": False, "reason": reason, "status": "skipped"}
     else:
-        record.evaluation = _evaluate(record.final_source, task, limits)
-        record.judge = judge_submission(record.final_source, task, judge)
+        record.evaluation = _evaluate(record.final_source, lab.task, limits)
+        record.judge = judge_submission(record.final_source, lab.task, judge)
     record.wall_s = time.perf_counter() - t0
     return record
 

@@ -24,6 +24,7 @@ import yaml
 
 from etc_fast._urls import normalise_base_url
 from etc_fast.core import NOISE_KNOB_DEFAULTS
+from etc_fast.labs import lab_refusal
 from etc_fast.protocol import CONFIGURATIONS, ProtocolConfig
 from etc_fast.systems import SYSTEMS
 
@@ -809,6 +810,11 @@ class _Parser:
             custom = [t for t in tasks if _is_task_path(t)]
             if custom:
                 raise self.err(_join(key, "systems"), f"custom tasks have only the vanilla_equation system ({custom[0]})")
+        for system in systems:
+            for name in cfgs:
+                why = lab_refusal(system, ablations[name] if name in ablations else CONFIGURATIONS[name])
+                if why is not None:
+                    raise self.err(_join(key, "systems"), f"configuration {name!r} on {system}: {why}")
         return GridConfig(
             model=model,
             configurations=tuple(cfgs),

@@ -169,22 +169,10 @@ def _policy(config: Any, model: str, stand_in_args: tuple[int, int | None], text
 
 def _play(spec: Any, policy: Any) -> None:
     """The protocol's loop for ``spec`` (as ``run_trial`` plays it), without scoring or judging."""
-    from etc_fast.protocol._baseline import run_baseline
-    from etc_fast.protocol._planner import run_planner
-    from etc_fast.protocol._state import TrialState
-    from etc_fast.tasks import get_task, task_view
+    from etc_fast.protocol import play
 
     try:
-        if spec.system != "vanilla_equation":
-            from etc_fast.protocol._systems import SystemTrialState, run_system_baseline, run_system_planner
-
-            system_task = get_task(spec.task, spec.difficulty, spec.law_version, system=spec.system)
-            state: Any = SystemTrialState(spec, system_task, task_view(system_task.law), policy, None)
-            (run_system_planner if spec.config.family == "planner" else run_system_baseline)(state)
-        else:
-            task = get_task(spec.task, spec.difficulty, spec.law_version)
-            state = TrialState(spec, task, task_view(task), policy, None)
-            (run_planner if spec.config.family == "planner" else run_baseline)(state)
+        play(spec, policy)
     except InfrastructureError:
         pass  # the stand-in stops a first-call play here
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from etc_fast.labs import EquationLab
 from etc_fast.protocol import Action, TrialRecord
 from etc_fast.protocol import _baseline, _state
 from tests.protocol._helpers import GRAVITY_LAW, committee, draft, experiment, final, make_spec
@@ -16,7 +17,7 @@ def test_default_request_cap_is_documented_and_large():
 
 
 def test_oversized_request_runs_only_the_first_points(play, monkeypatch):
-    monkeypatch.setattr(_baseline, "MAX_EXPERIMENT_POINTS", 6)
+    monkeypatch.setattr(EquationLab, "default_request_cap", 6)
     rec, pol = play(make_spec("baseline_n"), [experiment(*([P] * 9)), experiment(P, P), final()])
     assert rec.measurements == 6 + 2
     fb = pol.observations[1].feedback
@@ -28,7 +29,7 @@ def test_oversized_request_runs_only_the_first_points(play, monkeypatch):
 
 
 def test_request_cap_and_budget_together(play, monkeypatch):
-    monkeypatch.setattr(_baseline, "MAX_EXPERIMENT_POINTS", 6)
+    monkeypatch.setattr(EquationLab, "default_request_cap", 6)
     rec, pol = play(make_spec("baseline_n", measurement_budget=4), [experiment(*([P] * 9)), final()])
     assert rec.measurements == 4
     assert "Only the first 4 of 9 requested" in pol.observations[1].feedback

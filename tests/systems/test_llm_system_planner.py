@@ -91,7 +91,7 @@ def test_planner_c_on_simple_system_completes_with_system_prompts(serve):  # noq
     assert "Rows whose record a constant law reproduces" in after_committee
     after_analysis = srv.requests[2]["messages"][-1]["content"]
     assert after_analysis.startswith("<python_output>") and f"{n_boot + 4} 2 6 {n_boot + 4}" in after_analysis
-    assert "fewer than 2 parseable hypotheses" in srv.requests[3]["messages"][-1]["content"]
+    assert "the committee has 1 parseable hypothesis(es); at least 2 are required" in srv.requests[3]["messages"][-1]["content"]
     assert "Your reply could not be used" in srv.requests[4]["messages"][-1]["content"]
 
     synth_system, synth = srv.requests[5]["messages"][0]["content"], srv.requests[5]["messages"][1]["content"]

@@ -49,17 +49,21 @@ def test_baseline_counts_experiments_and_stops_when_confident():
     assert r.judge["credited"], r.final_source
 
 
-def test_a_bad_experiment_request_is_a_repair_not_a_crash():
-    from etc_fast.protocol._systems import SystemTrialState, _system_experiment
+def test_a_bad_experiment_request_is_a_request_error_not_a_crash():
+    # the equation baseline's error kind (the systems loop filed it as "repair" before the one loop)
+    from etc_fast.labs import SystemLab
+    from etc_fast.protocol._baseline import _experiment
+    from etc_fast.protocol._state import TrialState
     from etc_fast.tasks import task_view
 
     st = get_task("m7_malus_law", "easy", "v0", system="simple_system")
     spec = TrialSpec(model="x", config=get_configuration("baseline_n"), task="m7_malus_law", system="simple_system")
-    state = SystemTrialState(spec, st, task_view(st.law), policy=None)
+    view = task_view(st.law)
+    state = TrialState(spec, SystemLab(spec, st, view), view, policy=None)
     ev: dict = {}
-    text, kind, n = _system_experiment(state, [{"I_0": 10.0, "nonsense": 1.0}], ev)
-    assert (kind, n, state.measurements) == ("repair", 0, 0) and "nonsense" in text
-    text, kind, n = _system_experiment(state, [{"I_0": 10.0, "theta": 0.2}], ev)
+    text, kind, n = _experiment(state, [{"I_0": 10.0, "nonsense": 1.0}], ev, 100)
+    assert (kind, n, state.measurements) == ("request_error", 0, 0) and "nonsense" in text
+    text, kind, n = _experiment(state, [{"I_0": 10.0, "theta": 0.2}], ev, 100)
     assert (kind, n, state.measurements) == ("experiment", 1, 1) and "<experiment_output>" in text
 
 

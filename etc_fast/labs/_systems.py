@@ -1,0 +1,293 @@
+"""The systems lab (``simple_system``, ``complex_system``): an experiment is one control dict.
+
+The simulator answers with NewtonBench's output (a time series of at most 20 points, or one
+reading). The measurement count is the number of experiments run; the record also keeps the
+simulated points (finite numbers returned). Scoring is unchanged: the submitted ``discovered_law``
+is replayed on the law's vanilla 5000-point grid.
+
+Planner rules (docs/systems.md, "Planner on systems"): the pool is ``pool_size`` scrambled Sobol
+requests over the system's control domain; the bootstrap is the pool's first ``max(bootstrap_min,
+n_controls + 1)`` points (Sobol's first points fill the domain); a committee turn fits each
+hypothesis's free constants to the observations through the simulator and scores the pool by the
+disagreement of the simulated series (:func:`etc_fast.acquisition.select_series`). Diagnostics are
+the derived law table (``etc_fast.systems``), shown inside the system observation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+from typing import Any
+
+import numpy as np
+
+from etc_fast.core import (
+    NOISE_KNOB_DEFAULTS,
+    Observation,
+    ProtocolConfig,
+    SystemObservation,
+    TaskView,
+    TrialSpec,
+    derive_seed,
+    to_jsonable,
+)
+from etc_fast.labs._base import Lab, Pool, RequestError
+
+
+def format_system_output(outputs: list[Any]) -> str:
+    """The reply to a system experiment: NewtonBench's outputs as a JSON list."""
+    return "<experiment_output>\n" + json.dumps(to_jsonable(outputs)) + "\n</experiment_output>"
+
+
+class SystemLab(Lab):
+    """A NewtonBench simulated system; ``system_task`` runs the experiments, ``task`` is its law's
+    vanilla task. The law's ``X``/``y`` stay empty: no law value is ever observed directly."""
+
+    name = "systems"
+    default_request_cap = 100
+    noun = "experiment"
+    nothing_taken = "No experiment was run"
+
+    @classmethod
+    def refusal(cls, config: ProtocolConfig) -> str | None:
+        if config.family == "planner" and config.synthesis == "none":
+            return ("synthesis: none has no rule on simulated systems (its stand-ins, the best-fitting committee "
+                    "law and the diagnostics' power law, are fitted to observed law values, which a system "
+                    "trial never has); use synthesis: fresh")
+        on = [n for n, d in NOISE_KNOB_DEFAULTS.items() if getattr(config, n) != d]
+        if config.family == "planner" and on:
+            return (f"the noise knobs ({', '.join(on)}) have no series rule on simulated systems yet; "
+                    "run them on vanilla_equation")
+        return None
+
+    def __init__(self, spec: TrialSpec, system_task: Any, view: TaskView) -> None:
+        super().__init__(spec, system_task.law, view)
+        from etc_fast.systems._prompts import apparatus_block
+        from etc_fast.systems._spec import spec as system_spec
+
+        self.system_task = system_task
+        self.module, self.system = system_task.module, system_task.system
+        self.sys_spec = system_spec(self.module, self.system)
+        self.apparatus = apparatus_block(self.sys_spec, law_signature=view.signature, law_meaning=view.output_description)
+        self.requests: list[dict[str, Any]] = []
+        self.outputs: list[Any] = []
+        self.series = np.empty((0, len(self.sys_spec.channels), self.sys_spec.n_times))
+        self._derived: Any = None
+        self._derived_rows: Any = None  # DerivedTableCache: re-derives only the experiments added
+
+    # -- measuring -------------------------------------------------------------------------
+    @property
+    def measurements(self) -> int:
+        return len(self.requests)
+
+    @property
+    def simulated_points(self) -> int:
+        """Points returned (time points of a series, or 1 for a reading), summed over experiments."""
+        if not len(self.series):
+            return 0
+        return int(np.isfinite(self.series).sum(axis=2).max(axis=1).sum())
+
+    def run(self, items: Any, source: str) -> list[Any]:
+        from etc_fast.systems._forward import observe
+
+        requests = list(items)
+        if not requests:
+            return []
+        seed = derive_seed(int(self.spec.noise_seed), int(self.spec.rollout), len(self.requests))
+        outs = self.system_task.experiment(requests, noise_level=float(self.spec.noise), rng_seed=seed)
+        self.requests.extend(dict(r) for r in requests)
+        self.outputs.extend(outs)
+        self.series = np.concatenate([self.series, observe(self.module, self.system, outs)])
+        self.sources.extend([source] * len(requests))
+        self._derived = None
+        return outs
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "requests": to_jsonable(self.requests), "outputs": to_jsonable(self.outputs),
+            "source": list(self.sources), "simulated_points": self.simulated_points,
+        }
+
+    # -- pool and bootstrap ----------------------------------------------------------------
+    def pool(self) -> Pool:
+        from etc_fast.sampling import pool_unit
+        from etc_fast.systems._forward import controls_matrix
+        from etc_fast.systems._pool import system_pool
+
+        requests = system_pool(self.module, self.system, self.spec.pool_seed, self.config.pool_size)
+        U = pool_unit(len(self.sys_spec.pool_controls), self.spec.pool_seed, self.config.pool_size)
+        return Pool(U=U, items=requests, X=controls_matrix(self.sys_spec, requests))
+
+    def bootstrap(self, pool: Pool, available: np.ndarray, allowance: int | None) -> tuple[int, dict[str, Any]]:
+        wanted = max(self.config.bootstrap_min, len(self.sys_spec.pool_controls) + 1)
+        n_boot = wanted if allowance is None else min(wanted, allowance)
+        boot = list(range(n_boot))
+        available[boot] = False
+        self.run([pool.items[i] for i in boot], "bootstrap")
+        return n_boot, {"phase": "explore", "event": "bootstrap", "indices": boot, "n": n_boot}
+
+    # -- baseline requests -----------------------------------------------------------------
+    def parse_request(self, points: list[Any]) -> list[dict[str, Any]]:
+        keys = {c.key for c in self.sys_spec.controls}
+        reqs = []
+        for i, p in enumerate(points):
+            if not isinstance(p, dict):
+                raise RequestError(f"experiment {i} is not a JSON object of controls")
+            unknown = sorted(set(p) - keys)
+            if unknown:
+                raise RequestError(f"experiment {i} has unknown controls {unknown}; the controls are {sorted(keys)}")
+            reqs.append(dict(p))
+        return reqs
+
+    def measured_event(self, items: Any, outputs: Any) -> dict[str, Any]:
+        return {"requests": to_jsonable(list(items)), "outputs": to_jsonable(outputs)}
+
+    def format_outputs(self, outputs: Any, interpreter: bool) -> str:
+        return format_system_output(outputs)
+
+    def outcome_text(self, n: int) -> str:
+        return f"ran {n} experiment(s)"
+
+    # -- what an agent sees ----------------------------------------------------------------
+    def interpreter_data(self) -> str:
+        """Analysis code on a system finds its records preloaded unless the configuration says
+        ``interpreter_data: empty`` (the system prompts describe the preloaded names)."""
+        return self.config.interpreter_data or "preloaded"
+
+    def derived_table(self) -> Any:
+        """The derived law table of the experiments so far (recomputed only for new experiments)."""
+        from etc_fast.systems._derive import record_times
+        from etc_fast.systems._derive_cache import DerivedTableCache
+
+        if self._derived is None:
+            if self._derived_rows is None:
+                self._derived_rows = DerivedTableCache()
+            times = record_times(self.module, self.system, self.outputs)
+            self._derived = self._derived_rows.table(self.module, self.system, self.requests, self.series, times)
+        return self._derived
+
+    def system_observation(self, diagnostics: bool) -> SystemObservation:
+        series = self.series.copy()
+        series.flags.writeable = False
+        return SystemObservation(
+            module=self.module, system=self.system, apparatus=self.apparatus, spec=self.sys_spec,
+            requests=tuple(dict(r) for r in self.requests), outputs=tuple(self.outputs), series=series,
+            derived=self.derived_table() if diagnostics and self.requests else None,
+        )
+
+    def observation_fields(self, phase: str, turn: int, diagnostics: bool) -> tuple[dict[str, Any], int | None]:
+        return {"diagnostics": None, "system": self.system_observation(diagnostics)}, None
+
+    def analysis_data(self) -> dict[str, Any]:
+        """``X`` (controls, one row per experiment, spec order), ``series`` (float64[n, channels,
+        times]) and ``data`` (the requests with their outputs); nothing with ``interpreter_data: empty``."""
+        from etc_fast.systems._forward import controls_matrix
+
+        if self.interpreter_data() != "preloaded":
+            return {}
+        C = controls_matrix(self.sys_spec, self.requests) if self.requests else np.empty((0, len(self.sys_spec.controls)))
+        return {"X": C, "y": np.empty(0), "series": self.series.copy(),
+                "data": [{"request": r, "output": o} for r, o in zip(to_jsonable(self.requests), to_jsonable(self.outputs))]}
+
+    def shadowed_names(self) -> list[str]:
+        return []
+
+    def synthesis_input(self, obs: Observation) -> dict[str, Any]:
+        return {"requests": to_jsonable(self.requests), "outputs": to_jsonable(self.outputs),
+                "draft": obs.draft, "sources": list(self.sources)}
+
+    # -- selection -------------------------------------------------------------------------
+    def batch(self, pool: Pool, idx: np.ndarray, reps: np.ndarray) -> list[dict[str, Any]]:
+        return [pool.items[int(i)] for i in idx] + [dict(self.requests[int(r)]) for r in reps]
+
+    def _calibrated(self, texts: list[str]) -> list[Any]:
+        from etc_fast.expr import parse
+        from etc_fast.systems._planning import calibrate
+
+        names = self.task.variable_names
+        progs = []
+        for t in texts:
+            prog = parse(t, names)
+            if prog.nuisance and self.requests:
+                prog = calibrate(prog, self.module, self.system, self.requests, self.series, max_nfev=60).program
+            progs.append(prog)
+        return progs
+
+    def select(self, committee: list[str], parsed: list[str], pool: Pool, available: np.ndarray, k: int, seed: int,
+               ev: dict[str, Any]) -> Any:
+        from etc_fast.core import clip_text
+
+        method = self.config.acquisition
+        progs = None
+        if method != "random" and len(parsed) >= 2:
+            progs = self._calibrated(parsed)
+            ev["committee"]["calibrated"] = [clip_text(p.text, 2000) for p in progs]
+        return select_series(
+            progs, self.module, self.system, pool.X, pool.U, available, method=method, k=k, seed=seed,
+            precision=max(5e-7, float(self.spec.noise)),
+        )
+
+    def selection_text(self, step: Any, start: int, n_new: int, outputs: Any, notes: list[str]) -> str:
+        head = (f"The planner ({self.config.acquisition}) selected and ran {n_new} new experiment(s): experiments "
+                f"{start + 1}-{start + n_new}.")
+        return "\n".join([head, *notes, format_system_output(outputs)])
+
+
+#: Smallest unit-cube distance between two points of one planner batch (diversity, S2.2).
+MIN_SEPARATION = 0.05
+
+
+@dataclasses.dataclass
+class SeriesStep:
+    """A batch chosen on a system: pool ``indices`` in selection order and what the record keeps."""
+
+    indices: np.ndarray
+    record: dict[str, Any]
+    replicate_rows: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    error: str | None = None
+    fallback_used: bool = False
+
+    def to_record(self) -> dict[str, Any]:
+        return dict(self.record)
+
+
+def select_series(progs: list[Any] | None, module: str, system: str, pool_C: np.ndarray, pool_U: np.ndarray,
+                  available: np.ndarray, *, method: str, k: int, seed: int, precision: float) -> SeriesStep:
+    """Choose up to ``k`` available pool requests by the disagreement of simulated series.
+
+    ``progs`` are the committee's calibrated programs (``None``: random selection, also for a
+    committee of fewer than two). ``variance`` scores a candidate by :func:`series_disagreement`,
+    ``pairwise`` by the mean of the same score over hypothesis pairs; the batch takes the best
+    candidates by score, skipping any closer than :data:`MIN_SEPARATION` (unit-cube distance) to one
+    already in the batch. ``random`` draws ``k`` candidates with ``seed``.
+    """
+    from etc_fast.expr import pack
+    from etc_fast.systems._forward import predict
+    from etc_fast.systems._planning import series_disagreement
+    from etc_fast.systems._quiet import quiet
+
+    idx_av = np.flatnonzero(available)
+    if progs is None:
+        rng = np.random.default_rng(seed)
+        drawn = sorted(rng.choice(idx_av, size=k, replace=False).tolist())
+        return SeriesStep(indices=np.asarray(drawn, dtype=np.int64), record={"method": "random", "seed": seed})
+    pred = predict(module, system, pack(progs), pool_C[idx_av])
+    if method == "variance":
+        score = series_disagreement(pred, precision=precision)
+    else:
+        pairs = [series_disagreement(pred[[a, b]], precision=precision) for a, b in itertools.combinations(range(len(progs)), 2)]
+        with quiet():
+            score = np.nanmean(np.stack(pairs), axis=0)
+    score = np.where(np.isfinite(score), score, -np.inf)
+    order = np.argsort(-score, kind="stable")
+    chosen: list[int] = []
+    for j in order:
+        if len(chosen) >= k or not np.isfinite(score[j]):
+            break
+        i = int(idx_av[j])
+        if all(np.linalg.norm(pool_U[i] - pool_U[c]) >= MIN_SEPARATION for c in chosen):
+            chosen.append(i)
+    record = {"method": method, "seed": seed, "scores": [float(score[np.flatnonzero(idx_av == c)[0]]) for c in chosen]}
+    return SeriesStep(indices=np.asarray(chosen, dtype=np.int64), record=record,
+                      error=None if chosen else "no pool point received a finite score")
