@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _write(args: argparse.Namespace) -> int:
     from etc_fast.report import N_DRAWS, SEED, write_report
-    from etc_fast.runner import RunDirError, verify_before_rewrite, write_manifest
+    from etc_fast.store import RunDirError, verify_before_rewrite, write_manifest
 
     try:
         if not Path(args.run_dir).is_dir():
@@ -108,7 +108,7 @@ def _write(args: argparse.Namespace) -> int:
 
 def _compare(runs: Sequence[str], out: str) -> int:
     from etc_fast.report._viewer import build_compare, compare_table
-    from etc_fast.runner import RunDirError
+    from etc_fast.store import RunDirError
 
     for run in runs:
         root = Path(run)

@@ -8,8 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from etc_fast.protocol import CONFIGURATIONS
-from etc_fast.runner._schema import TRIALS_SCHEMA, entries_frame, trials_frame
-from etc_fast.runner._store import read_trials
+from etc_fast.store import TRIALS_SCHEMA, entries_frame, read_trials, trials_frame
 
 __all__ = ["load_trials", "CONFIG_ORDER", "FAMILY_GROUPS", "config_label", "paper_label", "variant_label", "task_sort_key"]
 

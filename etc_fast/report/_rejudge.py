@@ -31,7 +31,7 @@ def rejudge_run(run_dir: str | os.PathLike[str], judge_name: str) -> dict[str, A
     """
     from etc_fast.core import TrialSpec
     from etc_fast.evaluate import create_judge
-    from etc_fast.runner._store import TRIALS, _atomic_write, _write_parquet, read_trials
+    from etc_fast.store import TRIALS, atomic_write, read_trials, write_parquet
     from etc_fast.tasks import get_task
 
     root = Path(run_dir)
@@ -64,11 +64,11 @@ def rejudge_run(run_dir: str | os.PathLike[str], judge_name: str) -> dict[str, A
         summary.update(credited=verdict.credited, judge=verdict.judge, judge_reason=verdict.reason)
         entry["summary"] = summary
     lines = b"".join(json.dumps(e, sort_keys=True, allow_nan=False).encode() + b"\n" for e in entries)
-    _atomic_write(path, lines)
-    _write_parquet(root, entries)
+    atomic_write(path, lines)
+    write_parquet(root, entries)
     info = {"judge": judge.name, "version": getattr(judge, "version", None), "n_judged": n_judged,
             "n_changed": n_changed, "credited_before": before, "credited_after": after}
-    _atomic_write(root / JUDGE_FILE, (json.dumps(info, indent=2) + "\n").encode())
+    atomic_write(root / JUDGE_FILE, (json.dumps(info, indent=2) + "\n").encode())
     return info
 
 

@@ -165,7 +165,7 @@ def run_data(run_dir: str | os.PathLike[str], *, run_index: int = 0) -> tuple[di
     """
     from etc_fast.report._load import load_trials
     from etc_fast.report._rejudge import judge_label
-    from etc_fast.runner._store import TRIALS, read_trials
+    from etc_fast.store import TRIALS, read_trials
 
     root = Path(run_dir)
     df = load_trials(root)
@@ -274,10 +274,10 @@ def _markup(text: str):
 
 
 def _write(path: Path, html: str) -> Path:
-    from etc_fast.runner._store import _atomic_write
+    from etc_fast.store import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, html.encode("utf-8"))
+    atomic_write(path, html.encode("utf-8"))
     os.chmod(path, 0o644)  # a page to open and share (the temporary file it was written as is private)
     return path
 

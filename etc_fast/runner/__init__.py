@@ -31,16 +31,16 @@ from etc_fast.runner._grid import describe_grid, expand_grid
 from etc_fast.runner._progress import Progress, format_duration
 from etc_fast.runner._replay import Difference, ReplayReport, replay_run
 from etc_fast.runner._run import PreflightError, RunResult, RunStopped, run_config
-from etc_fast.runner._schema import TRIALS_SCHEMA, trials_frame
-from etc_fast.runner._store import (
+from etc_fast.runner._store import RunStore, package_versions
+from etc_fast.store import (
+    TRIALS_SCHEMA,
     RunDirError,
-    RunStore,
     check_manifest,
     export_parquet,
     file_hashes,
-    package_versions,
     read_manifest,
     read_trials,
+    trials_frame,
     verify_before_rewrite,
     write_manifest,
 )

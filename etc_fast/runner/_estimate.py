@@ -283,7 +283,7 @@ def write_estimate(config: Any, pending: Sequence[Any], out: str | os.PathLike[s
 
 def stored_finished(out: str | os.PathLike[str]) -> set[str]:
     """Trial ids already stored as results in the run directory ``out`` (read only)."""
-    from etc_fast.runner._store import TRIALS, is_finished, read_trials
+    from etc_fast.store import TRIALS, is_finished, read_trials
 
     path = Path(out) / TRIALS
     if not path.is_file():

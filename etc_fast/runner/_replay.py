@@ -18,7 +18,7 @@ from typing import Any
 
 from etc_fast.core import from_json_float
 from etc_fast.protocol import TrialRecord, TrialSpec, to_jsonable
-from etc_fast.runner._store import TRIALS, check_manifest, file_hashes, read_trials
+from etc_fast.store import TRIALS, check_manifest, file_hashes, read_trials
 
 __all__ = ["Difference", "ReplayReport", "replay_run"]
 

@@ -17,7 +17,8 @@ from etc_fast.runner._config import RunConfig
 from etc_fast.runner._executors import TrialWorker, _llm_stop, create_executor
 from etc_fast.runner._grid import expand_grid
 from etc_fast.runner._progress import Progress, format_duration
-from etc_fast.runner._store import RunDirError, RunStore, write_manifest, writing
+from etc_fast.runner._store import RunStore
+from etc_fast.store import RunDirError, write_manifest, writing
 
 __all__ = ["PreflightError", "RunResult", "RunStopped", "interrupt_on_sigterm", "run_config"]
 

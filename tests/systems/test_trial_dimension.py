@@ -17,7 +17,7 @@ import pytest
 from etc_fast.protocol import CONFIGURATIONS, TrialRecord, TrialSpec, run_trial
 from etc_fast.report import condition_keys
 from etc_fast.runner import ConfigError, expand_grid, load_config, parse_config
-from etc_fast.runner._schema import trials_frame
+from etc_fast.store import trials_frame
 from etc_fast.systems import SIM_SYSTEMS, is_error, simulate
 from etc_fast.systems._hidden import hidden_law
 from etc_fast.systems._pool import system_pool
