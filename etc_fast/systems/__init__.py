@@ -15,9 +15,10 @@ The hidden law is bound only inside :class:`SystemTask` (trusted side). :func:`s
 public forward model: the same apparatus with any candidate law in its place.
 
 Each module's facts in a system (spec, simulator, forward model, points and observation rules,
-hidden-law guard, prompt response shape) are one ``SystemDefinition``
-(:mod:`etc_fast.systems.defs`, one file per module), looked up by ``(module, system)`` in
-:mod:`etc_fast.systems._registry`.
+hidden-law guard, prompt response shape) are one :class:`SystemDefinition`
+(:mod:`etc_fast.systems.defs`, one file per module), looked up by ``(module, system)`` with
+:func:`definition`. This package's public names below are what the protocol, the policies and
+the LLM prompts use; its private modules are implementation.
 """
 
 from __future__ import annotations
@@ -28,10 +29,34 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from etc_fast.systems._definition import SIM_SYSTEMS, SYSTEMS, SystemDefinition
+from etc_fast.systems._definition import SIM_SYSTEMS, SYSTEMS, Control, SystemDefinition, SystemSpec
+from etc_fast.systems._derive import (
+    PRECISION,
+    DerivedTable,
+    derive_law_table,
+    fit_power_law,
+    power_law_rms,
+    record_times,
+    refit_factor,
+)
+from etc_fast.systems._derive_cache import DerivedTableCache
+from etc_fast.systems._forward import controls_matrix, observe, pack_family, predict, predict_paired
 from etc_fast.systems._hidden import LAW_ARGS, hidden_law
-from etc_fast.systems._registry import lookup
+from etc_fast.systems._planning import Calibration, calibrate, series_disagreement
+from etc_fast.systems._pool import system_pool
+from etc_fast.systems._prompts import (
+    apparatus_block,
+    system_baseline_message,
+    system_explore_first_message,
+    system_explore_next_message,
+    system_planner_system_prompt,
+    system_synthesis_first_message,
+    system_synthesis_system_prompt,
+)
+from etc_fast.systems._quiet import quiet
+from etc_fast.systems._registry import definition, definitions, lookup
 from etc_fast.systems._simkit import MAX_POINTS, MAX_RETURNED, Noise
+from etc_fast.systems._spec import spec
 
 if TYPE_CHECKING:
     from etc_fast.tasks._base import Task
@@ -40,12 +65,43 @@ __all__ = [
     "LAW_ARGS",
     "MAX_POINTS",
     "MAX_RETURNED",
+    "PRECISION",
     "SIM_SYSTEMS",
     "SYSTEMS",
+    "Calibration",
+    "Control",
+    "DerivedTable",
+    "DerivedTableCache",
+    "SystemDefinition",
+    "SystemSpec",
     "SystemTask",
+    "apparatus_block",
     "build_system_task",
+    "calibrate",
+    "controls_matrix",
+    "definition",
+    "definitions",
+    "derive_law_table",
+    "fit_power_law",
     "is_error",
+    "observe",
+    "pack_family",
+    "power_law_rms",
+    "predict",
+    "predict_paired",
+    "quiet",
+    "record_times",
+    "refit_factor",
+    "series_disagreement",
     "simulate",
+    "spec",
+    "system_baseline_message",
+    "system_explore_first_message",
+    "system_explore_next_message",
+    "system_planner_system_prompt",
+    "system_pool",
+    "system_synthesis_first_message",
+    "system_synthesis_system_prompt",
 ]
 
 #: NewtonBench passes these as keywords next to the request's keys: a request carrying one of
