@@ -204,7 +204,7 @@ class TrajectoryKernel:
 PointsRule = Callable[[SystemSpec, np.ndarray], np.ndarray]
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class ForwardInput:
     """What a closed-form forward model computes from: the candidates and the experiments.
 
