@@ -13,34 +13,96 @@ nan
 
 The hidden law is bound only inside :class:`SystemTask` (trusted side). :func:`simulate` is the
 public forward model: the same apparatus with any candidate law in its place.
+
+Each module's facts in a system (spec, simulator, forward model, points and observation rules,
+hidden-law guard, prompt response shape) are one :class:`SystemDefinition`
+(:mod:`etc_fast.systems.defs`, one file per module), looked up by ``(module, system)`` with
+:func:`definition`. This package's public names below are what the protocol, the policies and
+the LLM prompts use; its private modules are implementation.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from etc_fast.systems._definition import SIM_SYSTEMS, SYSTEMS, Control, SystemDefinition, SystemSpec
+from etc_fast.systems._derive import (
+    PRECISION,
+    DerivedTable,
+    derive_law_table,
+    fit_power_law,
+    power_law_rms,
+    record_times,
+    refit_factor,
+)
+from etc_fast.systems._derive_cache import DerivedTableCache
+from etc_fast.systems._forward import controls_matrix, observe, pack_family, predict, predict_paired
 from etc_fast.systems._hidden import LAW_ARGS, hidden_law
-from etc_fast.systems._simulators import MAX_POINTS, MAX_RETURNED, SIMULATORS, Noise
+from etc_fast.systems._planning import Calibration, calibrate, series_disagreement
+from etc_fast.systems._pool import system_pool
+from etc_fast.systems._prompts import (
+    apparatus_block,
+    system_baseline_message,
+    system_explore_first_message,
+    system_explore_next_message,
+    system_planner_system_prompt,
+    system_synthesis_first_message,
+    system_synthesis_system_prompt,
+)
+from etc_fast.systems._quiet import quiet
+from etc_fast.systems._registry import definition, definitions, lookup
+from etc_fast.systems._simkit import MAX_POINTS, MAX_RETURNED, Noise
+from etc_fast.systems._spec import spec
+
+if TYPE_CHECKING:
+    from etc_fast.tasks._base import Task
 
 __all__ = [
     "LAW_ARGS",
     "MAX_POINTS",
     "MAX_RETURNED",
+    "PRECISION",
     "SIM_SYSTEMS",
     "SYSTEMS",
+    "Calibration",
+    "Control",
+    "DerivedTable",
+    "DerivedTableCache",
+    "SystemDefinition",
+    "SystemSpec",
     "SystemTask",
+    "apparatus_block",
     "build_system_task",
+    "calibrate",
+    "controls_matrix",
+    "definition",
+    "definitions",
+    "derive_law_table",
+    "fit_power_law",
     "is_error",
+    "observe",
+    "pack_family",
+    "power_law_rms",
+    "predict",
+    "predict_paired",
+    "quiet",
+    "record_times",
+    "refit_factor",
+    "series_disagreement",
     "simulate",
+    "spec",
+    "system_baseline_message",
+    "system_explore_first_message",
+    "system_explore_next_message",
+    "system_planner_system_prompt",
+    "system_pool",
+    "system_synthesis_first_message",
+    "system_synthesis_system_prompt",
 ]
-
-#: NewtonBench's three systems, in its order; ``vanilla_equation`` is :mod:`etc_fast.tasks`' Task.
-SYSTEMS: tuple[str, ...] = ("vanilla_equation", "simple_system", "complex_system")
-#: The two simulated systems.
-SIM_SYSTEMS: tuple[str, ...] = ("simple_system", "complex_system")
 
 #: NewtonBench passes these as keywords next to the request's keys: a request carrying one of
 #: them collides (``TypeError: got multiple values for keyword argument``).
@@ -93,21 +155,27 @@ def simulate(
         floats for m7/m9; m11-simple raw floats in a dict, m11-complex an int), or
         ``{"error": "<ExceptionType>: <message>"}`` where NewtonBench would raise.
     """
-    try:
-        sim = SIMULATORS[(module, system)]
-    except KeyError:
+    defn = lookup(module, system)
+    if defn is None:
         raise ValueError(
             f"no simulator for module {module!r} in system {system!r}; systems: {', '.join(SIM_SYSTEMS)}"
-        ) from None
+        )
     noise = Noise(_check_noise(noise_level), np.random.default_rng(rng_seed))
-    legacy = np.random.RandomState(rng_seed) if module == "m11_heat_transfer" else None
+    legacy = np.random.RandomState(rng_seed) if defn.legacy_rng else None
     out: list[object] = []
     for i, request in enumerate(requests):
-        out.append(_one(sim, request, law, noise, legacy, i))
+        out.append(_one(defn, request, law, noise, legacy, i))
     return out
 
 
-def _one(sim, request, law, noise, legacy, index: int) -> object:
+def _one(
+    defn: SystemDefinition,
+    request: object,
+    law: Callable[..., object],
+    noise: Noise,
+    legacy: np.random.RandomState | None,
+    index: int,
+) -> object:
     if not isinstance(request, Mapping):
         return {
             "error": f"TypeError: experiment {index} must be an object of controls, got {type(request).__name__}"
@@ -119,7 +187,7 @@ def _one(sim, request, law, noise, legacy, index: int) -> object:
             }
     try:
         with np.errstate(all="ignore"):
-            return sim(dict(request), law, noise, legacy)
+            return defn.simulator(dict(request), law, noise, legacy)
     except Exception as exc:  # NewtonBench raises here; the agent gets the error value  # noqa: BLE001
         return {"error": f"{type(exc).__name__}: {exc}"}
 
@@ -142,7 +210,7 @@ class SystemTask:
     difficulty: str
     law_version: str
     system: str
-    law: object = dataclasses.field(repr=False)
+    law: Task = dataclasses.field(repr=False)
     _hidden: Callable[..., object] = dataclasses.field(repr=False, default=None)
 
     @property
@@ -176,7 +244,7 @@ class SystemTask:
         )
 
 
-def build_system_task(law_task, system: str) -> SystemTask:
+def build_system_task(law_task: Task, system: str) -> SystemTask:
     """Wrap a NewtonBench vanilla task's law in one of the simulated systems (arguments validated)."""
     if system not in SIM_SYSTEMS:
         raise ValueError(f"unknown system {system!r}; valid: {', '.join(SYSTEMS)}")

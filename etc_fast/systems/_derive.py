@@ -321,7 +321,7 @@ class PowerLawFit:
         expression: The law in the hypothesis language.
     """
 
-    def __init__(self, K: float, exponents: np.ndarray, rms: float, names: Sequence[str]) -> None:
+    def __init__(self, K: float, exponents: Sequence[float] | np.ndarray, rms: float, names: Sequence[str]) -> None:
         self.K, self.exponents, self.rms = float(K), np.asarray(exponents, dtype=np.float64), float(rms)
         terms = [f"{n}**{float(p)!r}" for n, p in zip(names, self.exponents) if p != 0]
         self.expression = " * ".join([repr(self.K), *terms])

@@ -18,15 +18,19 @@ module is the wrapper around the expression (the facts file, ``newtonbench_facts
   ``ValueError``/``ZeroDivisionError``/``OverflowError``.
 
 Everything not caught propagates, as in NewtonBench, and becomes the experiment's error value.
+The wrappers are the modules' hidden-law guards (``guard`` in each file of
+:mod:`etc_fast.systems.defs`); this module compiles the expression and hands it to the guard.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
+from etc_fast.systems._definition import Law, LawParts
+from etc_fast.systems._registry import module_definitions
 from etc_fast.tasks._laws import CONSTANTS, LAWS, NAN_IF_NEGATIVE
 from etc_fast.tasks._newtonbench import _MODULE_LIST
 
@@ -38,10 +42,10 @@ LAW_ARGS: dict[str, tuple[str, ...]] = {
 }
 
 _NAN = float("nan")
-_RAISE = {"over": "raise", "divide": "raise", "invalid": "raise", "under": "ignore"}
+_RAISE: dict[str, Any] = {"over": "raise", "divide": "raise", "invalid": "raise", "under": "ignore"}
 
 
-def hidden_law(module: str, difficulty: str, law_version: str) -> Callable[..., object]:
+def hidden_law(module: str, difficulty: str, law_version: str) -> Law:
     """The NewtonBench law ``module/difficulty/law_version`` as a scalar function.
 
     Args:
@@ -58,12 +62,12 @@ def hidden_law(module: str, difficulty: str, law_version: str) -> Callable[..., 
     names = LAW_ARGS[module]
     env = {"__builtins__": {}, "np": np, "math": math, **CONSTANTS[module]}
     precheck_src = NAN_IF_NEGATIVE.get((module, difficulty, law_version))
-    precheck = compile(precheck_src, "<precheck>", "eval") if precheck_src else None
+    precheck_code = compile(precheck_src, "<precheck>", "eval") if precheck_src else None
 
-    def value(args: tuple) -> object:
+    def value(args: tuple[Any, ...]) -> Any:
         return eval(code, env, dict(zip(names, args)))
 
-    def errstate_float(args: tuple) -> object:
+    def errstate_float(args: tuple[Any, ...]) -> Any:
         try:
             with np.errstate(**_RAISE):
                 v = value(args)
@@ -73,86 +77,11 @@ def hidden_law(module: str, difficulty: str, law_version: str) -> Callable[..., 
         except FloatingPointError:
             return _NAN
 
-    if module in ("m0_gravity",):
+    def precheck(args: tuple[Any, ...]) -> Any:
+        return eval(precheck_code, env, dict(zip(names, args)))
 
-        def law(mass1, mass2, distance):
-            if distance <= 0 or mass1 <= 0 or mass2 <= 0:
-                return 0.0
-            return value((mass1, mass2, distance))
-
-    elif module in ("m1_coulomb_force", "m2_magnetic_force"):
-
-        def law(a, b, distance):
-            if distance <= 0 or a == 0 or b == 0:
-                return 0.0
-            return value((a, b, distance))
-
-    elif module == "m3_fourier_law":
-
-        def law(k, A, delta_T, d):
-            try:
-                if d <= 0 or delta_T <= 0:
-                    return 0.0
-                return value((k, A, delta_T, d))
-            except (ValueError, ZeroDivisionError):
-                return _NAN
-
-    elif module in ("m4_snell_law", "m6_underdamped_harmonic"):
-
-        def law(*args):
-            try:
-                if (
-                    precheck is not None
-                    and eval(precheck, env, dict(zip(names, args))) < 0
-                ):
-                    return _NAN
-                return value(args)
-            except ValueError:
-                return _NAN
-
-    elif module in ("m5_radioactive_decay", "m7_malus_law"):
-
-        def law(*args):
-            return errstate_float(args)
-
-    elif module == "m8_sound_speed":
-
-        def law(*args):
-            try:
-                return value(args)
-            except (ValueError, ZeroDivisionError):
-                return _NAN
-
-    elif module == "m9_hooke_law":
-
-        def law(x):
-            try:
-                if x < 0:
-                    return _NAN
-                return value((float(x),))
-            except (ValueError, ZeroDivisionError):
-                return _NAN
-
-    elif module == "m10_be_distribution":
-
-        def law(*args):
-            try:
-                with np.errstate(**_RAISE):
-                    v = value(args)
-                if v > 0 and np.isfinite(v):
-                    return v
-                return _NAN
-            except (ValueError, ZeroDivisionError, OverflowError, FloatingPointError):
-                return _NAN
-
-    elif module == "m11_heat_transfer":
-        plain = difficulty == "easy"
-
-        def law(m, c, delta_T):
-            if m <= 0 or c <= 0 or delta_T <= 0:
-                return 0.0
-            return value((m, c, delta_T)) if plain else errstate_float((m, c, delta_T))
-
-    else:  # pragma: no cover - the registry is closed
+    systems = module_definitions(module)
+    if not systems:  # pragma: no cover - every module with laws has definitions
         raise KeyError(f"no hidden law for module {module!r}")
-    return law
+    parts = LawParts(difficulty, law_version, value, errstate_float, precheck if precheck_code is not None else None)
+    return systems[0].guard(parts)

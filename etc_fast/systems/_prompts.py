@@ -20,7 +20,8 @@ import json
 
 import numpy as np
 
-from etc_fast.systems._spec import SystemSpec
+from etc_fast.systems._definition import SystemSpec
+from etc_fast.systems._registry import definition
 
 __all__ = [
     "apparatus_block",
@@ -36,8 +37,6 @@ __all__ = [
     "system_synthesis_system_prompt",
 ]
 
-_NUMBER_KINDS = ("m7_malus_law", "m9_hooke_law", "m11_heat_transfer")
-
 
 def request_example(sp: SystemSpec) -> str:
     """``<run_experiment>`` with two placeholder objects holding every control key."""
@@ -46,19 +45,18 @@ def request_example(sp: SystemSpec) -> str:
 
 
 def response_example(sp: SystemSpec) -> str:
-    """``<experiment_output>`` with the shape of NewtonBench's answer (placeholders, not values)."""
-    if sp.module == "m11_heat_transfer" and sp.system == "simple_system":
-        one: object = {"P_cond": "...", "P_conv": "...", "P_rad": "..."}
-    elif sp.module in _NUMBER_KINDS:
-        one = "..."
-    elif sp.module == "m0_gravity" and sp.system == "complex_system":
-        one = {
-            "time": ["..."],
-            "position": [["...", "..."]],
-            "velocity": [["...", "..."]],
-        }
+    """``<experiment_output>`` with the shape of NewtonBench's answer (placeholders, not values).
+
+    The shape of one output is the system definition's ``response`` where it has one (bare
+    numbers, nested pairs, named parts); else a series system's stamps and channels as lists, a
+    reading's channels as single values.
+    """
+    defn = definition(sp.module, sp.system)
+    one: object
+    if defn.response is not None:
+        one = defn.response
     elif sp.n_times > 1:
-        time_key = "x" if sp.module == "m3_fourier_law" else "time"
+        time_key = defn.time_key
         one = {time_key: ["..."], **{c: ["..."] for c in sp.channels if c != time_key}}
     else:
         one = {c: "..." for c in sp.channels}

@@ -1,0 +1,59 @@
+"""What the closed-form forward models share: candidate programs evaluated at many points, time axes.
+
+The closed forms themselves are in :mod:`etc_fast.systems.defs` (one per system); each evaluates
+the candidate laws with :func:`kernels.evaluate_programs`, one call per law stage, all experiments
+and time points at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from etc_fast.expr import Packed
+from kernels.programs import evaluate_programs
+from kernels.systems import N_STEPS
+
+__all__ = ["GL8", "GL16", "N_STEPS", "eval_each", "eval_programs", "series", "wrap"]
+
+#: Gauss-Legendre nodes and weights on [-1, 1].
+GL16 = np.polynomial.legendre.leggauss(16)
+GL8 = np.polynomial.legendre.leggauss(8)
+
+
+def eval_programs(packed: Packed, X: np.ndarray) -> np.ndarray:
+    """Programs at points X[n, d] -> float64[P, n]."""
+    return evaluate_programs(*packed, np.ascontiguousarray(X, dtype=np.float64))
+
+
+def eval_each(packed: Packed, inputs_of: Callable[[int], np.ndarray], like: np.ndarray) -> np.ndarray:
+    """Each program p at its own points ``inputs_of(p)`` (a second law stage fed by the first)."""
+    rows = [
+        eval_programs(
+            Packed(
+                *packed[:3],
+                packed[3][p : p + 1],
+                packed[4][p : p + 1],
+                packed[5][p : p + 1],
+            ),
+            inputs_of(p),
+        )[0]
+        for p in range(len(packed[3]))
+    ]
+    return np.stack(rows) if rows else like
+
+
+def series(n_exp: int, n: np.ndarray, t_end: np.ndarray) -> np.ndarray:
+    """linspace(0, t_end, n) per experiment, padded with NaN to 20 columns."""
+    k = np.arange(N_STEPS)[None, :]
+    with np.errstate(all="ignore"):
+        frac = np.where(n[:, None] > 1, k / np.maximum(n[:, None] - 1, 1), 0.0)
+    t = frac * t_end[:, None]
+    return np.where(k < n[:, None], t, np.nan)
+
+
+def wrap(a: np.ndarray) -> np.ndarray:
+    """Angles in degrees folded into [0, 90] (the simulators' ``wrap_angle``, vectorized)."""
+    a = np.mod(a, 180.0)
+    return np.where(a > 90.0, 180.0 - a, a)

@@ -1,0 +1,154 @@
+"""m3_fourier_law: a slab's temperature profile (simple) and heat flux (complex) from the conducted power.
+
+Law use: ONE call ``P = law(k, A, delta_T, d)`` per experiment; probes at ``num_points`` positions
+(uncapped in NewtonBench, refused past ``MAX_POINTS`` here). The stamps returned with a record are
+the positions ``x``. Facts: ``newtonbench_systems.md``, "m3_fourier_law".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from etc_fast.systems._definition import (
+    ForwardInput,
+    Law,
+    LawParts,
+    SystemDefinition,
+    SystemSpec,
+    control,
+    points_from_num_points,
+)
+from etc_fast.systems._forwardkit import eval_programs, series
+from etc_fast.systems._simkit import Noise, check_points, e6
+
+__all__ = ["COMPLEX", "DEFINITIONS", "SIMPLE"]
+
+MODULE = "m3_fourier_law"
+_NAN = float("nan")
+
+
+def guard(p: LawParts) -> Law:
+    """0.0 when d <= 0 or delta_T <= 0; ``ValueError``/``ZeroDivisionError`` -> NaN."""
+    value = p.value
+
+    def law(k: Any, A: Any, delta_T: Any, d: Any) -> Any:
+        try:
+            if d <= 0 or delta_T <= 0:
+                return 0.0
+            return value((k, A, delta_T, d))
+        except (ValueError, ZeroDivisionError):
+            return _NAN
+
+    return law
+
+
+def _inputs(kw: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        kw.get("k", 1.0),
+        kw.get("A", 1.0),
+        kw.get("delta_T", 1.0),
+        kw.get("d", 1.0),
+        check_points(kw.get("num_points", 20)),
+    )
+
+
+def simulate_simple(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    """The linear profile ``T(x) = delta_T - (P / (k A)) x`` on ``linspace(0, d, num_points)``."""
+    k, A, delta_T, d, num_points = _inputs(kw)
+    P = law(k, A, delta_T, d)
+    x = np.linspace(0, d, num_points)
+    T = noise(delta_T - (P / (k * A)) * x, 1e-9)
+    return {"x": e6(x), "T": e6(T.tolist())}
+
+
+def simulate_complex(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    """The flux ``-k dT/dx`` (``np.gradient``) of ``T(x) = delta_T exp(-x P / (k A delta_T))``."""
+    k, A, delta_T, d, num_points = _inputs(kw)
+    P = law(k, A, delta_T, d)
+    x = np.linspace(0, d, num_points)
+    T = delta_T * np.exp(-x * P / (k * A * delta_T))
+    q = noise(-k * np.gradient(T, x), 1e-9)
+    return {"x": e6(x), "heat_flux": e6(q.tolist())}
+
+
+def _power(f: ForwardInput) -> tuple[np.ndarray, ...]:
+    k, A, dT, d = f.col("k"), f.col("A"), f.col("delta_T"), f.col("d")
+    Pw = eval_programs(f.packed, np.column_stack([k, A, dT, d]))[:, :, None]  # [P, n_exp, 1]
+    return k, A, dT, d, Pw
+
+
+def forward_simple(f: ForwardInput) -> np.ndarray:
+    k, A, dT, d, Pw = _power(f)
+    x = series(f.n_exp, f.n_points(), d)  # [n_exp, 20]
+    return (dT[None, :, None] - Pw / (k * A)[None, :, None] * x[None])[:, :, None, :]
+
+
+def forward_complex(f: ForwardInput) -> np.ndarray:
+    k, A, dT, d, Pw = _power(f)
+    n = f.n_points()
+    x = series(f.n_exp, n, d)  # [n_exp, 20]
+    Tx = dT[None, :, None] * np.exp(-x[None] * Pw / (k * A * dT)[None, :, None])
+    q = np.full_like(Tx, np.nan)
+    for e in range(f.n_exp):
+        m = int(n[e])
+        if m >= 2:
+            q[:, e, :m] = -k[e] * np.gradient(Tx[:, e, :m], x[e, :m], axis=1)
+    return q[:, :, None, :]
+
+
+_CONTROLS = (
+    control("k", 1.0, "k_constant of the material", "log", 0.1, 10.0),
+    control("A", 1.0, "cross-sectional area", "log", 1e-4, 1e-2),
+    control("delta_T", 1.0, "temperature difference across the slab", "log", 10.0, 1e3),
+    control("d", 1.0, "thickness of the slab", "log", 1e-2, 1.0),
+    control("num_points", 20, "number of positions sampled across the slab", pool=False),
+)
+
+SIMPLE = SystemDefinition(
+    spec=SystemSpec(
+        MODULE,
+        "simple_system",
+        "A slab of thickness d between two regions: probes at num_points evenly spaced positions x in [0, d] record the steady temperature.",
+        _CONTROLS,
+        ("T",),
+        20,
+        "a JSON object: x (positions) and T (temperatures), strings in scientific notation",
+        (
+            "energy conservation",
+            "heat diffuses by the heat equation",
+            "the steady profile is linear: T(x) = T0 - (P / (k A)) x, P the conducted power",
+        ),
+    ),
+    simulator=simulate_simple,
+    forward=forward_simple,
+    guard=guard,
+    points=points_from_num_points,
+    time_key="x",
+)
+
+COMPLEX = SystemDefinition(
+    spec=SystemSpec(
+        MODULE,
+        "complex_system",
+        "A slab of thickness d: probes at num_points positions x in [0, d] record the heat flux of an exponential temperature profile.",
+        _CONTROLS,
+        ("heat_flux",),
+        20,
+        "a JSON object: x (positions) and heat_flux, strings in scientific notation",
+        (
+            "energy conservation",
+            "heat diffuses by the heat equation",
+            "flux q = -k dT/dx by finite differences",
+            "T(x) = delta_T exp(-x P / (k A delta_T)), P the conducted power",
+        ),
+    ),
+    simulator=simulate_complex,
+    forward=forward_complex,
+    guard=guard,
+    points=points_from_num_points,
+    time_key="x",
+)
+
+DEFINITIONS = (SIMPLE, COMPLEX)

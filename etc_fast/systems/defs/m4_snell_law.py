@@ -1,0 +1,131 @@
+"""m4_snell_law: a refraction angle read by a goniometer (simple: two media; complex: three layers).
+
+Law use: ``theta2 = law(n1, n2, theta1)`` in degrees; the complex system feeds the first
+interface's angle into the second. Facts: ``newtonbench_systems.md``, "m4_snell_law".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from etc_fast.systems._definition import (
+    ForwardInput,
+    Law,
+    LawParts,
+    SystemDefinition,
+    SystemSpec,
+    control,
+)
+from etc_fast.systems._forwardkit import eval_each, eval_programs, wrap
+from etc_fast.systems._simkit import Noise, wrap_angle
+
+__all__ = ["COMPLEX", "DEFINITIONS", "SIMPLE"]
+
+MODULE = "m4_snell_law"
+_NAN = float("nan")
+
+
+def guard(p: LawParts) -> Law:
+    """``ValueError`` -> NaN (a NaN-if-negative base first, where the law has one)."""
+    value, precheck = p.value, p.precheck
+
+    def law(*args: Any) -> Any:
+        try:
+            if precheck is not None and precheck(args) < 0:
+                return _NAN
+            return value(args)
+        except ValueError:
+            return _NAN
+
+    return law
+
+
+def simulate_simple(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    s1, s2 = kw.get("speed_medium1", 3.0e8), kw.get("speed_medium2", 2.0e8)
+    theta1 = wrap_angle(wrap_angle(kw.get("incidence_angle", 30.0)))
+    n1, n2 = 3.0e8 / s1, 3.0e8 / s2
+    theta2 = float(law(n1, n2, theta1))
+    if not np.isfinite(theta2):
+        return {"refraction_angle": "invalid"}
+    return {"refraction_angle": f"{float(noise(theta2, 1e-6)):.6e}"}
+
+
+def simulate_complex(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    n1 = kw.get("refractive_index_1", 1.0)
+    n2 = kw.get("refractive_index_2", 1.5)
+    n3 = kw.get("refractive_index_3", 1.33)
+    theta1 = wrap_angle(kw.get("incidence_angle", 30.0))
+    theta2 = float(law(n1, n2, theta1))
+    if not np.isfinite(theta2):
+        return {"final_refraction_angle": "invalid"}
+    theta3 = float(law(n2, n3, theta2))
+    if not np.isfinite(theta3):
+        return {"final_refraction_angle": "invalid"}
+    return {"final_refraction_angle": f"{float(noise(theta3, 1e-6)):.6e}"}
+
+
+def forward_simple(f: ForwardInput) -> np.ndarray:
+    n1, n2 = 3.0e8 / f.col("speed_medium1"), 3.0e8 / f.col("speed_medium2")
+    out = eval_programs(f.packed, np.column_stack([n1, n2, wrap(wrap(f.col("incidence_angle")))]))
+    return np.where(np.isfinite(out), out, np.nan)[:, :, None, None]
+
+
+def forward_complex(f: ForwardInput) -> np.ndarray:
+    n1, n2, n3 = f.col("refractive_index_1"), f.col("refractive_index_2"), f.col("refractive_index_3")
+    th2 = eval_programs(f.packed, np.column_stack([n1, n2, wrap(f.col("incidence_angle"))]))
+    out = eval_each(f.packed, lambda p: np.column_stack([n2, n3, th2[p]]), th2)
+    return np.where(np.isfinite(out), out, np.nan)[:, :, None, None]
+
+
+_INCIDENCE = control("incidence_angle", 30.0, "angle of incidence in degrees", "linear", 0.0, 90.0)
+
+SIMPLE = SystemDefinition(
+    spec=SystemSpec(
+        MODULE,
+        "simple_system",
+        "Light passes from medium 1 into medium 2, each given by the speed of light in it; a goniometer reads the refraction angle (degrees).",
+        (
+            control("speed_medium1", 3.0e8, "speed of light in medium 1 (m/s)", "linear", 2.0e8, 3.0e8),
+            control("speed_medium2", 2.0e8, "speed of light in medium 2 (m/s)", "linear", 2.0e8, 3.0e8),
+            _INCIDENCE,
+        ),
+        ("refraction_angle",),
+        1,
+        'a JSON object: refraction_angle (string, degrees) or "invalid"',
+        (
+            "refractive index n = c / v with c = 3.0e8 m/s",
+            "light travels in straight lines in a uniform medium",
+        ),
+    ),
+    simulator=simulate_simple,
+    forward=forward_simple,
+    guard=guard,
+)
+
+COMPLEX = SystemDefinition(
+    spec=SystemSpec(
+        MODULE,
+        "complex_system",
+        "Light crosses three layers of given refractive indices; the final refraction angle (degrees) after the second interface is read.",
+        (
+            control("refractive_index_1", 1.0, "index of layer 1", "linear", 1.0, 1.5),
+            control("refractive_index_2", 1.5, "index of layer 2", "linear", 1.0, 1.5),
+            control("refractive_index_3", 1.33, "index of layer 3", "linear", 1.0, 1.5),
+            _INCIDENCE,
+        ),
+        ("final_refraction_angle",),
+        1,
+        'a JSON object: final_refraction_angle (string, degrees) or "invalid"',
+        (
+            "refraction at each interface follows the same law",
+            "each interface's output angle is the next interface's input angle",
+        ),
+    ),
+    simulator=simulate_complex,
+    forward=forward_complex,
+    guard=guard,
+)
+
+DEFINITIONS = (SIMPLE, COMPLEX)

@@ -1,0 +1,138 @@
+"""m6_underdamped_harmonic: a damped oscillator's period (simple) and its amplitude over two periods (complex).
+
+Law use: ``omega = law(k, m, b)``; ``T = 2 pi / omega``; the complex record is
+``A0 exp(-3 t) cos(omega t)`` at 20 times spanning two periods. Facts: ``newtonbench_systems.md``,
+"m6_underdamped_harmonic".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from etc_fast.systems._definition import (
+    ForwardInput,
+    Law,
+    LawParts,
+    SystemDefinition,
+    SystemSpec,
+    control,
+)
+from etc_fast.systems._forwardkit import N_STEPS, eval_programs
+from etc_fast.systems._simkit import Noise
+
+__all__ = ["COMPLEX", "DEFINITIONS", "SIMPLE"]
+
+MODULE = "m6_underdamped_harmonic"
+_NAN = float("nan")
+
+
+def guard(p: LawParts) -> Law:
+    """``ValueError`` -> NaN; hard v0 first returns NaN when its base is negative."""
+    value, precheck = p.value, p.precheck
+
+    def law(*args: Any) -> Any:
+        try:
+            if precheck is not None and precheck(args) < 0:
+                return _NAN
+            return value(args)
+        except ValueError:
+            return _NAN
+
+    return law
+
+
+_DEFAULTS = {
+    "k_constant": 10.0,
+    "mass": 1.0,
+    "b_constant": 0.5,
+    "initial_amplitude": 1.0,
+}
+
+
+def simulate_simple(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    p = {**_DEFAULTS, **kw}
+    omega = law(p["k_constant"], p["mass"], p["b_constant"])
+    if not np.isfinite(omega) or omega == 0:
+        return {"period": "invalid"}
+    return {"period": f"{float(noise(2 * np.pi / omega, 1e-9)):.6e}"}
+
+
+def simulate_complex(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    p = {**_DEFAULTS, **kw}
+    omega = law(p["k_constant"], p["mass"], p["b_constant"])
+    if not np.isfinite(omega) or omega == 0:
+        return {"time": [], "amplitude": []}
+    period = 2 * np.pi / omega
+    times = np.linspace(0, 2 * period, 20)
+    amplitude = noise(
+        p["initial_amplitude"] * np.exp(-3 * times) * np.cos(omega * times), 1e-9
+    )
+    return {
+        "time": [f"{t:.6e}" for t in times.tolist()],
+        "amplitude": [f"{a:.6e}" for a in amplitude.tolist()],
+    }
+
+
+def _omega(f: ForwardInput) -> np.ndarray:
+    w = eval_programs(f.packed, np.column_stack([f.col("k_constant"), f.col("mass"), f.col("b_constant")]))
+    return np.where(np.isfinite(w) & (w != 0), w, np.nan)
+
+
+def forward_simple(f: ForwardInput) -> np.ndarray:
+    period = 2 * np.pi / _omega(f)
+    return period[:, :, None, None]
+
+
+def forward_complex(f: ForwardInput) -> np.ndarray:
+    w = _omega(f)
+    period = 2 * np.pi / w
+    t = period[:, :, None] * 2 * (np.arange(N_STEPS) / (N_STEPS - 1))[None, None, :]
+    amp = (
+        f.col("initial_amplitude")[None, :, None]
+        * np.exp(-3 * t)
+        * np.cos(w[:, :, None] * t)
+    )
+    return np.stack([t, amp], axis=2)
+
+
+_CONTROLS = (
+    control("k_constant", 10.0, "spring constant", "log", 1e2, 1e4),
+    control("mass", 1.0, "mass of the oscillator", "log", 0.1, 10.0),
+    control("b_constant", 0.5, "damping constant", "log", 1e-2, 1.0),
+)
+
+SIMPLE = SystemDefinition(
+    spec=SystemSpec(
+        MODULE,
+        "simple_system",
+        "A damped oscillator; a timer reads the period of its oscillation.",
+        _CONTROLS,
+        ("period",),
+        1,
+        'a JSON object: period (string) or "invalid"',
+        ("T = 2 pi / omega", "the net force is the vector sum of the forces"),
+    ),
+    simulator=simulate_simple,
+    forward=forward_simple,
+    guard=guard,
+)
+
+COMPLEX = SystemDefinition(
+    spec=SystemSpec(
+        MODULE,
+        "complex_system",
+        "A damped oscillator; an amplitude record of 20 points spans two periods.",
+        (*_CONTROLS, control("initial_amplitude", 1.0, "initial amplitude", pool=False)),
+        ("time", "amplitude"),
+        20,
+        "a JSON object: time and amplitude, 20 strings each (empty lists when no oscillation)",
+        ("x(t) = A0 exp(-3 t) cos(omega t)", "T = 2 pi / omega", "forces superpose"),
+    ),
+    simulator=simulate_complex,
+    forward=forward_complex,
+    guard=guard,
+)
+
+DEFINITIONS = (SIMPLE, COMPLEX)
