@@ -63,7 +63,7 @@ def _fmt(v) -> str:
 
 def _score_law(args) -> int:
     from etc_fast.evaluate import evaluate_submission
-    from etc_fast.sandbox._supervisor import clean_text
+    from etc_fast.sandbox import clean_text
     from etc_fast.tasks import TaskError, get_task
 
     if not args.task:

@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
+    from etc_fast._signals import interrupt_on_sigterm
     from etc_fast.runner import (
+        OFFLINE_MODELS,
         ConfigError,
         PreflightError,
         RunDirError,
@@ -50,8 +52,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         load_config,
         run_config,
     )
-    from etc_fast.runner._config import OFFLINE_MODELS
-    from etc_fast.runner._run import interrupt_on_sigterm
 
     try:
         if args.limit is not None and args.limit < 0:
@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"(executor {config.executor}, {config.workers} workers, judge {config.judge})")
         print(describe_grid(specs))
         if any(m not in OFFLINE_MODELS for m in config.models):
-            from etc_fast.runner._estimate import estimate_run, stored_finished
+            from etc_fast.runner import estimate_run, stored_finished
 
             try:
                 estimate = estimate_run(config, specs, finished=stored_finished(config.out))

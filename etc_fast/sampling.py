@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import warnings
+from collections.abc import Sequence
+from typing import Protocol
 
 import numpy as np
 from scipy.stats import qmc
 
 from etc_fast._portable import unit_doubles
-from etc_fast.tasks._base import Task
 
 __all__ = [
     "GRID_VERSION",
@@ -81,7 +82,25 @@ def grid_seed(task_name: str, grid_version: str = GRID_VERSION) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
-def evaluation_grid(task: Task, n: int = GRID_SIZE, grid_version: str = GRID_VERSION) -> np.ndarray:
+class _Variable(Protocol):
+    def from_unit(self, u: np.ndarray) -> np.ndarray: ...
+
+
+class SampledTask(Protocol):
+    """What sampling needs of a task (``etc_fast.tasks.Task`` has it): its module name, its
+    variables (signature order, each mapping unit coordinates onto its domain), their number, and
+    the unit cube's map onto the inputs."""
+
+    @property
+    def module(self) -> str: ...
+    @property
+    def variables(self) -> Sequence[_Variable]: ...
+    @property
+    def d(self) -> int: ...
+    def unit_to_inputs(self, U: np.ndarray) -> np.ndarray: ...
+
+
+def evaluation_grid(task: SampledTask, n: int = GRID_SIZE, grid_version: str = GRID_VERSION) -> np.ndarray:
     """The shared evaluation grid of a task's module: float64[n, d] in signature order."""
     if n < 1:
         raise ValueError(f"grid size must be >= 1, got {n}")
@@ -101,7 +120,7 @@ def pool_unit(d: int, seed: int, n: int = POOL_SIZE) -> np.ndarray:
         return np.ascontiguousarray(sampler.random(n), dtype=np.float64)
 
 
-def candidate_pool(task: Task, seed: int, n: int = POOL_SIZE) -> np.ndarray:
+def candidate_pool(task: SampledTask, seed: int, n: int = POOL_SIZE) -> np.ndarray:
     """Candidate pool in task coordinates: float64[n, d] (see :func:`pool_unit`)."""
     return task.unit_to_inputs(pool_unit(task.d, seed, n))
 
@@ -126,7 +145,7 @@ def bootstrap_unit(d: int, n_min: int = 3) -> np.ndarray:
     return np.array(rows[:n], dtype=np.float64)
 
 
-def bootstrap_probes(task: Task, n_min: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap_probes(task: SampledTask, n_min: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """Bootstrap probes of a task: ``(U, X)``, unit and task coordinates, each float64[n, d]."""
     U = bootstrap_unit(task.d, n_min)
     return U, task.unit_to_inputs(U)

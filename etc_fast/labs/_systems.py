@@ -63,8 +63,8 @@ class SystemLab(Lab):
 
     def __init__(self, spec: TrialSpec, system_task: Any, view: TaskView) -> None:
         super().__init__(spec, system_task.law, view)
-        from etc_fast.systems._prompts import apparatus_block
-        from etc_fast.systems._spec import spec as system_spec
+        from etc_fast.systems import apparatus_block
+        from etc_fast.systems import spec as system_spec
 
         self.system_task = system_task
         self.module, self.system = system_task.module, system_task.system
@@ -89,7 +89,7 @@ class SystemLab(Lab):
         return int(np.isfinite(self.series).sum(axis=2).max(axis=1).sum())
 
     def run(self, items: Any, source: str) -> list[Any]:
-        from etc_fast.systems._forward import observe
+        from etc_fast.systems import observe
 
         requests = list(items)
         if not requests:
@@ -112,8 +112,7 @@ class SystemLab(Lab):
     # -- pool and bootstrap ----------------------------------------------------------------
     def pool(self) -> Pool:
         from etc_fast.sampling import pool_unit
-        from etc_fast.systems._forward import controls_matrix
-        from etc_fast.systems._pool import system_pool
+        from etc_fast.systems import controls_matrix, system_pool
 
         requests = system_pool(self.module, self.system, self.spec.pool_seed, self.config.pool_size)
         U = pool_unit(len(self.sys_spec.pool_controls), self.spec.pool_seed, self.config.pool_size)
@@ -157,8 +156,7 @@ class SystemLab(Lab):
 
     def derived_table(self) -> Any:
         """The derived law table of the experiments so far (recomputed only for new experiments)."""
-        from etc_fast.systems._derive import record_times
-        from etc_fast.systems._derive_cache import DerivedTableCache
+        from etc_fast.systems import DerivedTableCache, record_times
 
         if self._derived is None:
             if self._derived_rows is None:
@@ -182,7 +180,7 @@ class SystemLab(Lab):
     def analysis_data(self) -> dict[str, Any]:
         """``X`` (controls, one row per experiment, spec order), ``series`` (float64[n, channels,
         times]) and ``data`` (the requests with their outputs); nothing with ``interpreter_data: empty``."""
-        from etc_fast.systems._forward import controls_matrix
+        from etc_fast.systems import controls_matrix
 
         if self.interpreter_data() != "preloaded":
             return {}
@@ -203,7 +201,7 @@ class SystemLab(Lab):
 
     def _calibrated(self, texts: list[str]) -> list[Any]:
         from etc_fast.expr import parse
-        from etc_fast.systems._planning import calibrate
+        from etc_fast.systems import calibrate
 
         names = self.task.variable_names
         progs = []
@@ -263,9 +261,7 @@ def select_series(progs: list[Any] | None, module: str, system: str, pool_C: np.
     already in the batch. ``random`` draws ``k`` candidates with ``seed``.
     """
     from etc_fast.expr import pack
-    from etc_fast.systems._forward import predict
-    from etc_fast.systems._planning import series_disagreement
-    from etc_fast.systems._quiet import quiet
+    from etc_fast.systems import predict, quiet, series_disagreement
 
     idx_av = np.flatnonzero(available)
     if progs is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from etc_fast.sandbox._law import check_signature, signature_pattern
+from etc_fast.sandbox import check_signature, signature_pattern
 
 __all__ = ["precheck_submission", "is_trivial_submission", "signature_pattern"]
 

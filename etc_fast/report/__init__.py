@@ -22,9 +22,11 @@ from etc_fast.report._tables import (
     table_sa_effects,
     table_savings,
 )
+from etc_fast.report._viewer import build_viewer
 from etc_fast.report._write import build_tables, markdown_table, write_report
 
 __all__ = [
+    "build_viewer",
     "CONFIG_ORDER",
     "FAMILY_GROUPS",
     "N_DRAWS",

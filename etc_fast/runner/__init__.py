@@ -8,6 +8,7 @@
 """
 
 from etc_fast.runner._config import (
+    OFFLINE_MODELS,
     ConfigError,
     GridConfig,
     LLMSettings,
@@ -18,6 +19,7 @@ from etc_fast.runner._config import (
     load_config,
     parse_config,
 )
+from etc_fast.runner._estimate import estimate_run, stored_finished
 from etc_fast.runner._executors import (
     LocalExecutor,
     RayExecutor,
@@ -46,6 +48,9 @@ from etc_fast.store import (
 )
 
 __all__ = [
+    "OFFLINE_MODELS",
+    "estimate_run",
+    "stored_finished",
     "TRIALS_SCHEMA",
     "ConfigError",
     "Difference",

@@ -669,7 +669,7 @@ class _Parser:
     def newtonbench(self, llm: LLMSettings, grids: Sequence[GridConfig], judge: str) -> LLMSettings:
         """Load the NewtonBench checkout of ``prompts: newtonbench`` now: every LLM-played task's
         module must be there (a missing or incompatible checkout is a configuration error)."""
-        from etc_fast.llm._newtonbench import NewtonBenchCheckoutError, NewtonBenchTexts
+        from etc_fast.llm import NewtonBenchCheckoutError, NewtonBenchTexts
 
         try:
             texts = NewtonBenchTexts(llm.newtonbench_path)

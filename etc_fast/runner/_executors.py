@@ -305,12 +305,12 @@ def _prestart_helpers(judge: str) -> None:
     in background threads, so that their imports overlap other start-up work instead of the first
     trial. Each is started by exec, once per process; a failure is reported by the first use."""
     with contextlib.suppress(Exception):
-        from etc_fast.sandbox._zygote import zygote
+        from etc_fast.sandbox import zygote
 
         zygote().prestart()
     if judge == "structural":
         with contextlib.suppress(Exception):
-            from etc_fast.evaluate._judge_client import judge_server
+            from etc_fast.evaluate import judge_server
 
             judge_server().prestart()
 

@@ -286,7 +286,7 @@ def _write_report(config: RunConfig) -> tuple[Path | None, str | None]:
 
         with writing(config.out, "write the report"):
             report_path = write_report(config.out)
-            from etc_fast.report._viewer import build_viewer
+            from etc_fast.report import build_viewer
 
             build_viewer(config.out)  # report/index.html: the run in one page (before the manifest)
     except RunDirError:  # the directory itself (read-only, full): an output-directory problem

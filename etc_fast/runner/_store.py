@@ -111,7 +111,7 @@ def _line_numbers(path: Path) -> dict[str, int]:
 def prompt_sources(config: RunConfig) -> dict[str, Any]:
     """Where the baselines' and the judge's texts come from (``prompts: newtonbench``): the
     checkout, its commit, the SHA-256 of each file read."""
-    from etc_fast.llm._newtonbench import NewtonBenchTexts
+    from etc_fast.llm import NewtonBenchTexts
 
     texts = NewtonBenchTexts(config.llm.newtonbench_path)
     names = sorted({t for g in config.grids for t in g.tasks if not t.endswith((".yaml", ".yml"))})
@@ -133,7 +133,7 @@ def package_versions() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             out[pkg] = "not installed"
     out["etc_fast"] = etc_fast.__version__
-    from etc_fast.evaluate._structural import JUDGE_VERSION
+    from etc_fast.evaluate import JUDGE_VERSION
 
     out["structural_judge"] = JUDGE_VERSION
     out["platform"] = platform.platform()
@@ -282,8 +282,7 @@ class RunStore:
         atomic_write(self.root / CONFIG, text.encode())
 
     def write_versions(self, config: RunConfig | None = None) -> None:
-        from etc_fast.sandbox import probe_layers
-        from etc_fast.sandbox._zygote import zygote_versions
+        from etc_fast.sandbox import probe_layers, zygote_versions
 
         versions = {**package_versions(), "sandbox_layers": probe_layers(), "sandbox_zygote": zygote_versions()}
         if config is not None and config.llm.prompts != "etc_fast":

@@ -12,11 +12,17 @@ An audit hook is a second layer. Which layers were active is recorded with every
 
 from etc_fast.sandbox._code import CODE_IMPORTS, CodeRun, run_code
 from etc_fast.sandbox._isolate import LAYERS
-from etc_fast.sandbox._law import LAW_IMPORTS, LawCall, call_law, check_signature, prepare_source
+from etc_fast.sandbox._law import LAW_IMPORTS, LawCall, call_law, check_signature, prepare_source, signature_pattern
 from etc_fast.sandbox._limits import SandboxLimits
 from etc_fast.sandbox._probe import IsolationError, probe_layers, require_isolation
+from etc_fast.sandbox._supervisor import clean_text
+from etc_fast.sandbox._zygote import zygote, zygote_versions
 
 __all__ = [
+    "clean_text",
+    "signature_pattern",
+    "zygote",
+    "zygote_versions",
     "SandboxLimits",
     "LawCall",
     "CodeRun",
