@@ -246,7 +246,8 @@ class Committee:
         self.n_vars = len(variables)
         packed = pack(self.programs)
         self._depth = check_programs(*packed, self.n_vars)
-        self._packed = tuple(np.ascontiguousarray(a) for a in packed)
+        ops, args, consts, prog_start, prog_len, const_start = (np.ascontiguousarray(a) for a in packed)
+        self._packed = (ops, args, consts, prog_start, prog_len, const_start)  # a 6-tuple: calls that spread it type-check
         self._n_prog = len(self.programs)
         self._rows = np.arange(self._n_prog, dtype=np.int64)
         self._rows.flags.writeable = False
