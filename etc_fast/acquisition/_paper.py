@@ -11,7 +11,7 @@ Scored methods (``variance``, ``pairwise``):
 6. pick a diverse batch among the top quarter.
 
 Steps 1-6 run as two compiled calls around one NumPy sort (:meth:`Committee.step`, on
-:func:`kernels.step._committee_run`), which evaluate only the kept hypotheses on the pool. ``random`` skips 1-6 and draws available pool
+:func:`kernels.committee_step`), which evaluate only the kept hypotheses on the pool. ``random`` skips 1-6 and draws available pool
 points uniformly without replacement from ``seed`` (:func:`kernels.select_random`).
 :func:`plan_step_arrays` is steps 2-6 on hypothesis values that are already evaluated
 (:func:`kernels.acquisition_step`); :class:`Committee` packs parsed programs once for repeated steps.
@@ -28,16 +28,9 @@ from numba import config as _numba_config
 
 from kernels._checks import as_float_array
 from kernels._checks import check_k as _check_k
-from kernels.programs import _evaluate_programs, check_programs
+from kernels.programs import check_programs, evaluate_programs
 from kernels.select import select_random
-from kernels.step import (
-    DEFAULT_CONSTANTS,
-    _check_edge,
-    _committee_run,
-    _raise_bad_unit,
-    acquisition_step,
-    step_constants,
-)
+from kernels.step import DEFAULT_CONSTANTS, acquisition_step, committee_step, step_constants
 from kernels.step import METHODS as _METHOD_CODES
 
 __all__ = ["StepResult", "Committee", "plan_step", "plan_step_arrays", "METHODS"]
@@ -231,7 +224,7 @@ class Committee:
         programs: ``etc_fast.expr.Program`` objects over the same variables.
     """
 
-    __slots__ = ("programs", "n_vars", "_packed", "_depth", "_n_prog", "_rows")
+    __slots__ = ("programs", "n_vars", "_packed", "_n_prog", "_rows")
 
     def __init__(self, programs: Sequence[Any]):
         from etc_fast.expr import pack
@@ -245,7 +238,7 @@ class Committee:
                 raise ValueError(f"program {i} is over variables {p.variables}, program 0 over {variables}")
         self.n_vars = len(variables)
         packed = pack(self.programs)
-        self._depth = check_programs(*packed, self.n_vars)
+        check_programs(*packed, self.n_vars)  # a malformed program raises here, not at its first use
         ops, args, consts, prog_start, prog_len, const_start = (np.ascontiguousarray(a) for a in packed)
         self._packed = (ops, args, consts, prog_start, prog_len, const_start)  # a 6-tuple: calls that spread it type-check
         self._n_prog = len(self.programs)
@@ -276,7 +269,7 @@ class Committee:
         """Planner step 1-6 for this committee (``variance`` or ``pairwise``), compiled.
 
         Evaluates every program on the observations, calibrates and filters them, evaluates only
-        the kept ones on the pool, scores, regularizes and selects (:func:`kernels.step._committee_run`).
+        the kept ones on the pool, scores, regularizes and selects (:func:`kernels.committee_step`).
 
         Args:
             XT_obs: float64[d, n_obs] observed inputs, one row per variable.
@@ -326,31 +319,28 @@ class Committee:
                 method, k, seed, _EMPTY_I, f"fewer than 2 hypotheses to score ({self._n_prog})",
                 rows=np.arange(self._n_prog, dtype=np.int64), pool_indices=cols, chosen_u=U[:0],
             )  # fmt: skip
-        W = _check_edge(edge, n_avail)
         if _JIT_OFF:
             with np.errstate(all="ignore"):
-                out = _committee_run(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
+                out = committee_step(*self._packed, XT_obs, y, XT_pool, U, method, k, C, edge=edge)
         else:
-            out = _committee_run(*self._packed, self._depth, XT_obs, y, XT_pool, U, W, code, k, C)
-        fit, scores, elig, picks, chosen, fallback, bad = out
-        if bad != -1:
-            _raise_bad_unit(int(bad), U, W)
+            out = committee_step(*self._packed, XT_obs, y, XT_pool, U, method, k, C, edge=edge)
+        fit3, n_pairs, flags, scores, elig, picks, fallback = out
+        fit = np.vstack([fit3, n_pairs, flags]).astype(np.float64, copy=False)  # rows a, b, err, n_pairs, ok, keep
         error = None
         if picks.size == 0 and k > 0:
             error = "no available pool points" if n_avail == 0 else "no pool point received a finite score"
         identity = pool_indices is None
         return StepResult(
             method, k, seed, picks if identity else cols[picks], error, fallback, (), (), (), self._rows, fit, cols,
-            scores, elig if identity else cols[elig], chosen,
+            scores, elig if identity else cols[elig], U[picks],
         )  # fmt: skip
 
     def evaluate_transposed(self, XT: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """Like :meth:`evaluate` on ``XT`` = float64[d, n] C-contiguous (one row per variable), unchecked."""
+        """Like :meth:`evaluate` on ``XT`` = float64[d, n] C-contiguous (one row per variable)."""
+        values = evaluate_programs(*self._packed, XT.T)  # takes X[n, d]; its X.T is XT again, not a copy
         if out is None:
-            out = np.empty((len(self.programs), XT.shape[1]))
-        if XT.shape[1]:
-            with np.errstate(all="ignore"):  # only matters when the JIT is disabled
-                _evaluate_programs(*self._packed, XT, self._depth, out)
+            return values
+        out[...] = values
         return out
 
 
