@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from etc_fast.acquisition._estimate import fit_committee
+from etc_fast.acquisition._estimate import CommitteeFit, fit_committee
 from etc_fast.acquisition._paper import _check_method_k, _float_array
 from etc_fast.acquisition._records import NoiseOptions, NoisyStepResult, PredictionCheck
 from etc_fast.acquisition._score import score_informative
@@ -72,17 +72,7 @@ def plan_noisy_step(
     """
     k = _check_method_k(method, k)
     variables = tuple(variables)
-    X_obs = _float_array(X_obs, "X_obs", 2)
-    y = _float_array(y_obs, "y_obs", 1)
-    U_obs = _float_array(U_obs, "U_obs", 2)
-    pool_X = _float_array(pool_X, "pool_X", 2)
-    pool_U = _float_array(pool_U, "pool_U", 2)
-    mask = np.asarray(available)
-    if U_obs.shape != X_obs.shape:
-        raise ValueError(f"U_obs must have the shape of X_obs {X_obs.shape}, got {U_obs.shape}")
-    if mask.dtype != np.bool_ or mask.shape != (pool_X.shape[0],):
-        raise ValueError(f"available must be a boolean mask of shape ({pool_X.shape[0]},), got {mask.dtype} {mask.shape}")
-    cols = np.flatnonzero(mask).astype(np.int64)
+    X_obs, y, U_obs, pool_X, pool_U, cols = _checked_arrays(X_obs, y_obs, U_obs, pool_X, pool_U, available)
     n_score, n_exp, n_rep = batch_split(k, options.explore_fraction, options.replicates if noisy else 0, int(y.size))
 
     fit = fit_committee(hypotheses, variables, X_obs, y, pool_X, cols, options, noisy)  # 1-3
@@ -96,18 +86,10 @@ def plan_noisy_step(
         picks, n_exp, n_dropped = stop_slots(method, picks, n_score, n_exp, len(reps), fit.n_consistent, prior, notes)
     else:
         n_exp, n_dropped = n_exp + n_score - len(picks), 0
-
-    explored: list[int] = []  # 6
-    taken = np.zeros(pool_X.shape[0], dtype=bool)
-    taken[picks] = True
-    if n_exp and options.test_extremes and noisy and fit.kept.size:
-        ext = extreme_slot(fit, y, cols, taken)
-        if ext >= 0:
-            explored.append(ext)
-            taken[ext] = True
-            n_exp -= 1
-            notes.append(_EXTREME_NOTE)
-    explored += explore(U_obs, pool_U, cols, taken, picks + explored, n_exp)
+    explored, tested = _exploration(fit, y, U_obs, pool_U, cols, pool_X.shape[0], picks, n_exp,
+                                    options.test_extremes and noisy)  # 6
+    if tested:
+        notes.append(_EXTREME_NOTE)
 
     indices = np.asarray(picks + explored, dtype=np.int64)
     error = None
@@ -120,3 +102,34 @@ def plan_noisy_step(
         pool_X[np.asarray(explored, dtype=np.int64)], prior, bool(predicted and n_dropped), n_dropped,
         best, best_ab, best_noise,
     )  # fmt: skip
+
+
+def _checked_arrays(X_obs, y_obs, U_obs, pool_X, pool_U, available):
+    """The step's arrays as float64 (checked), and the pool indices of the available points."""
+    X_obs = _float_array(X_obs, "X_obs", 2)
+    y = _float_array(y_obs, "y_obs", 1)
+    U_obs = _float_array(U_obs, "U_obs", 2)
+    pool_X = _float_array(pool_X, "pool_X", 2)
+    pool_U = _float_array(pool_U, "pool_U", 2)
+    mask = np.asarray(available)
+    if U_obs.shape != X_obs.shape:
+        raise ValueError(f"U_obs must have the shape of X_obs {X_obs.shape}, got {U_obs.shape}")
+    if mask.dtype != np.bool_ or mask.shape != (pool_X.shape[0],):
+        raise ValueError(f"available must be a boolean mask of shape ({pool_X.shape[0]},), got {mask.dtype} {mask.shape}")
+    return X_obs, y, U_obs, pool_X, pool_U, np.flatnonzero(mask).astype(np.int64)
+
+
+def _exploration(fit: CommitteeFit, y: np.ndarray, U_obs: np.ndarray, pool_U: np.ndarray, cols: np.ndarray,
+                 n_pool: int, picks: list[int], n_exp: int, extremes: bool) -> tuple[list[int], bool]:
+    """Stage 6: ``n_exp`` exploration picks, the extremes test's first (``extremes``, a kept law,
+    a point that qualifies), then maximin; and whether the extremes test placed one."""
+    explored: list[int] = []
+    taken = np.zeros(n_pool, dtype=bool)
+    taken[picks] = True
+    if n_exp and extremes and fit.kept.size:
+        ext = extreme_slot(fit, y, cols, taken)
+        if ext >= 0:
+            explored.append(ext)
+            taken[ext] = True
+            n_exp -= 1
+    return explored + explore(U_obs, pool_U, cols, taken, picks + explored, n_exp), bool(explored)
