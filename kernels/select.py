@@ -15,8 +15,8 @@ driven by pre-drawn uniforms ``r_t`` in [0, 1): at step ``t`` swap position ``t`
 ``np.random.default_rng(seed).random(min(k, n))``.
 
 The whole planner step (evaluate, calibrate, filter, score, regularize, select) is
-:mod:`kernels.step`; ``acquisition_step``, ``committee_step`` and ``step_constants`` stay importable
-from here.
+:mod:`kernels.step`, which imports this file's compiled stages; this file imports no other kernel
+file.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from kernels._checks import as_unit_coordinates, check_fraction, check_k
 from kernels._jit import JIT
 from kernels._shared import _bits_as_float, _finite
 
-__all__ = ["eligible_set", "select_batch", "select_random"]  # the whole-step names: see __getattr__ below
+__all__ = ["eligible_set", "select_batch", "select_random"]
 
 TOP_FRACTION = 0.25
 W_SCORE = 0.65
@@ -451,15 +451,3 @@ def select_random(available, k: int, *, seed: int | None = None, uniforms=None) 
             raise ValueError("uniforms must lie in [0, 1)")
         r = r[:kk]
     return _select_random(pool_idx, r)
-
-
-_STEP_NAMES = frozenset({"acquisition_step", "committee_step", "step_constants", "DEFAULT_CONSTANTS", "N_CONSTANTS", "METHODS"})
-
-
-def __getattr__(name: str):
-    """The whole-step names moved to :mod:`kernels.step`, still importable from this module."""
-    if name in _STEP_NAMES:
-        from kernels import step
-
-        return getattr(step, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

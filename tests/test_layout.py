@@ -15,19 +15,19 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "etc_fast"
 
 
-def _modules(root: Path) -> dict[str, tuple[Path, bool]]:
-    """``{dotted name: (path, is a package __init__)}`` for every .py file under ``root/etc_fast``."""
+def _modules(root: Path, top: str = PACKAGE) -> dict[str, tuple[Path, bool]]:
+    """``{dotted name: (path, is a package __init__)}`` for every .py file under ``root/top``."""
     out = {}
-    for path in sorted((root / PACKAGE).rglob("*.py")):
+    for path in sorted((root / top).rglob("*.py")):
         parts = list(path.relative_to(root).with_suffix("").parts)
         is_pkg = parts[-1] == "__init__"
         out[".".join(parts[:-1] if is_pkg else parts)] = (path, is_pkg)
     return out
 
 
-def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
-    """Module -> the etc_fast modules it imports (module level and inside functions alike)."""
-    mods = _modules(root)
+def import_graph(root: Path = ROOT, top: str = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the modules of package ``top`` it imports (module level and inside functions alike)."""
+    mods = _modules(root, top)
 
     def known(name: str) -> str | None:
         while name and name not in mods:
@@ -50,7 +50,7 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
                 names = [f"{source}.{a.name}" if f"{source}.{a.name}" in mods else source for a in node.names]
             else:
                 continue
-            targets.update(t for n in names if n.split(".")[0] == PACKAGE and (t := known(n)) is not None)
+            targets.update(t for n in names if n.split(".")[0] == top and (t := known(n)) is not None)
         targets.discard(mod)
         graph[mod] = targets
     return graph
@@ -111,6 +111,15 @@ def test_etc_fast_has_no_import_cycles():
     assert len(graph) > 50  # the walk found the package
     found = cycles(graph)
     assert not found, "import circles in etc_fast (module-level and function-level imports): " + "; ".join(
+        " <-> ".join(c) for c in found
+    )
+
+
+def test_kernels_have_no_import_cycles():
+    graph = import_graph(top="kernels")
+    assert "kernels.step" in graph and "kernels.select" in graph["kernels.step"]  # the walk found the files
+    found = cycles(graph)
+    assert not found, "import circles in kernels (module-level and function-level imports): " + "; ".join(
         " <-> ".join(c) for c in found
     )
 

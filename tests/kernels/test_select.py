@@ -18,14 +18,19 @@ from kernels.select import (
     _greedy,
     _select_batch,
     _select_random,
-    acquisition_step,
-    committee_step,
     eligible_set,
     select_batch,
     select_random,
+)
+from kernels.step import (
+    _committee_prepare,
+    _committee_select,
+    _hypotheses_prepare,
+    _packed_order,
+    acquisition_step,
+    committee_step,
     step_constants,
 )
-from kernels.step import _committee_prepare, _committee_select, _hypotheses_prepare, _packed_order
 from tests.kernels._jit_checks import assert_safe_jit_options, needs_jit
 from tests.reference import acquisition_step_ref, eligible_set_ref, select_batch_ref, select_random_ref
 

@@ -1,0 +1,62 @@
+"""The planner's acquisition step: which pool points to measure next.
+
+* :mod:`._paper` — the paper's step (DESIGN "Planner step" 1-7): :func:`plan_step`,
+  :func:`plan_step_arrays`, :class:`Committee`, :class:`StepResult`, on :mod:`kernels`.
+* The noise-aware step (docs/noise.md), :func:`plan_noisy_step` in :mod:`._noisy`, composed of
+  :mod:`._estimate` (calibration, the noise estimate, the hypotheses consistent with it),
+  :mod:`._score` (disagreement judged against the noise; the paper's scored picks on the
+  informative points), :mod:`._split` (the batch's shares, replicates, maximin exploration) and
+  :mod:`._stop` (the best law's prediction check, the stopping rule, the extremes test); its
+  thresholds, options and records are in :mod:`._records`.
+
+The public names are those below; the modules are private.
+"""
+
+from etc_fast.acquisition._estimate import estimate_noise, replicate_noise
+from etc_fast.acquisition._noisy import plan_noisy_step
+from etc_fast.acquisition._paper import METHODS, Committee, StepResult, plan_step, plan_step_arrays
+from etc_fast.acquisition._records import (
+    EXPLORE_MARGIN,
+    KAPPA_DISAGREE,
+    KAPPA_FIT,
+    MIN_REPLICATE_PAIRS,
+    NOISE_FLOOR,
+    NoiseEstimate,
+    NoiseOptions,
+    NoisyStepResult,
+    PredictionCheck,
+)
+from etc_fast.acquisition._stop import (
+    check_prediction,
+    extreme_pick,
+    fitted_constants,
+    law_noise,
+    prediction_error,
+    relative_scale,
+)
+
+__all__ = [
+    "EXPLORE_MARGIN",
+    "KAPPA_DISAGREE",
+    "KAPPA_FIT",
+    "METHODS",
+    "MIN_REPLICATE_PAIRS",
+    "NOISE_FLOOR",
+    "Committee",
+    "NoiseEstimate",
+    "NoiseOptions",
+    "NoisyStepResult",
+    "PredictionCheck",
+    "StepResult",
+    "check_prediction",
+    "estimate_noise",
+    "extreme_pick",
+    "fitted_constants",
+    "law_noise",
+    "plan_noisy_step",
+    "plan_step",
+    "plan_step_arrays",
+    "prediction_error",
+    "relative_scale",
+    "replicate_noise",
+]
