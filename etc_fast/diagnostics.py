@@ -149,7 +149,8 @@ def compute_diagnostics(variables: Sequence[str], X: np.ndarray, y: np.ndarray, 
         ly = np.log(y[rows])
         A = np.ones((n_used, p + 1))
         if p:
-            A[:, 1:] = np.log(X[np.ix_(rows, used_vars)])
+            # numpy's ix_ overloads take arguments of one kind only (all arrays or all lists): it accepts both
+            A[:, 1:] = np.log(X[np.ix_(rows, used_vars)])  # type: ignore[arg-type]
         coef, _res, rank, _sv = np.linalg.lstsq(A, ly, rcond=None)
         if np.all(np.isfinite(coef)):
             resid = ly - A @ coef

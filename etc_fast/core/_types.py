@@ -155,7 +155,8 @@ class Action:
         raw: Raw model text the action was parsed from (LLM) or a short description.
         error: Why the action is invalid, if it is.
         usage: Token counts for the call that produced this action
-            (``prompt_tokens``, ``completion_tokens``, ``calls``, ``cached``).
+            (``prompt_tokens``, ``completion_tokens``, ``calls``, ``cached``); an LLM policy adds
+            the reply's ``finish_reason`` (a string, or ``None`` when the server gave none).
     """
 
     kind: Literal["committee", "analysis", "draft", "experiment", "final", "invalid"]
@@ -165,7 +166,7 @@ class Action:
     points: tuple[dict[str, Any], ...] = ()
     raw: str = ""
     error: str | None = None
-    usage: dict[str, int] = dataclasses.field(default_factory=dict)
+    usage: dict[str, int | str | None] = dataclasses.field(default_factory=dict)
 
 
 @runtime_checkable

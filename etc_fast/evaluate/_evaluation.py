@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import math
+from typing import TypedDict
 
 import numpy as np
 
@@ -82,6 +83,17 @@ class Evaluation:
         return d
 
 
+class _Common(TypedDict):
+    """The :class:`Evaluation` fields a valid and an invalid submission's result share."""
+
+    n_points: int
+    grid_sha256: str
+    truth_sha256: str
+    source_sha256: str
+    wall_s: float
+    sandbox_layers: tuple
+
+
 def _q(complete: bool, rmsle: float) -> dict:
     flags = kernels.coverage_q(complete, rmsle, TAUS)
     return {_tau_key(t): bool(f) for t, f in zip(TAUS, flags)}
@@ -117,7 +129,7 @@ def evaluate_submission(source: str, task: Task, *, grid=None, limits: SandboxLi
         raise IntegrityError(f"evaluation data of task {task.key} changed while a submission ran")
     if array_sha256(task.truth(X)) != truth_hash:
         raise IntegrityError(f"the target of task {task.key} is not reproducible")
-    common = dict(
+    common = _Common(
         n_points=int(X.shape[0]), grid_sha256=grid_hash, truth_sha256=rounded_sha256(y_true),
         source_sha256=hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest(), wall_s=call.wall_s,
         sandbox_layers=tuple(n for n in LAYERS if call.layers.get(n)),

@@ -404,7 +404,7 @@ class StructuralJudge:
                                         f"(max rel. diff. {worst:.1e}; {close:.1e} against the truth's constants)")
 
     # ---- constants ---------------------------------------------------------------------
-    def _solve(self, T: _Truth, S: sp.Expr, pts: Sequence[int]) -> tuple[list, list, bool]:
+    def _solve(self, T: _Truth, S: sp.Expr, pts: Sequence[int | np.integer]) -> tuple[list, list, bool]:
         k = len(T.csyms)
         if k == 0:
             return [], [], True
@@ -458,7 +458,8 @@ class StructuralJudge:
                 return [], [], False
         return [], [], False
 
-    def _identical(self, T: _Truth, S: sp.Expr, consts: list, pts: Sequence[int], *, sign: int = 1) -> bool:
+    def _identical(self, T: _Truth, S: sp.Expr, consts: list, pts: Sequence[int | np.integer], *,
+                   sign: int = 1) -> bool:
         s_mp = _mp_lambda(T.syms, S)
         with mpmath.workdps(_DPS):
             if T.linear or not T.csyms:
@@ -593,7 +594,8 @@ class StructuralJudge:
         out = []
         fixed = T.expr.subs({c: v for c, v in zip(T.csyms, T.ctrue)})
         for name, x in zip(T.names, T.syms):
-            vs, vt = [], []
+            vs: list[complex] = []
+            vt: list[complex] = []
             for e, acc in ((S, vs), (fixed, vt)):
                 ld = _mp_lambda(T.syms, x * sp.diff(e, x) / e)
                 with mpmath.workdps(30):

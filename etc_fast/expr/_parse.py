@@ -13,6 +13,7 @@ import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 import numpy as np
 
@@ -127,7 +128,7 @@ class _Parser:
         col = len(text.encode("utf-8")[:col_bytes].decode("utf-8", errors="ignore"))
         return f"line {line + self.line_offset}, col {col + 1}"
 
-    def fail(self, message: str, node=None):
+    def fail(self, message: str, node=None) -> NoReturn:
         raise ExprError(message, self.where(node) if node is not None else None)
 
     # -- tree construction --------------------------------------------------------------------

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from etc_fast.core import TaskView
@@ -316,7 +316,7 @@ class BaselineTexts:
             return None
         return problem or "The experiment request could not be run; no measurement was taken."
 
-    def experiment_output(self, values: Sequence[Any], *, interpreter: bool, single: bool = False) -> str | None:
+    def experiment_output(self, values: Iterable[Any], *, interpreter: bool, single: bool = False) -> str | None:
         """The reply to an experiment; ``None`` where NewtonBench's code-assisted agent sends none (a
         single request whose value is 0, an empty result)."""
         vals = [float(v) for v in values]

@@ -152,7 +152,7 @@ def judge_settings(**overrides: Any) -> LLMSettings:
     unknown = sorted(set(overrides) - fields)
     if unknown:
         raise ValueError(f"unknown judge setting(s) {', '.join(unknown)}; known: {', '.join(sorted(fields))}")
-    base = {"model": DEFAULT_JUDGE_MODEL, "temperature": DEFAULT_JUDGE_TEMPERATURE}
+    base: dict[str, Any] = {"model": DEFAULT_JUDGE_MODEL, "temperature": DEFAULT_JUDGE_TEMPERATURE}
     base.update(overrides)
     return LLMSettings(**base)
 

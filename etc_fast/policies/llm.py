@@ -196,7 +196,7 @@ class LLMPolicy:
         if self._phase == "baseline" and obs.phase == "baseline":
             self._last_round = int(obs.turn)
         cached = bool(reply.cached)
-        usage = {
+        usage: dict[str, int | str | None] = {
             "prompt_tokens": int(reply.prompt_tokens),
             "completion_tokens": int(reply.completion_tokens),
             "calls": 1,

@@ -41,7 +41,7 @@ class EffectSummary:
     sign_flip_p: float | None
 
 
-def summarize_effects(effects: Sequence[float], *, n_draws: int = N_DRAWS, seed: int = SEED, level: float = 0.95) -> EffectSummary:
+def summarize_effects(effects: Sequence[float] | np.ndarray, *, n_draws: int = N_DRAWS, seed: int = SEED, level: float = 0.95) -> EffectSummary:
     """Mean, resampling interval, sign counts, leave-one-out range and sign-flip p of module effects.
 
     Args:

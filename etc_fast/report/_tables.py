@@ -12,7 +12,7 @@ per-configuration tables (Table 2 / S4, heatmap).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import polars as pl
 
@@ -236,7 +236,7 @@ def table_coverage(df: pl.DataFrame, taus: Sequence[float] = TAUS) -> pl.DataFra
     return _sort(out, df, keys, [("group", _GROUP_ORDER)])
 
 
-def coverage_curves(df: pl.DataFrame, taus: Sequence[float]) -> pl.DataFrame:
+def coverage_curves(df: pl.DataFrame, taus: Iterable[float]) -> pl.DataFrame:
     """Q(τ) (percent) on a τ grid per condition and family group (long format: ..., ``tau``, ``q``)."""
     keys = condition_keys(df)
     d = _with_group(_presets(df))
@@ -442,7 +442,8 @@ def table_newtonbench(df: pl.DataFrame) -> pl.DataFrame:
                            "rmsle_mean": r_m, "rmsle_std": r_s,
                            "acc": "N/A" if acc_m is None else f"{acc_m * 100:.1f} (±{acc_s * 100:.3f})",
                            "rmsle": "N/A" if r_m is None else f"{r_m:.4f} (±{r_s:.4f})",
-                           "tokens_mean": float(frame.get_column("completion_tokens").mean()) if "completion_tokens" in frame.columns else None}
+                           # polars types Series.mean() as any Python literal; a numeric column's mean is a float
+                           "tokens_mean": float(frame.get_column("completion_tokens").mean()) if "completion_tokens" in frame.columns else None}  # type: ignore[arg-type]
                     rows.append(row)
     out = pl.DataFrame(rows, schema_overrides={**schema, **{k: d.schema[k] for k in extra}}, infer_schema_length=None)
     return out.select(["model", "configuration", *extra, *[c for c in schema if c not in ("model", "configuration")]])

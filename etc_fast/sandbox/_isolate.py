@@ -232,8 +232,8 @@ def enter_box(workdir: str, *, uid: int = 65534, gid: int = 65534, disk_bytes: i
         else:
             notes.append(f"private mounts: {_err(ctypes)}")
     if root:
-        exposed = set(layers.get("exposed", ()))
-        unreachable = [r for r in _minimal(read_roots) if r not in exposed and not _reachable(r, uid, gid)]
+        exposed_roots = set(layers.get("exposed", ()))
+        unreachable = [r for r in _minimal(read_roots) if r not in exposed_roots and not _reachable(r, uid, gid)]
     if root and unreachable:
         # dropping to uid would leave the interpreter unable to import: keep root (other layers still apply)
         notes.append(f"identity kept: uid {uid} cannot read {', '.join(unreachable)} and no mount namespace "

@@ -59,6 +59,11 @@ import os
 import signal
 import sys
 
+# typing is not imported at run time (the stdlib idiom; mypy reads the name as true)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _MAX_JOB = 256 * 1024 * 1024
 _MAX_REPLY = 4 * 1024 * 1024  # a 5,000-point law reply is ~70 KB
 _ADDRESS_SPACE_FLOOR_MB = 64
@@ -67,7 +72,8 @@ _REQUEST_FDS = 5
 
 
 def _read_all(fd: int, cap: int) -> bytes | None:
-    chunks, total = [], 0
+    chunks: list[bytes] = []
+    total = 0
     while True:
         try:
             b = os.read(fd, 1 << 16)
@@ -353,7 +359,7 @@ def _child_main(box: dict, job_r: int, rep_w: int, out_w: int, err_w: int, iso, 
     workdir = str(box["workdir"])
     os.chdir(workdir)
     os.environ["HOME"] = os.environ["TMPDIR"] = workdir
-    tempfile = sys.modules.get("tempfile")
+    tempfile: Any = sys.modules.get("tempfile")  # a module, read by name: its attributes are dynamic
     if tempfile is not None:
         tempfile.tempdir = None
     layers = iso.enter_box(
@@ -634,6 +640,7 @@ def _disable_primitives() -> None:
 
     _posixsubprocess.fork_exec = _refuse("_posixsubprocess.fork_exec")
     _open_dir_fd_absolute()
+    mod: Any  # os, posix, signal or _signal: patched by name
     for mod in (os, posix):
         for name in ("pidfd_open", "setsid", "setpgid", "setpgrp", "fork", "forkpty"):
             if hasattr(mod, name):
@@ -644,7 +651,7 @@ def _disable_primitives() -> None:
         for mod in (signal, sys.modules.get("_signal")):
             if mod is not None and hasattr(mod, name):
                 setattr(mod, name, _refuse(f"signal.{name}"))
-    subprocess = sys.modules.get("subprocess")
+    subprocess: Any = sys.modules.get("subprocess")  # a module, read by name: its attributes are dynamic
     if subprocess is not None and hasattr(subprocess, "_fork_exec"):
         subprocess._fork_exec = _refuse("_posixsubprocess.fork_exec")
 
@@ -965,10 +972,10 @@ def _run_law(job: dict, allowed: frozenset) -> dict:
         except BaseException as exc:
             text = str(exc)[:200]
             return {"ok": False, "error": f"non-numeric return value at point {i}: {type(exc).__name__}: {text}"}
-    out = np.array(out, dtype=np.float64).reshape(n)
+    values = np.array(out, dtype=np.float64).reshape(n)
     import base64
 
-    return {"ok": True, "error": None, "values": base64.b64encode(out.tobytes()).decode("ascii"), "n": n}
+    return {"ok": True, "error": None, "values": base64.b64encode(values.tobytes()).decode("ascii"), "n": n}
 
 
 def _run_code(job: dict, allowed: frozenset) -> dict:

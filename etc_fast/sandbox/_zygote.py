@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any, TypedDict
 
 __all__ = ["ZYGOTE_SCRIPT", "PRELOAD", "Zygote", "ZygoteError", "zygote", "zygote_versions"]
 
@@ -68,9 +69,18 @@ _starter: tuple[int, queue.SimpleQueue] | None = None
 _starter_lock = threading.Lock()
 
 
+class _StartBox(TypedDict, total=False):
+    """One start request handed to the starter thread, and what it hands back."""
+
+    kwargs: dict[str, Any]
+    done: threading.Event
+    proc: subprocess.Popen
+    error: BaseException
+
+
 def _starter_loop(q: queue.SimpleQueue) -> None:
     while True:
-        box = q.get()
+        box: _StartBox = q.get()
         try:
             box["proc"] = subprocess.Popen(**box["kwargs"])
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
@@ -87,7 +97,7 @@ def _popen(**kwargs) -> subprocess.Popen:
             threading.Thread(target=_starter_loop, args=(q,), name="etc-sandbox-zygote-starter", daemon=True).start()
             _starter = (os.getpid(), q)
         q = _starter[1]
-    box = {"kwargs": kwargs, "done": threading.Event()}
+    box: _StartBox = {"kwargs": kwargs, "done": threading.Event()}
     q.put(box)
     if not box["done"].wait(START_S):  # the starter is stuck (in fork or exec): fail, do not wait on it
         raise ZygoteError(f"no helper process could be started within {START_S:g} s")
@@ -148,6 +158,7 @@ class Zygote:
             msg = ours.recv(1 << 16)
         except OSError:
             msg = b""
+        hello: dict[str, Any]
         try:
             hello = json.loads(msg) if msg else {"error": f"zygote exited (code {proc.poll()}) before it was ready"}
         except ValueError:

@@ -388,7 +388,7 @@ def _batched(residual, sign: float) -> dict:
 
 
 def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
-                  start: Sequence[float] | None = None, max_nfev: int = 200) -> PowerLawFit | None:
+                  start: Sequence[float] | np.ndarray | None = None, max_nfev: int = 200) -> PowerLawFit | None:
     """Fit ``K * prod x_j ** p_j`` (K and every p_j free) to the records through the simulator.
 
     Starts: the exponents ``start`` (e.g. a derived table's log-linear fit) and zeros; K from a scan

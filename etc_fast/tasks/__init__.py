@@ -39,7 +39,7 @@ __all__ = [
 _CUSTOM_SUFFIXES = (".yaml", ".yml")
 
 
-def is_custom_task(name: str) -> bool:
+def is_custom_task(name: str | os.PathLike) -> bool:
     """Whether ``name`` names a custom task file (a path ending in .yaml or .yml)."""
     return isinstance(name, (str, os.PathLike)) and str(name).lower().endswith(_CUSTOM_SUFFIXES)
 

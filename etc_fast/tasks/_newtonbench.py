@@ -32,7 +32,8 @@ Guard = Callable[[np.ndarray], tuple[np.ndarray, float]]
 
 
 def _all_nonpositive_guard(X: np.ndarray) -> tuple[np.ndarray, float]:
-    return (X <= 0).any(axis=1), 0.0
+    # any(axis=1) of the 2-D X is a row mask; numpy's stub types it np.bool | NDArray (it cannot see ndim)
+    return (X <= 0).any(axis=1), 0.0  # type: ignore[return-value]
 
 
 def _distance_or_zero_guard(X: np.ndarray) -> tuple[np.ndarray, float]:

@@ -179,7 +179,7 @@ class Template:
 
 
 def _t(name: str, text: str) -> Template:
-    code = []
+    code: list[tuple] = []
     for tok in text.split():
         if tok[0] == "c" and tok[1:].isdigit():
             code.append(("c", int(tok[1:])))
@@ -351,20 +351,20 @@ def _solve_log(name: str, y: np.ndarray, L: np.ndarray, E: np.ndarray, exact: bo
 
 
 def _params(name: str, lin: np.ndarray, g: float, g2: float | None = None) -> tuple[float, ...]:
-    lin = [float(v) for v in lin]
+    c = [float(v) for v in lin]
     if name == "expoff":
-        return (lin[0], lin[1], g)
+        return (c[0], c[1], g)
     if name == "biexp":
-        return (lin[0], g, lin[1], g2)
+        return (c[0], g, c[1], g2)
     if name == "biexpoff":
-        return (lin[0], g, lin[1], g2, lin[2])
+        return (c[0], g, c[1], g2, c[2])
     if name in ("bose", "fermi"):
-        return (lin[0], g)
+        return (c[0], g)
     if name == "logistic":
-        return (lin[0], lin[1], g)
+        return (c[0], c[1], g)
     if name == "mobius":
-        return (lin[0], lin[1], lin[2], g)
-    return (lin[0], lin[1], g)  # gompertz
+        return (c[0], c[1], c[2], g)
+    return (c[0], c[1], g)  # gompertz
 
 
 def _rel_rms(pred: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -675,8 +675,8 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
     n_cands.update(dict.fromkeys(tuple(p) for p in _single_exp_ranking(A, y, lib, NV, cols)[:lim.cexp_top]))
     for name in ("biexp", "biexpoff"):
         rows = []
-        for pn in n_cands:
-            pn = np.asarray(pn)
+        for pn_key in n_cands:
+            pn = np.asarray(pn_key)
             Nv = mono_values(A, pn)
             for pm in mopts:
                 Mv = mono_values(A, pm)
@@ -748,9 +748,9 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
             # the refined fit (real exponents) bounds what its roundings can reach: skip the
             # roundings when even it cannot rank near the best law found so far
             col.flush()
-            best = min((v[0] for v in col.entries.values()), default=math.inf)
+            best_score = min((v[0] for v in col.entries.values()), default=math.inf)
             cx_min = tmpl.complexity(((), ()), lambda p: 0.0) + 1.5 * float(np.count_nonzero(np.round(np.concatenate([pn, pm]) * 2)))
-            if math.log10(max(float(_rel_rms(pred, y)), col.floor)) + 0.35 * cx_min > best + 1.0:
+            if math.log10(max(float(_rel_rms(pred, y)), col.floor)) + 0.35 * cx_min > best_score + 1.0:
                 continue
             # snap the exponents of N and M; the rates then re-fitted with the exponents fixed
             for combo in _snaps(np.concatenate([pn, pm]), lim.cexp_snaps):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -30,6 +31,23 @@ __all__ = ["Form", "mono_values", "predict", "form_code", "pack_codes", "compile
 _VAR, _CONST = OPCODES["var"], OPCODES["const"]
 _MUL, _ADD, _POW, _EXP = OPCODES["mul"], OPCODES["add"], OPCODES["pow"], OPCODES["exp"]
 _DIV = OPCODES["div"]
+
+
+class _CompoundSpec(Protocol):
+    """What a ``compound`` form's ``spec`` provides: :class:`._expfamilies.Template` (a protocol
+    here, since ``_expfamilies`` imports this module)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def values(self, A: np.ndarray, exps, prm) -> np.ndarray: ...
+
+    def emit(self, exps, params, const: Callable, factors: Callable, op: Callable) -> None: ...
+
+    def render(self, exps, params, fmt: Callable[[float], str], fn: Callable[[str], str],
+               mono: Callable[[Sequence[float]], str]) -> str: ...
+
+    def complexity(self, exps, mono_cost: Callable[[Sequence[float]], float]) -> float: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,13 +73,13 @@ class Form:
     params: tuple[float, ...]
     exp_exps: tuple[float, ...] | None = None
     n_num: int = 0
-    spec: object = None
+    spec: _CompoundSpec | None = None
 
 
 # ----------------------------------------------------------------------------------------
 # NumPy evaluation (one form, varying constants)
 # ----------------------------------------------------------------------------------------
-def mono_values(A: np.ndarray, p: Sequence[float]) -> np.ndarray:
+def mono_values(A: np.ndarray, p: Sequence[float] | np.ndarray) -> np.ndarray:
     """``prod_j A[:, j] ** p[j]`` (float64[n]) for an atom matrix ``A`` float64[n, m]."""
     out = np.ones(A.shape[0])
     for j, pj in enumerate(p):
@@ -189,7 +207,9 @@ def form_code(form: Form, column: Callable[[Atom], int]) -> tuple[list[int], lis
     return ops, args, consts, slots
 
 
-def pack_codes(codes: Sequence[tuple[list[int], list[int], list[float]]]):
+def pack_codes(
+    codes: Sequence[tuple[list[int], list[int], list[float]]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Pack ``(ops, args, consts)`` per program into the arrays :func:`kernels.programs.evaluate_programs` reads.
 
     Returns:
@@ -211,7 +231,9 @@ def pack_codes(codes: Sequence[tuple[list[int], list[int], list[float]]]):
             np.array(starts, dtype=i64), np.array(lens, dtype=i64), np.array(cstarts, dtype=i64))
 
 
-def compile_forms(forms: Sequence[Form], column: Callable[[Atom], int]):
+def compile_forms(
+    forms: Sequence[Form], column: Callable[[Atom], int],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Packed postfix programs of ``forms`` over an atom table (one program per form).
 
     Args:

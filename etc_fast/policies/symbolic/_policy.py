@@ -229,6 +229,8 @@ class SymbolicPolicy:
         self._domains: list[VariableDomain] = []
         self._output_unit: str | None = None
         self._full: tuple[int, SearchResult] | None = None  # (observations, full search) of the last analysis
+        # the same for a system task: (experiments, the decision the full search gave)
+        self._sys_full: tuple[int, tuple[SearchResult | None, list, Action | None]] | None = None
         self._pending: int | None = None  # observations an analysis action was sent for
         self._sobol: qmc.Sobol | None = None
         self._sys_seed = 0
@@ -255,6 +257,7 @@ class SymbolicPolicy:
         self._config = config
         self._domains = [VariableDomain.from_mapping(v) for v in task.variables]
         self._full = None
+        self._sys_full = None
         self._pending = None
         self._proposed: dict[str, str] = {}  # committee expression -> its structure (constants as C)
         self._output_unit = angle_unit_of(str(getattr(task, "output_description", "") or ""), 0.0, 0.0)
@@ -527,12 +530,12 @@ class SymbolicPolicy:
             res, ranked = self._system_search(obs, False)
             return res, ranked, None
         n = len(obs.system.requests)
-        if self._full is not None and self._full[0] == n:
-            return self._full[1]
+        if self._sys_full is not None and self._sys_full[0] == n:
+            return self._sys_full[1]
         if obs.feedback_kind == "analysis" and self._pending == n:
             self._pending = None
             res, ranked = self._system_search(obs, True)
-            self._full = (n, (res, ranked, None))
+            self._sys_full = (n, (res, ranked, None))
             return res, ranked, None
         if can_analyse:
             from etc_fast.policies.symbolic._systems import SYSTEM_ANALYSIS_CODE

@@ -102,7 +102,8 @@ def _fmt_const(c: float) -> str:
 
 
 def _render_mono(atoms: Sequence[Atom], p: Sequence[float], fn: Callable[[str], str], e_name: str) -> tuple[str, str]:
-    num, den = [], []
+    num: list[str] = []
+    den: list[str] = []
     for a, pj in zip(atoms, p):
         if pj == 0.0:
             continue
@@ -516,7 +517,7 @@ def _structure_key(form: _Form) -> tuple:
 
     if form.kind == "ratio":
         k = form.n_num
-        terms = (tuple(sorted(mono(p) for p in form.exps[:k])), tuple(sorted(mono(p) for p in form.exps[k:])))
+        terms: tuple = (tuple(sorted(mono(p) for p in form.exps[:k])), tuple(sorted(mono(p) for p in form.exps[k:])))
     else:
         terms = tuple(sorted(mono(p) for p in form.exps))
     if form.kind == "compound":
@@ -866,8 +867,8 @@ def _fit_ratio(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
             grown.update(_best_third_columns(U, t, base))
         frontier = sorted(grown, key=lambda k: grown[k])[:lim.ratio_extend]
         subsets.update(dict.fromkeys(frontier))
-    for idx in subsets:
-        idx = list(idx)
+    for key in subsets:
+        idx = list(key)
         c, *_ = np.linalg.lstsq(cols[:, idx], t, rcond=None)
         if not np.all(np.isfinite(c)):
             continue
