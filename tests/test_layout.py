@@ -133,3 +133,129 @@ def test_no_kernel_file_is_over_500_lines():
 def test_kernels_init_imports_its_submodules_explicitly():
     init = (Path(__file__).resolve().parents[1] / "kernels" / "__init__.py").read_text()
     assert "importlib" not in init and "import_module" not in init
+
+
+# ----------------------------------------------------------------------------------------
+# Packages: one-way between packages too, private names kept private, layers respected
+# ----------------------------------------------------------------------------------------
+#: Targets (issue "one loop, many labs"): at most this many private imports across packages and
+#: imports up the layers, each a known, listed exception.
+MAX_PRIVATE_IMPORTS = 10
+MAX_UPWARD_IMPORTS = 3
+
+#: etc_fast's layers, bottom to top: a module may import its own layer and the ones below. The
+#: root's private helpers (``etc_fast._portable`` and the like) belong to every package.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("kernels",),
+    ("etc_fast", "etc_fast.core", "etc_fast.errors"),
+    ("etc_fast.laws",),
+    ("etc_fast.expr", "etc_fast.sandbox", "etc_fast.sampling"),
+    ("etc_fast.systems", "etc_fast.diagnostics", "etc_fast.acquisition"),
+    ("etc_fast.tasks",),
+    ("etc_fast.llm", "etc_fast.evaluate"),
+    ("etc_fast.labs",),
+    ("etc_fast.policies", "etc_fast.protocol"),
+    ("etc_fast.store",),
+    ("etc_fast.report",),
+    ("etc_fast.runner",),
+    ("etc_fast.run", "etc_fast.replay"),
+)
+
+
+def package_of(module: str) -> str:
+    """The package a module belongs to: ``etc_fast.<first part>`` (the root's own modules belong to
+    ``etc_fast``), or ``kernels``."""
+    parts = module.split(".")
+    if parts[0] == "kernels":
+        return "kernels"
+    if len(parts) == 1 or parts[1] in ("__init__",) or parts[1].startswith("_"):
+        return "etc_fast"
+    return ".".join(parts[:2])
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for a, bs in graph.items():
+        pa = package_of(a)
+        out.setdefault(pa, set())
+        for b in bs:
+            if package_of(b) != pa:
+                out[pa].add(package_of(b))
+    return out
+
+
+def private_imports(root: Path = ROOT) -> list[str]:
+    """Import statements that reach into another package's private module or name.
+
+    A name or module starting with ``_`` is private to the package that holds it (``etc_fast._x``
+    to etc_fast as a whole, ``etc_fast.systems._forward`` to ``etc_fast.systems``, ``kernels._checks``
+    to kernels); importing it from outside is a private import. Counted once per statement.
+    """
+    found = []
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        mod = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if not (isinstance(node, ast.ImportFrom) and node.module and node.level == 0):
+                continue
+            src = node.module.split(".")
+            if src[0] not in (PACKAGE, "kernels"):
+                continue
+            for a in node.names:
+                full = [*src, a.name]
+                cut = next((i for i, p in enumerate(full) if i > 0 and p.startswith("_") and p != "__init__"), None)
+                if cut is None:
+                    continue
+                owner = ".".join(full[:cut])
+                if mod != owner and not mod.startswith(owner + "."):
+                    found.append(f"{mod}: from {node.module} import {a.name}")
+                    break
+    return found
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Imports from a module of a lower layer (:data:`LAYERS`) up to a higher one."""
+    level = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}
+    found = []
+    for a, bs in sorted(graph.items()):
+        for b in sorted(bs):
+            la, lb = level.get(package_of(a)), level.get(package_of(b))
+            if la is not None and lb is not None and lb > la:
+                found.append(f"{a} -> {b}")
+    return found
+
+
+def test_every_package_has_a_layer():
+    missing = sorted({package_of(m) for m in import_graph()} - {p for layer in LAYERS for p in layer})
+    assert not missing, f"packages with no layer in LAYERS (add them): {missing}"
+
+
+def test_packages_import_one_way():
+    found = cycles(package_graph(import_graph()))
+    assert not found, "package-level import circles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_private_names_stay_in_their_package():
+    found = private_imports()
+    assert len(found) <= MAX_PRIVATE_IMPORTS, f"{len(found)} private imports across packages:\n" + "\n".join(found)
+
+
+def test_lower_layers_do_not_import_higher_ones():
+    found = upward_imports(import_graph())
+    assert len(found) <= MAX_UPWARD_IMPORTS, f"{len(found)} imports up the layers:\n" + "\n".join(found)
+
+
+def test_layout_checks_see_what_they_claim(tmp_path):
+    pkg = tmp_path / PACKAGE
+    for sub in ("labs", "core"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core" / "_a.py").write_text("def f():\n    from etc_fast.labs import thing\n")
+    (pkg / "labs" / "_b.py").write_text("from etc_fast.core._a import f\nfrom etc_fast.core import _hidden\n")
+    (pkg / "core" / "_c.py").write_text("from etc_fast.core._a import f\n")
+    graph = import_graph(tmp_path)
+    assert cycles(package_graph(graph)) == [["etc_fast.core", "etc_fast.labs"]]
+    assert private_imports(tmp_path) == ["etc_fast.labs._b: from etc_fast.core._a import f",
+                                         "etc_fast.labs._b: from etc_fast.core import _hidden"]
+    assert upward_imports(graph) == ["etc_fast.core._a -> etc_fast.labs"]

@@ -122,7 +122,7 @@ class SystemObservation:
 
     Attributes:
         module, system: The NewtonBench module and system.
-        apparatus: The apparatus block (``etc_fast.systems._prompts.apparatus_block``).
+        apparatus: The apparatus block (``etc_fast.llm.apparatus_block``).
         spec: The system's public spec (controls, defaults, pool domains, channels).
         requests: The experiments run so far (control dicts, defaults filled in), in order.
         outputs: NewtonBench's output for each of them.

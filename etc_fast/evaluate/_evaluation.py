@@ -12,7 +12,7 @@ import numpy as np
 import kernels
 from etc_fast.sampling import array_sha256, evaluation_grid, rounded_sha256
 from etc_fast.sandbox import LAYERS, SandboxLimits, call_law
-from etc_fast.tasks._base import Task
+from etc_fast.tasks import Task
 
 __all__ = ["TAUS", "Evaluation", "IntegrityError", "evaluate_submission"]
 

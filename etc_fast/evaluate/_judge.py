@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Protocol, runtime_checkable
 
-from etc_fast.tasks._base import Task
+from etc_fast.tasks import Task
 
 
 @dataclasses.dataclass(frozen=True)

@@ -121,11 +121,11 @@ class JudgeServer:
             self._lock = threading.Lock()
 
     def _start(self) -> None:
-        from etc_fast.sandbox._zygote import _popen
+        from etc_fast.sandbox import popen_child
 
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            proc = _popen(
+            proc = popen_child(
                 args=[sys.executable, "-m", "etc_fast.evaluate._judge_worker", str(theirs.fileno()), str(os.getpid())],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
                 env=_env(), pass_fds=(theirs.fileno(),), start_new_session=True, close_fds=True,
@@ -203,9 +203,9 @@ class JudgeServer:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    from etc_fast.sandbox._zygote import _reap
+    from etc_fast.sandbox import reap_child
 
-    _reap(proc, grace=2.0)
+    reap_child(proc, grace=2.0)
 
 
 _SERVER: JudgeServer | None = None

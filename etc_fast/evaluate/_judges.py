@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from etc_fast.evaluate._judge import Judge, Verdict
-from etc_fast.tasks._base import Task
+from etc_fast.tasks import Task
 
 __all__ = ["JUDGES", "NoJudge", "create_judge"]
 
@@ -36,7 +36,7 @@ def create_judge(name: str, **kwargs) -> Judge:
 
         return StructuralJudge(**kwargs)
     if name == "llm":
-        from etc_fast.llm.judge import LLMJudge
+        from etc_fast.evaluate._llm_judge import LLMJudge
 
         return LLMJudge(**kwargs)
     if name == "none":

@@ -35,7 +35,7 @@ import sympy as sp
 
 from etc_fast.evaluate._judge import Verdict
 from etc_fast.evaluate._translate import Untranslatable, numeric, translate
-from etc_fast.tasks._base import Task
+from etc_fast.tasks import Task
 
 __all__ = ["StructuralJudge", "JUDGE_VERSION"]
 

@@ -63,7 +63,7 @@ class SystemLab(Lab):
 
     def __init__(self, spec: TrialSpec, system_task: Any, view: TaskView) -> None:
         super().__init__(spec, system_task.law, view)
-        from etc_fast.systems import apparatus_block
+        from etc_fast.llm import apparatus_block
         from etc_fast.systems import spec as system_spec
 
         self.system_task = system_task

@@ -6,12 +6,13 @@ and the NewtonBench symbolic judge.
 * :class:`ResponseCache` — SQLite (WAL) cache keyed by everything that changes a reply; modes
   ``use``, ``refresh``, ``off``, ``replay``.
 * :func:`parse_action` — a model reply to a protocol :class:`~etc_fast.protocol.Action`.
-* :mod:`etc_fast.llm.judge` — :class:`~etc_fast.llm.judge.LLMJudge`.
+* the LLM judge lives with the other judges: :class:`etc_fast.evaluate.LLMJudge`.
 * :class:`BaselineTexts` — every message of the free-form baselines and the judge (etc_fast's
   words); :class:`NewtonBenchTexts` — the same read from a NewtonBench checkout (exact mode);
   :func:`register_apparatus` — the apparatus section of a task message per experiment system.
 """
 
+from etc_fast.llm import _prompts as prompts
 from etc_fast.llm._cache import (
     CACHE_MODES,
     CachedReply,
@@ -38,6 +39,7 @@ from etc_fast.llm._client import (
 from etc_fast.llm._newtonbench import NewtonBenchCheckoutError, NewtonBenchTexts, make_texts
 from etc_fast.llm._parse import (
     MAX_HYPOTHESES,
+    MAX_REPLY_CHARS,
     ReplyError,
     clean_expression,
     extract_code,
@@ -51,9 +53,28 @@ from etc_fast.llm._parse import (
     parse_committee,
     parse_experiments,
 )
-from etc_fast.llm._texts import BaselineTexts, register_apparatus
+from etc_fast.llm._system_prompts import (
+    apparatus_block,
+    system_baseline_message,
+    system_explore_first_message,
+    system_explore_next_message,
+    system_planner_system_prompt,
+    system_synthesis_first_message,
+    system_synthesis_system_prompt,
+)
+from etc_fast.llm._texts import BaselineTexts, parse_verdict, register_apparatus
 
 __all__ = [
+    "prompts",
+    "MAX_REPLY_CHARS",
+    "parse_verdict",
+    "apparatus_block",
+    "system_baseline_message",
+    "system_explore_first_message",
+    "system_explore_next_message",
+    "system_planner_system_prompt",
+    "system_synthesis_first_message",
+    "system_synthesis_system_prompt",
     "BaselineTexts",
     "CACHE_MODES",
     "CacheError",

@@ -20,22 +20,24 @@ import numpy as np
 
 from etc_fast.core import Action, Observation, ProtocolConfig, TaskView
 from etc_fast.errors import InfrastructureError
-from etc_fast.llm import _prompts as P
-from etc_fast.llm._client import LLMClient, LLMConfigError, LLMSettings
-from etc_fast.llm._newtonbench import make_texts
-from etc_fast.llm._parse import (
+from etc_fast.llm import (
     MAX_REPLY_CHARS,
+    BaselineTexts,
+    LLMClient,
+    LLMConfigError,
+    LLMSettings,
+    make_texts,
     parse_action,
     parse_baseline_newtonbench,
 )
-from etc_fast.llm._texts import BaselineTexts
+from etc_fast.llm import prompts as P
 
 #: Longest feedback text (characters) put into one message; longer text is cut with a note.
 DEFAULT_MAX_FEEDBACK_CHARS = 8000
 _PHASES = ("explore", "synthesis", "baseline")
 
 
-def _settings_from(model: str | None, settings: LLMSettings | None, options: dict[str, Any]) -> LLMSettings:
+def settings_from(model: str | None, settings: LLMSettings | None, options: dict[str, Any]) -> LLMSettings:
     if settings is not None:
         if not isinstance(settings, LLMSettings):
             raise LLMConfigError(f"settings must be LLMSettings, got {type(settings).__name__}")
@@ -87,7 +89,7 @@ class LLMPolicy:
             or an option is unknown.
     """
 
-    #: Planner trials on simulated systems get their own prompts (``etc_fast.systems._prompts``).
+    #: Planner trials on simulated systems get their own prompts (``etc_fast.llm._system_prompts``).
     plays_system_planner = True
 
     def __init__(
@@ -109,7 +111,7 @@ class LLMPolicy:
             self.client = client
         else:
             try:
-                self.client = LLMClient(_settings_from(model, settings, options))
+                self.client = LLMClient(settings_from(model, settings, options))
             except LLMConfigError as exc:
                 if "no API key" in str(exc):
                     raise LLMConfigError(f"{exc}, or use --model symbolic to run offline") from None
@@ -228,7 +230,7 @@ class LLMPolicy:
             return
         if self._phase not in ("explore", "synthesis"):
             return
-        from etc_fast.systems import _prompts as SP
+        from etc_fast import llm as SP
 
         interpreter = bool(self._config.interpreter) if self._config is not None else bool(obs.interpreter)
         system = (SP.system_planner_system_prompt(interpreter) if self._phase == "explore"
@@ -304,7 +306,7 @@ class LLMPolicy:
 
     def _render_synthesis(self, obs: Observation, first: bool) -> str:
         if first and getattr(obs, "system", None) is not None:
-            from etc_fast.systems._prompts import system_synthesis_first_message
+            from etc_fast.llm import system_synthesis_first_message
 
             self._shown_experiments = len(obs.system.requests)
             text = system_synthesis_first_message(
@@ -326,10 +328,10 @@ class LLMPolicy:
         )
 
     def _render_system_explore(self, obs: Observation, first: bool) -> str:
-        """An exploration message on a simulated system (``etc_fast.systems._prompts``): the records
+        """An exploration message on a simulated system (``etc_fast.llm._system_prompts``): the records
         are rendered from ``obs.system`` (requests and outputs), so the protocol's selection note
         keeps only its sentence and the outputs are not shown twice."""
-        from etc_fast.systems import _prompts as SP
+        from etc_fast import llm as SP
 
         so = obs.system
         start = min(self._shown_experiments, len(so.requests))
@@ -361,7 +363,7 @@ class LLMPolicy:
             # exact mode: the module's own task prompt for this system, read from the checkout
             parts.append(T.task_prompt(obs.task, noisy=obs.noisy, interpreter=interpreter, system=obs.system.spec.system))  # type: ignore[call-arg]
         elif first and getattr(obs, "system", None) is not None:  # a simulated system: its apparatus block
-            from etc_fast.systems._prompts import system_baseline_message
+            from etc_fast.llm import system_baseline_message
 
             parts.append(system_baseline_message(obs.task, obs.system.spec, noisy=obs.noisy, interpreter=interpreter))
         elif first:

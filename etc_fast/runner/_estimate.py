@@ -154,13 +154,13 @@ class _StandIn:
 
 def _policy(config: Any, model: str, stand_in_args: tuple[int, int | None], texts: dict[Any, Any]) -> tuple[Any, _StandIn]:
     from etc_fast.llm import LLMClient, make_texts
-    from etc_fast.policies.llm import LLMPolicy, _settings_from
+    from etc_fast.policies.llm import LLMPolicy, settings_from
 
     opts = dict(config.policy_options(model))
     source = (opts.pop("prompts", "etc_fast"), opts.pop("newtonbench_path", None))
     if source not in texts:  # a NewtonBench checkout is read once, not once per trial
         texts[source] = make_texts(*source)
-    settings = _settings_from(model, None, opts)
+    settings = settings_from(model, None, opts)
     real = LLMClient(settings, environ={settings.api_key_env: "estimate"})  # no request is ever made
     client = _StandIn(real, *stand_in_args)
     client.policy = LLMPolicy(model, client=client, texts=texts[source])  # type: ignore[arg-type]

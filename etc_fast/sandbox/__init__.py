@@ -16,9 +16,11 @@ from etc_fast.sandbox._law import LAW_IMPORTS, LawCall, call_law, check_signatur
 from etc_fast.sandbox._limits import SandboxLimits
 from etc_fast.sandbox._probe import IsolationError, probe_layers, require_isolation
 from etc_fast.sandbox._supervisor import clean_text
-from etc_fast.sandbox._zygote import zygote, zygote_versions
+from etc_fast.sandbox._zygote import popen_child, reap_child, zygote, zygote_versions
 
 __all__ = [
+    "popen_child",
+    "reap_child",
     "clean_text",
     "signature_pattern",
     "zygote",

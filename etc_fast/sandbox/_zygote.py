@@ -89,7 +89,7 @@ def _starter_loop(q: queue.SimpleQueue) -> None:
             box["done"].set()
 
 
-def _popen(**kwargs) -> subprocess.Popen:
+def popen_child(**kwargs) -> subprocess.Popen:
     global _starter
     with _starter_lock:
         if _starter is None or _starter[0] != os.getpid():
@@ -143,7 +143,7 @@ class Zygote:
         cfg = {"ppid": os.getpid(), "preload": list(self.preload), "package_sets": [list(LAW_IMPORTS), list(CODE_READ)],
                **self.extra}
         try:
-            proc = _popen(
+            proc = popen_child(
                 args=[sys.executable, "-I", ZYGOTE_SCRIPT, str(theirs.fileno()), json.dumps(cfg)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 cwd="/", env=_clean_env(), pass_fds=(theirs.fileno(),), start_new_session=True, close_fds=True,
@@ -164,7 +164,7 @@ class Zygote:
         except ValueError:
             hello = {"error": "zygote sent a malformed greeting"}
         if "hello" not in hello:
-            _reap(proc)
+            reap_child(proc)
             ours.close()
             raise ZygoteError(f"sandbox zygote could not start: {hello.get('error')}")
         ours.settimeout(ANSWER_S)  # a zygote that stops reading its control socket fails the send
@@ -216,7 +216,7 @@ class Zygote:
         if sock is not None:
             sock.close()  # the zygote reads end-of-file, kills its children and exits
         if proc is not None:
-            _reap(proc, grace=2.0)
+            reap_child(proc, grace=2.0)
 
     def close(self) -> None:
         with self._lock:
@@ -247,7 +247,7 @@ class Zygote:
         return ours, proc
 
 
-def _reap(proc: subprocess.Popen, grace: float = 0.0) -> None:
+def reap_child(proc: subprocess.Popen, grace: float = 0.0) -> None:
     if grace:
         try:
             proc.wait(timeout=grace)

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
+from etc_fast.laws import LAW_ARGS
 from etc_fast.systems._definition import SIM_SYSTEMS, SYSTEMS, Control, SystemDefinition, SystemSpec
 from etc_fast.systems._derive import (
+    CONSISTENT,
     PRECISION,
     DerivedTable,
     derive_law_table,
@@ -41,27 +43,29 @@ from etc_fast.systems._derive import (
 )
 from etc_fast.systems._derive_cache import DerivedTableCache
 from etc_fast.systems._forward import controls_matrix, observe, pack_family, predict, predict_paired
-from etc_fast.systems._hidden import LAW_ARGS, hidden_law
+from etc_fast.systems._hidden import hidden_law
 from etc_fast.systems._planning import Calibration, calibrate, series_disagreement
 from etc_fast.systems._pool import system_pool
-from etc_fast.systems._prompts import (
-    apparatus_block,
-    system_baseline_message,
-    system_explore_first_message,
-    system_explore_next_message,
-    system_planner_system_prompt,
-    system_synthesis_first_message,
-    system_synthesis_system_prompt,
-)
 from etc_fast.systems._quiet import quiet
 from etc_fast.systems._registry import definition, definitions, lookup
 from etc_fast.systems._simkit import MAX_POINTS, MAX_RETURNED, Noise
 from etc_fast.systems._spec import spec
 
-if TYPE_CHECKING:
-    from etc_fast.tasks._base import Task
+
+class LawTask(Protocol):
+    """What a system task needs of its law's vanilla task (``etc_fast.tasks.Task`` has it)."""
+
+    @property
+    def module(self) -> str: ...
+    @property
+    def difficulty(self) -> str: ...
+    @property
+    def law_version(self) -> str: ...
+    @property
+    def signature(self) -> str: ...
 
 __all__ = [
+    "CONSISTENT",
     "LAW_ARGS",
     "MAX_POINTS",
     "MAX_RETURNED",
@@ -75,7 +79,6 @@ __all__ = [
     "SystemDefinition",
     "SystemSpec",
     "SystemTask",
-    "apparatus_block",
     "build_system_task",
     "calibrate",
     "controls_matrix",
@@ -95,13 +98,7 @@ __all__ = [
     "series_disagreement",
     "simulate",
     "spec",
-    "system_baseline_message",
-    "system_explore_first_message",
-    "system_explore_next_message",
-    "system_planner_system_prompt",
     "system_pool",
-    "system_synthesis_first_message",
-    "system_synthesis_system_prompt",
 ]
 
 #: NewtonBench passes these as keywords next to the request's keys: a request carrying one of
@@ -210,7 +207,7 @@ class SystemTask:
     difficulty: str
     law_version: str
     system: str
-    law: Task = dataclasses.field(repr=False)
+    law: LawTask = dataclasses.field(repr=False)
     _hidden: Callable[..., object] = dataclasses.field(repr=False, default=None)
 
     @property
@@ -244,7 +241,7 @@ class SystemTask:
         )
 
 
-def build_system_task(law_task: Task, system: str) -> SystemTask:
+def build_system_task(law_task: LawTask, system: str) -> SystemTask:
     """Wrap a NewtonBench vanilla task's law in one of the simulated systems (arguments validated)."""
     if system not in SIM_SYSTEMS:
         raise ValueError(f"unknown system {system!r}; valid: {', '.join(SYSTEMS)}")

@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from etc_fast.expr import pack, parse
+from etc_fast.laws import LAW_ARGS
 from etc_fast.systems._forward import controls_matrix, pack_family, predict, predict_paired
-from etc_fast.systems._hidden import LAW_ARGS
 from etc_fast.systems._quiet import quiet
 from etc_fast.systems._spec import spec
 

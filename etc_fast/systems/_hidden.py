@@ -4,7 +4,7 @@ Trusted side only: the simulators call these one point at a time, exactly as New
 systems call ``LAW_REGISTRY[difficulty][version]``. What kind of number a law receives (a
 Python float, a NumPy float64 from an array, an int from JSON) decides whether a division by zero
 raises or gives inf, so the law is evaluated on the values as they come, by Python itself, from
-the same expression text the judge sees (:data:`etc_fast.tasks._laws.LAWS`). What differs per
+the same expression text the judge sees (:data:`etc_fast.laws.LAWS`). What differs per
 module is the wrapper around the expression (the facts file, ``newtonbench_facts.md`` §1):
 
 * m0, m1, m2, m11-easy: an input guard returns ``0.0``; nothing is caught.
@@ -29,17 +29,12 @@ from typing import Any
 
 import numpy as np
 
+from etc_fast.laws import CONSTANTS, LAW_ARGS, LAWS, NAN_IF_NEGATIVE
 from etc_fast.systems._definition import Law, LawParts
 from etc_fast.systems._registry import module_definitions
-from etc_fast.tasks._laws import CONSTANTS, LAWS, NAN_IF_NEGATIVE
-from etc_fast.tasks._newtonbench import _MODULE_LIST
 
-__all__ = ["LAW_ARGS", "hidden_law"]
+__all__ = ["hidden_law"]
 
-#: Each module's law arguments, in NewtonBench's order (= the vanilla signature).
-LAW_ARGS: dict[str, tuple[str, ...]] = {
-    m.name: tuple(v.name for v in m.variables) for m in _MODULE_LIST
-}
 
 _NAN = float("nan")
 _RAISE: dict[str, Any] = {"over": "raise", "divide": "raise", "invalid": "raise", "under": "ignore"}

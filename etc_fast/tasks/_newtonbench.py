@@ -2,7 +2,7 @@
 
 Each module is one table entry: its variables (signature order, JSON keys, defaults, evaluation
 domains of paper Table S1), texts, noise floor, input guard, how its laws post-process a value,
-and the experiment-request transform. The laws themselves live in :mod:`etc_fast.tasks._laws` and
+and the experiment-request transform. The laws themselves live in :mod:`etc_fast.laws` and
 are evaluated with NewtonBench's scalar semantics by :mod:`etc_fast.tasks._pysem`; wherever
 NewtonBench raises (caught or not), the truth is NaN.
 """
@@ -16,9 +16,9 @@ from typing import Literal
 
 import numpy as np
 
+from etc_fast.laws import CONSTANTS, LAW_ARGS, LAWS, NAN_IF_NEGATIVE, law_expression
 from etc_fast.tasks import _pysem
 from etc_fast.tasks._base import DIFFICULTIES, LAW_VERSIONS, Task, Variable
-from etc_fast.tasks._laws import CONSTANTS, LAWS, NAN_IF_NEGATIVE, law_expression
 
 __all__ = ["MODULES", "build_task"]
 
@@ -313,6 +313,8 @@ _MODULE_LIST: tuple[_Module, ...] = (
 
 #: Module name -> table entry.
 _MODULES: dict[str, _Module] = {m.name: m for m in _MODULE_LIST}
+if {m.name: tuple(v.name for v in m.variables) for m in _MODULE_LIST} != LAW_ARGS:  # one order, stated twice
+    raise ImportError("etc_fast.tasks: the modules' variables disagree with etc_fast.laws.LAW_ARGS")
 #: Module names in NewtonBench order.
 MODULES: tuple[str, ...] = tuple(_MODULES)
 

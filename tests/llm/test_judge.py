@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from etc_fast.llm import LLMClient, LLMConfigError
-from etc_fast.llm.judge import DEFAULT_JUDGE_MODEL, LLMJudge, judge_settings, parse_verdict
+from etc_fast.evaluate._llm_judge import DEFAULT_JUDGE_MODEL, LLMJudge, judge_settings, parse_verdict
 from etc_fast.tasks import get_task
 from etc_fast.errors import InfrastructureError
 from tests.llm._server import cut, error, ok

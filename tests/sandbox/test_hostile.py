@@ -40,7 +40,7 @@ def scene():
     srv.listen(4)
     srv.settimeout(0.05)
     params = {"canary_dir": d, "harness_pid": os.getpid(), "port": srv.getsockname()[1],
-              "laws": str(REPO / "etc_fast" / "tasks" / "_laws.py")}
+              "laws": str(REPO / "etc_fast" / "laws" / "_table.py")}
     yield params, srv
     srv.close()
     shutil.rmtree(d, ignore_errors=True)

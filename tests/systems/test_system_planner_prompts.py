@@ -12,7 +12,7 @@ from etc_fast.core import SystemObservation, to_jsonable
 from etc_fast.systems._derive import derive_law_table
 from etc_fast.systems._forward import observe
 from etc_fast.systems._pool import system_pool
-from etc_fast.systems._prompts import (
+from etc_fast.llm._system_prompts import (
     apparatus_block,
     system_explore_first_message,
     system_explore_next_message,
@@ -89,7 +89,7 @@ def test_derived_rows_are_those_of_the_protocol_table():
 
 
 def test_no_newtonbench_sentence_in_the_system_prompts():
-    import etc_fast.systems._prompts as SP
+    import etc_fast.llm._system_prompts as SP
     from tests.llm.test_prompts import NEWTONBENCH_PHRASES
 
     texts = [open(SP.__file__).read().lower(), SP.system_planner_system_prompt(True).lower(),

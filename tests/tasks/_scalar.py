@@ -1,6 +1,6 @@
 """Slow scalar twin of the NewtonBench truth: each law evaluated point by point on Python floats.
 
-The law expressions (data) come from :mod:`etc_fast.tasks._laws`; everything else is written
+The law expressions (data) come from :mod:`etc_fast.laws`; everything else is written
 out here the plain way NewtonBench does it: ``eval`` of the expression on Python floats, the
 module's guard, ``np.errstate`` where the module uses it, and its post-processing. Any exception
 gives NaN, and so does a complex result the module would return as such.
@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from etc_fast.tasks._laws import CONSTANTS, LAWS
+from etc_fast.laws import CONSTANTS, LAWS
 
 SIGNATURES = {
     "m0_gravity": ("mass1", "mass2", "distance"),

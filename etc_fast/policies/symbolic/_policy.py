@@ -68,7 +68,7 @@ from etc_fast.policies.symbolic._search import (
 )
 
 if TYPE_CHECKING:
-    from etc_fast.systems._derive_cache import DerivedTableCache
+    from etc_fast.systems import DerivedTableCache
 
 __all__ = ["SymbolicPolicy", "is_confident", "noise_level", "ASSUMED_NOISE", "ANALYSIS_CODE"]
 
@@ -476,8 +476,7 @@ class SymbolicPolicy:
         Returns the search result and the ranked laws ``(expression, error, complexity, floor)``,
         best first: errors on the table (``full`` off) or the records' relative rms misfit.
         """
-        from etc_fast.systems._derive import record_times
-        from etc_fast.systems._derive_cache import DerivedTableCache
+        from etc_fast.systems import DerivedTableCache, record_times
 
         so = obs.system
         if not so.requests:

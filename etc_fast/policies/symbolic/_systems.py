@@ -113,7 +113,7 @@ def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: floa
     is the records' round-off, not the law's). Returns ``(expression, rms)``.
     """
     from etc_fast.expr import Program
-    from etc_fast.systems._planning import calibrate
+    from etc_fast.systems import calibrate
 
     freed, idx = free_literals(prog)
     if not idx or len(idx) > MAX_SHORTENED:
@@ -159,7 +159,7 @@ def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series:
     import sympy as sp
 
     from etc_fast.expr import parse
-    from etc_fast.systems._planning import calibrate
+    from etc_fast.systems import calibrate
 
     limit = max(1.5 * rms, UNSEEN)
     try:
@@ -196,7 +196,7 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
     the records' rms misfit. Returns ``(candidate, expression, rms)``, best first.
     """
     from etc_fast.expr import parse
-    from etc_fast.systems._planning import calibrate
+    from etc_fast.systems import calibrate
 
     so = obs.system
     reqs, series = list(so.requests), np.asarray(so.series)
@@ -283,7 +283,7 @@ def power_law_candidates(obs: Any, table: Any, rows: np.ndarray) -> list[tuple[s
     then its exponents snapped to halves and to integers with the factor refitted. Returns
     ``(expression, relative rms misfit, complexity)``.
     """
-    from etc_fast.systems._derive import (
+    from etc_fast.systems import (
         PRECISION,
         fit_power_law,
         power_law_rms,

@@ -22,10 +22,8 @@ from typing import Any
 
 from etc_fast.errors import InfrastructureError
 from etc_fast.evaluate._judge import Verdict
-from etc_fast.llm._client import LLMClient, LLMConfigError, LLMSettings
-from etc_fast.llm._newtonbench import make_texts
-from etc_fast.llm._texts import BaselineTexts, parse_verdict
-from etc_fast.tasks._base import Task
+from etc_fast.llm import BaselineTexts, LLMClient, LLMConfigError, LLMSettings, make_texts, parse_verdict
+from etc_fast.tasks import Task
 
 #: Judge model and temperature used by NewtonBench's run_experiments.
 DEFAULT_JUDGE_MODEL = "gpt41"

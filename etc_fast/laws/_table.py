@@ -1,7 +1,7 @@
 """The 108 NewtonBench ``vanilla_equation`` laws as NewtonBench-style Python expressions.
 
 Each law is the expression NewtonBench's ground-truth function returns, with module constants
-named rather than valued (exactly what the judge sees). :mod:`etc_fast.tasks._pysem` evaluates
+named rather than valued (exactly what the judge sees). :mod:`etc_fast.tasks` (its ``_pysem``) evaluates
 these strings over arrays with NewtonBench's scalar semantics, and :func:`law_expression`
 rewrites them into the hypothesis language with the constants inlined.
 """

@@ -20,8 +20,7 @@ import json
 
 import numpy as np
 
-from etc_fast.systems._definition import SystemSpec
-from etc_fast.systems._registry import definition
+from etc_fast.systems import SystemSpec, definition
 
 __all__ = [
     "apparatus_block",
@@ -204,7 +203,7 @@ def reliable_threshold(misfit: np.ndarray, noisy: bool) -> float:
     records cannot be matched to the printed digits, so there a row counts when its misfit is within
     ten times the median misfit of the records (the noise level itself is never shown to the agent).
     """
-    from etc_fast.systems._derive import CONSISTENT
+    from etc_fast.systems import CONSISTENT
 
     finite = misfit[np.isfinite(misfit)]
     if noisy and finite.size:
