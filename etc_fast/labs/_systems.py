@@ -9,8 +9,10 @@ Planner rules (docs/systems.md, "Planner on systems"): the pool is ``pool_size``
 requests over the system's control domain; the bootstrap is the pool's first ``max(bootstrap_min,
 n_controls + 1)`` points (Sobol's first points fill the domain); a committee turn fits each
 hypothesis's free constants to the observations through the simulator and scores the pool by the
-disagreement of the simulated series (:func:`etc_fast.acquisition.select_series`). Diagnostics are
-the derived law table (``etc_fast.systems``), shown inside the system observation.
+disagreement of the simulated series (:func:`select_series`); with a noise knob on in a noisy lab
+it runs the noise-aware step for series instead (:func:`etc_fast.labs._series_noise.plan_series_noisy_step`,
+docs/systems.md, "Noise-aware step on systems"). Diagnostics are the derived law table
+(``etc_fast.systems``), shown inside the system observation.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from etc_fast.core import (
     to_jsonable,
 )
 from etc_fast.labs._base import Lab, Pool, RequestError
+from etc_fast.labs._equations import noise_knobs_on
 
 
 def format_system_output(outputs: list[Any]) -> str:
@@ -55,10 +58,6 @@ class SystemLab(Lab):
             return ("synthesis: none has no rule on simulated systems (its stand-ins, the best-fitting committee "
                     "law and the diagnostics' power law, are fitted to observed law values, which a system "
                     "trial never has); use synthesis: fresh")
-        on = [n for n, d in NOISE_KNOB_DEFAULTS.items() if getattr(config, n) != d]
-        if config.family == "planner" and on:
-            return (f"the noise knobs ({', '.join(on)}) have no series rule on simulated systems yet; "
-                    "run them on vanilla_equation")
         return None
 
     def __init__(self, spec: TrialSpec, system_task: Any, view: TaskView) -> None:
@@ -75,6 +74,11 @@ class SystemLab(Lab):
         self.series = np.empty((0, len(self.sys_spec.channels), self.sys_spec.n_times))
         self._derived: Any = None
         self._derived_rows: Any = None  # DerivedTableCache: re-derives only the experiments added
+        #: float64[n, d_pool]: each experiment's unit coordinates in the pool's domain (NaN where it did
+        #: not come from the pool: a baseline's request); the noise-aware step explores away from them.
+        self.units = np.empty((0, len(self.sys_spec.pool_controls)))
+        self._pending_units: np.ndarray | None = None  # the unit rows of the batch about to run
+        self._check: Any = None  # SeriesCheck of the last noise-aware batch (the stopping rule)
 
     # -- measuring -------------------------------------------------------------------------
     @property
@@ -100,6 +104,10 @@ class SystemLab(Lab):
         self.outputs.extend(outs)
         self.series = np.concatenate([self.series, observe(self.module, self.system, outs)])
         self.sources.extend([source] * len(requests))
+        pending, self._pending_units = self._pending_units, None
+        if pending is None or pending.shape[0] != len(requests):
+            pending = np.full((len(requests), self.units.shape[1]), np.nan)
+        self.units = np.vstack([self.units, pending])
         self._derived = None
         return outs
 
@@ -124,6 +132,7 @@ class SystemLab(Lab):
         n_boot = wanted if allowance is None else min(wanted, allowance)
         boot = list(range(n_boot))
         available[boot] = False
+        self._pending_units = pool.U[boot]
         self.run([pool.items[i] for i in boot], "bootstrap")
         return n_boot, {"phase": "explore", "event": "bootstrap", "indices": boot, "n": n_boot}
 
@@ -199,26 +208,35 @@ class SystemLab(Lab):
 
     # -- selection -------------------------------------------------------------------------
     def batch(self, pool: Pool, idx: np.ndarray, reps: np.ndarray) -> list[dict[str, Any]]:
+        self._pending_units = np.vstack([pool.U[idx], self.units[reps]])
         return [pool.items[int(i)] for i in idx] + [dict(self.requests[int(r)]) for r in reps]
 
     def _calibrated(self, texts: list[str]) -> list[Any]:
-        from etc_fast.expr import parse
-        from etc_fast.systems._planning import calibrate
+        from etc_fast.labs._series_noise import calibrate_committee
 
-        names = self.task.variable_names
-        progs = []
-        for t in texts:
-            prog = parse(t, names)
-            if prog.nuisance and self.requests:
-                prog = calibrate(prog, self.module, self.system, self.requests, self.series, max_nfev=60).program
-            progs.append(prog)
-        return progs
+        return calibrate_committee(texts, self.task.variable_names, self.module, self.system, self.requests, self.series)
+
+    def noisy_selection(self) -> bool:
+        return noise_knobs_on(self.config) and self.spec.noise > 0  # a noiseless lab runs the paper's rule
 
     def select(self, committee: list[str], parsed: list[str], pool: Pool, available: np.ndarray, k: int, seed: int,
                ev: dict[str, Any]) -> Any:
         from etc_fast.core import clip_text
 
         method = self.config.acquisition
+        if self.noisy_selection():
+            from etc_fast.acquisition import NoiseOptions
+            from etc_fast.labs._series_noise import plan_series_noisy_step
+
+            # each knob as the type of its default (explore_fraction: 1 -> 1.0)
+            opts = NoiseOptions(**{n: type(d)(getattr(self.config, n)) for n, d in NOISE_KNOB_DEFAULTS.items()})
+            step = plan_series_noisy_step(
+                parsed, self.task.variable_names, self.module, self.system, self.requests, self.series, self.units,
+                pool.X, pool.U, available.copy(), method=method, k=k, seed=seed, options=opts, prior=self._check,
+            )  # fmt: skip
+            if step.calibrated:
+                ev["committee"]["calibrated"] = [clip_text(t, 2000) for t in step.calibrated]
+            return step
         progs = None
         if method != "random" and len(parsed) >= 2:
             progs = self._calibrated(parsed)
@@ -228,9 +246,20 @@ class SystemLab(Lab):
             precision=max(5e-7, float(self.spec.noise)),
         )
 
+    def after_batch(self, step: Any, items: Any, outputs: Any) -> None:
+        if self.noisy_selection() and self.config.stop_when_settled:  # the stopping rule's out-of-sample check
+            from etc_fast.labs._series_noise import check_series_prediction
+
+            self._check = check_series_prediction(step, self.series[self.measurements - len(items):])
+
     def selection_text(self, step: Any, start: int, n_new: int, outputs: Any, notes: list[str]) -> str:
         head = (f"The planner ({self.config.acquisition}) selected and ran {n_new} new experiment(s): experiments "
                 f"{start + 1}-{start + n_new}.")
+        if self.noisy_selection():
+            from etc_fast.labs._series_noise import describe_series_step
+
+            check = self._check if self.config.stop_when_settled else None
+            head += "\n" + describe_series_step(step, start, check)
         return "\n".join([head, *notes, format_system_output(outputs)])
 
 
