@@ -8,6 +8,9 @@
   informative points), :mod:`._split` (the batch's shares, replicates, maximin exploration) and
   :mod:`._stop` (the best law's prediction check, the stopping rule, the extremes test); its
   thresholds, options and records are in :mod:`._records`.
+* Selection on a simulated system: :func:`select_series` in :mod:`._series` (the paper's rules on
+  simulated series, with diversity) and its noise-aware version :func:`plan_series_noisy_step` in
+  :mod:`._series_noise` (the same stages, on series).
 
 The public names are those below; the modules are private.
 """
@@ -26,6 +29,16 @@ from etc_fast.acquisition._records import (
     NoisyStepResult,
     PredictionCheck,
 )
+from etc_fast.acquisition._series import MIN_SEPARATION, SeriesStep, diverse_top, select_series, series_scores
+from etc_fast.acquisition._series_noise import (
+    SeriesCheck,
+    SeriesNoise,
+    SeriesNoisyStep,
+    calibrate_committee,
+    check_series_prediction,
+    describe_series_step,
+    plan_series_noisy_step,
+)
 from etc_fast.acquisition._stop import (
     check_prediction,
     extreme_pick,
@@ -36,6 +49,18 @@ from etc_fast.acquisition._stop import (
 )
 
 __all__ = [
+    "MIN_SEPARATION",
+    "SeriesStep",
+    "diverse_top",
+    "select_series",
+    "series_scores",
+    "SeriesCheck",
+    "SeriesNoise",
+    "SeriesNoisyStep",
+    "calibrate_committee",
+    "check_series_prediction",
+    "describe_series_step",
+    "plan_series_noisy_step",
     "EXPLORE_MARGIN",
     "KAPPA_DISAGREE",
     "KAPPA_FIT",

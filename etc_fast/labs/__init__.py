@@ -11,7 +11,7 @@ from typing import Any
 from etc_fast.core import ProtocolConfig, TaskView, TrialSpec
 from etc_fast.labs._base import Lab, Pool, RequestError
 from etc_fast.labs._equations import MAX_EXPERIMENT_POINTS, EquationLab, format_experiment_output, noise_knobs_on
-from etc_fast.labs._systems import MIN_SEPARATION, SeriesStep, SystemLab, format_system_output, select_series
+from etc_fast.labs._systems import SystemLab, format_system_output
 
 #: Lab class by the task's system (``TrialSpec.system``).
 LABS: dict[str, type[Lab]] = {
@@ -43,17 +43,14 @@ def make_lab(spec: TrialSpec, task: Any, view: TaskView) -> Lab:
 __all__ = [
     "LABS",
     "MAX_EXPERIMENT_POINTS",
-    "MIN_SEPARATION",
     "EquationLab",
     "Lab",
     "Pool",
     "RequestError",
-    "SeriesStep",
     "SystemLab",
     "format_experiment_output",
     "format_system_output",
     "lab_refusal",
     "make_lab",
     "noise_knobs_on",
-    "select_series",
 ]

@@ -9,14 +9,14 @@ Planner rules (docs/systems.md, "Planner on systems"): the pool is ``pool_size``
 requests over the system's control domain; the bootstrap is the pool's first ``max(bootstrap_min,
 n_controls + 1)`` points (Sobol's first points fill the domain); a committee turn fits each
 hypothesis's free constants to the observations through the simulator and scores the pool by the
-disagreement of the simulated series (:func:`etc_fast.acquisition.select_series`). Diagnostics are
-the derived law table (``etc_fast.systems``), shown inside the system observation.
+disagreement of the simulated series (:func:`select_series`); with a noise knob on in a noisy lab
+it runs the noise-aware step for series instead (:func:`etc_fast.acquisition.plan_series_noisy_step`,
+docs/systems.md, "Noise-aware step on systems"). Diagnostics are the derived law table
+(``etc_fast.systems``), shown inside the system observation.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import itertools
 import json
 from typing import Any
 
@@ -33,6 +33,7 @@ from etc_fast.core import (
     to_jsonable,
 )
 from etc_fast.labs._base import Lab, Pool, RequestError
+from etc_fast.labs._equations import noise_knobs_on
 
 
 def format_system_output(outputs: list[Any]) -> str:
@@ -55,10 +56,6 @@ class SystemLab(Lab):
             return ("synthesis: none has no rule on simulated systems (its stand-ins, the best-fitting committee "
                     "law and the diagnostics' power law, are fitted to observed law values, which a system "
                     "trial never has); use synthesis: fresh")
-        on = [n for n, d in NOISE_KNOB_DEFAULTS.items() if getattr(config, n) != d]
-        if config.family == "planner" and on:
-            return (f"the noise knobs ({', '.join(on)}) have no series rule on simulated systems yet; "
-                    "run them on vanilla_equation")
         return None
 
     def __init__(self, spec: TrialSpec, system_task: Any, view: TaskView) -> None:
@@ -75,6 +72,11 @@ class SystemLab(Lab):
         self.series = np.empty((0, len(self.sys_spec.channels), self.sys_spec.n_times))
         self._derived: Any = None
         self._derived_rows: Any = None  # DerivedTableCache: re-derives only the experiments added
+        #: float64[n, d_pool]: each experiment's unit coordinates in the pool's domain (NaN where it did
+        #: not come from the pool: a baseline's request); the noise-aware step explores away from them.
+        self.units = np.empty((0, len(self.sys_spec.pool_controls)))
+        self._pending_units: np.ndarray | None = None  # the unit rows of the batch about to run
+        self._check: Any = None  # SeriesCheck of the last noise-aware batch (the stopping rule)
 
     # -- measuring -------------------------------------------------------------------------
     @property
@@ -100,6 +102,10 @@ class SystemLab(Lab):
         self.outputs.extend(outs)
         self.series = np.concatenate([self.series, observe(self.module, self.system, outs)])
         self.sources.extend([source] * len(requests))
+        pending, self._pending_units = self._pending_units, None
+        if pending is None or pending.shape[0] != len(requests):
+            pending = np.full((len(requests), self.units.shape[1]), np.nan)
+        self.units = np.vstack([self.units, pending])
         self._derived = None
         return outs
 
@@ -123,6 +129,7 @@ class SystemLab(Lab):
         n_boot = wanted if allowance is None else min(wanted, allowance)
         boot = list(range(n_boot))
         available[boot] = False
+        self._pending_units = pool.U[boot]
         self.run([pool.items[i] for i in boot], "bootstrap")
         return n_boot, {"phase": "explore", "event": "bootstrap", "indices": boot, "n": n_boot}
 
@@ -197,93 +204,57 @@ class SystemLab(Lab):
 
     # -- selection -------------------------------------------------------------------------
     def batch(self, pool: Pool, idx: np.ndarray, reps: np.ndarray) -> list[dict[str, Any]]:
+        self._pending_units = np.vstack([pool.U[idx], self.units[reps]])
         return [pool.items[int(i)] for i in idx] + [dict(self.requests[int(r)]) for r in reps]
 
     def _calibrated(self, texts: list[str]) -> list[Any]:
-        from etc_fast.expr import parse
-        from etc_fast.systems import calibrate
+        from etc_fast.acquisition import calibrate_committee
 
-        names = self.task.variable_names
-        progs = []
-        for t in texts:
-            prog = parse(t, names)
-            if prog.nuisance and self.requests:
-                prog = calibrate(prog, self.module, self.system, self.requests, self.series, max_nfev=60).program
-            progs.append(prog)
-        return progs
+        return calibrate_committee(texts, self.task.variable_names, self.module, self.system, self.requests, self.series)
+
+    def noisy_selection(self) -> bool:
+        return noise_knobs_on(self.config) and self.spec.noise > 0  # a noiseless lab runs the paper's rule
 
     def select(self, committee: list[str], parsed: list[str], pool: Pool, available: np.ndarray, k: int, seed: int,
                ev: dict[str, Any]) -> Any:
         from etc_fast.core import clip_text
 
         method = self.config.acquisition
+        if self.noisy_selection():
+            from etc_fast.acquisition import NoiseOptions, plan_series_noisy_step
+
+            # each knob as the type of its default (explore_fraction: 1 -> 1.0)
+            opts = NoiseOptions(**{n: type(d)(getattr(self.config, n)) for n, d in NOISE_KNOB_DEFAULTS.items()})
+            step = plan_series_noisy_step(
+                parsed, self.task.variable_names, self.module, self.system, self.requests, self.series, self.units,
+                pool.X, pool.U, available.copy(), method=method, k=k, seed=seed, options=opts, prior=self._check,
+            )  # fmt: skip
+            if step.calibrated:
+                ev["committee"]["calibrated"] = [clip_text(t, 2000) for t in step.calibrated]
+            return step
         progs = None
         if method != "random" and len(parsed) >= 2:
             progs = self._calibrated(parsed)
             ev["committee"]["calibrated"] = [clip_text(p.text, 2000) for p in progs]
+        from etc_fast.acquisition import select_series
+
         return select_series(
             progs, self.module, self.system, pool.X, pool.U, available, method=method, k=k, seed=seed,
             precision=max(5e-7, float(self.spec.noise)),
         )
 
+    def after_batch(self, step: Any, items: Any, outputs: Any) -> None:
+        if self.noisy_selection() and self.config.stop_when_settled:  # the stopping rule's out-of-sample check
+            from etc_fast.acquisition import check_series_prediction
+
+            self._check = check_series_prediction(step, self.series[self.measurements - len(items):])
+
     def selection_text(self, step: Any, start: int, n_new: int, outputs: Any, notes: list[str]) -> str:
         head = (f"The planner ({self.config.acquisition}) selected and ran {n_new} new experiment(s): experiments "
                 f"{start + 1}-{start + n_new}.")
+        if self.noisy_selection():
+            from etc_fast.acquisition import describe_series_step
+
+            check = self._check if self.config.stop_when_settled else None
+            head += "\n" + describe_series_step(step, start, check)
         return "\n".join([head, *notes, format_system_output(outputs)])
-
-
-#: Smallest unit-cube distance between two points of one planner batch (diversity, S2.2).
-MIN_SEPARATION = 0.05
-
-
-@dataclasses.dataclass
-class SeriesStep:
-    """A batch chosen on a system: pool ``indices`` in selection order and what the record keeps."""
-
-    indices: np.ndarray
-    record: dict[str, Any]
-    replicate_rows: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    error: str | None = None
-    fallback_used: bool = False
-
-    def to_record(self) -> dict[str, Any]:
-        return dict(self.record)
-
-
-def select_series(progs: list[Any] | None, module: str, system: str, pool_C: np.ndarray, pool_U: np.ndarray,
-                  available: np.ndarray, *, method: str, k: int, seed: int, precision: float) -> SeriesStep:
-    """Choose up to ``k`` available pool requests by the disagreement of simulated series.
-
-    ``progs`` are the committee's calibrated programs (``None``: random selection, also for a
-    committee of fewer than two). ``variance`` scores a candidate by :func:`series_disagreement`,
-    ``pairwise`` by the mean of the same score over hypothesis pairs; the batch takes the best
-    candidates by score, skipping any closer than :data:`MIN_SEPARATION` (unit-cube distance) to one
-    already in the batch. ``random`` draws ``k`` candidates with ``seed``.
-    """
-    from etc_fast.expr import pack
-    from etc_fast.systems import predict, quiet, series_disagreement
-
-    idx_av = np.flatnonzero(available)
-    if progs is None:
-        rng = np.random.default_rng(seed)
-        drawn = sorted(rng.choice(idx_av, size=k, replace=False).tolist())
-        return SeriesStep(indices=np.asarray(drawn, dtype=np.int64), record={"method": "random", "seed": seed})
-    pred = predict(module, system, pack(progs), pool_C[idx_av])
-    if method == "variance":
-        score = series_disagreement(pred, precision=precision)
-    else:
-        pairs = [series_disagreement(pred[[a, b]], precision=precision) for a, b in itertools.combinations(range(len(progs)), 2)]
-        with quiet():
-            score = np.nanmean(np.stack(pairs), axis=0)
-    score = np.where(np.isfinite(score), score, -np.inf)
-    order = np.argsort(-score, kind="stable")
-    chosen: list[int] = []
-    for j in order:
-        if len(chosen) >= k or not np.isfinite(score[j]):
-            break
-        i = int(idx_av[j])
-        if all(np.linalg.norm(pool_U[i] - pool_U[c]) >= MIN_SEPARATION for c in chosen):
-            chosen.append(i)
-    record = {"method": method, "seed": seed, "scores": [float(score[np.flatnonzero(idx_av == c)[0]]) for c in chosen]}
-    return SeriesStep(indices=np.asarray(chosen, dtype=np.int64), record=record,
-                      error=None if chosen else "no pool point received a finite score")
