@@ -72,7 +72,7 @@ def select_series(progs: list[Any] | None, module: str, system: str, pool_C: np.
     candidates with ``seed``.
     """
     from etc_fast.expr import pack
-    from etc_fast.systems._forward import predict
+    from etc_fast.systems import predict
 
     idx_av = np.flatnonzero(available)
     if progs is None:
