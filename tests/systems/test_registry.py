@@ -107,13 +107,13 @@ def test_the_generic_machinery_names_no_module():
 
 
 def test_the_public_names_are_the_private_modules_objects():
-    from etc_fast.systems import _derive, _derive_cache, _forward, _planning, _pool, _prompts, _quiet, _spec
+    from etc_fast.systems import _derive, _derive_cache, _forward, _planning, _pool, _quiet, _spec
 
     assert set(S.__all__) <= set(dir(S))
-    for mod in (_derive, _derive_cache, _forward, _planning, _pool, _prompts, _quiet, _spec):
+    for mod in (_derive, _derive_cache, _forward, _planning, _pool, _quiet, _spec):
         for name in S.__all__:
             if hasattr(mod, name) and not isinstance(getattr(mod, name), type(S)):
                 assert getattr(S, name) is getattr(mod, name), (mod.__name__, name)
-    for name in ("spec", "apparatus_block", "observe", "controls_matrix", "predict", "system_pool", "calibrate",
+    for name in ("spec", "observe", "controls_matrix", "predict", "system_pool", "calibrate",
                  "series_disagreement", "record_times", "DerivedTableCache", "quiet"):
         assert name in S.__all__
