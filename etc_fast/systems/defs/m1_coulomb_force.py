@@ -14,7 +14,6 @@ import numpy as np
 
 from etc_fast.systems._definition import (
     Law,
-    LawParts,
     SystemDefinition,
     SystemSpec,
     TrajectoryKernel,
@@ -22,23 +21,14 @@ from etc_fast.systems._definition import (
     points_from_steps,
 )
 from etc_fast.systems._simkit import MAX_RETURNED, Noise, e3, e6, steps
-from etc_fast.systems.defs._shared import TRAJECTORY_FORMAT
+from etc_fast.systems.defs._shared import TRAJECTORY_FORMAT, pair_guard
 
 __all__ = ["COMPLEX", "DEFINITIONS", "SIMPLE"]
 
 MODULE = "m1_coulomb_force"
 
 
-def guard(p: LawParts) -> Law:
-    """The laws return 0.0 when the distance is <= 0 or a charge is 0; nothing is caught."""
-    value = p.value
-
-    def law(a: Any, b: Any, distance: Any) -> Any:
-        if distance <= 0 or a == 0 or b == 0:
-            return 0.0
-        return value((a, b, distance))
-
-    return law
+guard = pair_guard
 
 
 def _run(kw: dict[str, Any], law: Law, noise: Noise, *, energy: bool) -> object:

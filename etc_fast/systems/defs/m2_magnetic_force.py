@@ -13,7 +13,6 @@ import numpy as np
 
 from etc_fast.systems._definition import (
     Law,
-    LawParts,
     SystemDefinition,
     SystemSpec,
     TrajectoryKernel,
@@ -21,23 +20,14 @@ from etc_fast.systems._definition import (
     points_from_steps,
 )
 from etc_fast.systems._simkit import MAX_RETURNED, Noise, steps
-from etc_fast.systems.defs._shared import KINEMATICS, TRAJECTORY_FORMAT
+from etc_fast.systems.defs._shared import KINEMATICS, TRAJECTORY_FORMAT, pair_guard
 
 __all__ = ["COMPLEX", "DEFINITIONS", "SIMPLE"]
 
 MODULE = "m2_magnetic_force"
 
 
-def guard(p: LawParts) -> Law:
-    """The laws return 0.0 when the distance is <= 0 or a current is 0; nothing is caught."""
-    value = p.value
-
-    def law(a: Any, b: Any, distance: Any) -> Any:
-        if distance <= 0 or a == 0 or b == 0:
-            return 0.0
-        return value((a, b, distance))
-
-    return law
+guard = pair_guard
 
 
 def _accel(i1: Any, i2: Any, mass: Any, x: Any, law: Law) -> Any:

@@ -13,13 +13,13 @@ import numpy as np
 from etc_fast.systems._definition import (
     ForwardInput,
     Law,
-    LawParts,
     SystemDefinition,
     SystemSpec,
     control,
 )
 from etc_fast.systems._forwardkit import eval_each, eval_programs, wrap
 from etc_fast.systems._simkit import Noise, wrap_angle
+from etc_fast.systems.defs._shared import precheck_guard
 
 __all__ = ["COMPLEX", "DEFINITIONS", "SIMPLE"]
 
@@ -27,19 +27,7 @@ MODULE = "m4_snell_law"
 _NAN = float("nan")
 
 
-def guard(p: LawParts) -> Law:
-    """``ValueError`` -> NaN (a NaN-if-negative base first, where the law has one)."""
-    value, precheck = p.value, p.precheck
-
-    def law(*args: Any) -> Any:
-        try:
-            if precheck is not None and precheck(args) < 0:
-                return _NAN
-            return value(args)
-        except ValueError:
-            return _NAN
-
-    return law
+guard = precheck_guard
 
 
 def simulate_simple(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:

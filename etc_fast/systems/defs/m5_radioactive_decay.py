@@ -14,7 +14,6 @@ import numpy as np
 from etc_fast.systems._definition import (
     ForwardInput,
     Law,
-    LawParts,
     SystemDefinition,
     SystemSpec,
     control,
@@ -22,20 +21,14 @@ from etc_fast.systems._definition import (
 )
 from etc_fast.systems._forwardkit import N_STEPS, eval_programs, series
 from etc_fast.systems._simkit import Noise, check_points, e6
+from etc_fast.systems.defs._shared import errstate_guard
 
 __all__ = ["COMPLEX", "DEFINITIONS", "SIMPLE"]
 
 MODULE = "m5_radioactive_decay"
 
 
-def guard(p: LawParts) -> Law:
-    """Under ``np.errstate(raise)``: an error or a non-finite value -> NaN, else ``float(value)``."""
-    errstate_float = p.errstate_float
-
-    def law(*args: Any) -> Any:
-        return errstate_float(args)
-
-    return law
+guard = errstate_guard
 
 
 def simulate_simple(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:

@@ -14,13 +14,13 @@ import numpy as np
 from etc_fast.systems._definition import (
     ForwardInput,
     Law,
-    LawParts,
     SystemDefinition,
     SystemSpec,
     control,
 )
 from etc_fast.systems._forwardkit import N_STEPS, eval_programs
 from etc_fast.systems._simkit import Noise
+from etc_fast.systems.defs._shared import precheck_guard
 
 __all__ = ["COMPLEX", "DEFINITIONS", "SIMPLE"]
 
@@ -28,19 +28,7 @@ MODULE = "m6_underdamped_harmonic"
 _NAN = float("nan")
 
 
-def guard(p: LawParts) -> Law:
-    """``ValueError`` -> NaN; hard v0 first returns NaN when its base is negative."""
-    value, precheck = p.value, p.precheck
-
-    def law(*args: Any) -> Any:
-        try:
-            if precheck is not None and precheck(args) < 0:
-                return _NAN
-            return value(args)
-        except ValueError:
-            return _NAN
-
-    return law
+guard = precheck_guard
 
 
 _DEFAULTS = {

@@ -14,27 +14,20 @@ import numpy as np
 from etc_fast.systems._definition import (
     ForwardInput,
     Law,
-    LawParts,
     SystemDefinition,
     SystemSpec,
     control,
 )
 from etc_fast.systems._forwardkit import eval_each, eval_programs
 from etc_fast.systems._simkit import Noise
+from etc_fast.systems.defs._shared import errstate_guard
 
 __all__ = ["COMPLEX", "DEFINITIONS", "SIMPLE"]
 
 MODULE = "m7_malus_law"
 
 
-def guard(p: LawParts) -> Law:
-    """Under ``np.errstate(raise)``: an error or a non-finite value -> NaN, else ``float(value)``."""
-    errstate_float = p.errstate_float
-
-    def law(*args: Any) -> Any:
-        return errstate_float(args)
-
-    return law
+guard = errstate_guard
 
 
 def _inputs(kw: dict[str, Any]) -> tuple[Any, Any]:
