@@ -114,15 +114,11 @@ def compare(golden: Path, new: Path, drift: list[str]) -> dict[str, Any]:
             for side in (a2, b2):
                 if side["record"] is not None:
                     DRIFT[name](side["record"])
-        if a2["record"] == b2["record"] and _same_summary(a2, b2):
+        if a2 == b2:
             result["drift_only"].append(tid)
         else:
             result["differ"][tid] = _diff_paths(a2, b2)
     return result
-
-
-def _same_summary(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a["summary"] == b["summary"]
 
 
 def main(argv: list[str] | None = None) -> int:

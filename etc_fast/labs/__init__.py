@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from etc_fast.core import ProtocolConfig, TaskView, TrialSpec
-from etc_fast.labs._base import Lab, Pool, RequestError
-from etc_fast.labs._equations import MAX_EXPERIMENT_POINTS, EquationLab, format_experiment_output, noise_knobs_on
+from etc_fast.labs._base import Lab, Pool, RequestError, noise_knobs_on
+from etc_fast.labs._equations import MAX_EXPERIMENT_POINTS, EquationLab, format_experiment_output
 from etc_fast.labs._systems import SystemLab, format_system_output
 
 #: Lab class by the task's system (``TrialSpec.system``).

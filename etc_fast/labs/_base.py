@@ -28,7 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from etc_fast.core import Diagnostics, Observation, ProtocolConfig, TaskView, TrialSpec
+from etc_fast.core import NOISE_KNOB_DEFAULTS, Diagnostics, Observation, ProtocolConfig, TaskView, TrialSpec
+
+
+def noise_knobs_on(cfg: ProtocolConfig) -> bool:
+    """Whether a configuration has a noise knob off its default (the noise-aware step then runs in
+    noisy labs; the task says whether the lab is noisy)."""
+    return any(getattr(cfg, name) != default for name, default in NOISE_KNOB_DEFAULTS.items())
 
 
 class RequestError(ValueError):
@@ -50,12 +56,6 @@ class Pool:
     U: np.ndarray
     items: Any
     X: np.ndarray
-
-    def take(self, idx: np.ndarray) -> Any:
-        """The runnable experiments of candidates ``idx``."""
-        if isinstance(self.items, np.ndarray):
-            return self.items[idx]
-        return [self.items[int(i)] for i in idx]
 
 
 class Lab(abc.ABC):
@@ -177,8 +177,9 @@ class Lab(abc.ABC):
         return []
 
     def noisy_selection(self) -> bool:
-        """Whether the noise-aware step runs (a noise knob is on and the lab is noisy)."""
-        return False
+        """Whether the noise-aware step runs: a noise knob is on and the lab is noisy (a noiseless
+        lab runs the paper's rule)."""
+        return noise_knobs_on(self.config) and self.spec.noise > 0
 
     @abc.abstractmethod
     def select(self, committee: list[str], parsed: list[str], pool: Pool, available: np.ndarray, k: int, seed: int,

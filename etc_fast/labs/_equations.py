@@ -20,7 +20,6 @@ from etc_fast.core import (
     NOISE_KNOB_DEFAULTS,
     Diagnostics,
     Observation,
-    ProtocolConfig,
     TaskView,
     TrialSpec,
     to_jsonable,
@@ -32,10 +31,9 @@ from etc_fast.labs._base import Lab, Pool, RequestError
 MAX_EXPERIMENT_POINTS = 10_000
 
 
-def noise_knobs_on(cfg: ProtocolConfig) -> bool:
-    """Whether a configuration has a noise knob off its default (the noise-aware step then runs in
-    noisy labs; the task says whether the lab is noisy)."""
-    return any(getattr(cfg, name) != default for name, default in NOISE_KNOB_DEFAULTS.items())
+#: Names analysis code finds preloaded besides the variables; a variable of the same name is not
+#: preloaded on its own (the feedback says so).
+_RESERVED = frozenset({"X", "y", "data", "np", "math"})
 
 
 def format_experiment_output(y: np.ndarray, interpreter: bool) -> str:
@@ -184,10 +182,9 @@ class EquationLab(Lab):
         if self.interpreter_data() != "preloaded":
             return {}
         names = self.task.variable_names
-        reserved = {"X", "y", "data", "np", "math"}
         data: dict[str, Any] = {"X": self.X.copy(), "y": self.y.copy()}
         for k, name in enumerate(names):
-            if name not in reserved:
+            if name not in _RESERVED:
                 data[name] = self.X[:, k].copy()
         data["data"] = [
             {**{name: float(self.X[i, k]) for k, name in enumerate(names)}, "y": float(self.y[i])}
@@ -199,7 +196,7 @@ class EquationLab(Lab):
         """Variable names that clash with the preloaded names (they are not preloaded on their own)."""
         if self.interpreter_data() != "preloaded":
             return []
-        return [n for n in self.task.variable_names if n in {"X", "y", "data", "np", "math"}]
+        return [n for n in self.task.variable_names if n in _RESERVED]
 
     def synthesis_input(self, obs: Observation) -> dict[str, Any]:
         out = to_jsonable(obs)
@@ -220,9 +217,6 @@ class EquationLab(Lab):
             out.append(expr)
         out.append(" + ".join(names))
         return out
-
-    def noisy_selection(self) -> bool:
-        return noise_knobs_on(self.config) and self.spec.noise > 0  # a noiseless lab runs the paper's step
 
     def batch(self, pool: Pool, idx: np.ndarray, reps: np.ndarray) -> np.ndarray:
         """The experiments of a selected batch: pool candidates ``idx``, then observed rows ``reps`` again."""

@@ -33,7 +33,6 @@ from etc_fast.core import (
     to_jsonable,
 )
 from etc_fast.labs._base import Lab, Pool, RequestError
-from etc_fast.labs._equations import noise_knobs_on
 
 
 def format_system_output(outputs: list[Any]) -> str:
@@ -195,9 +194,6 @@ class SystemLab(Lab):
         return {"X": C, "y": np.empty(0), "series": self.series.copy(),
                 "data": [{"request": r, "output": o} for r, o in zip(to_jsonable(self.requests), to_jsonable(self.outputs))]}
 
-    def shadowed_names(self) -> list[str]:
-        return []
-
     def synthesis_input(self, obs: Observation) -> dict[str, Any]:
         return {"requests": to_jsonable(self.requests), "outputs": to_jsonable(self.outputs),
                 "draft": obs.draft, "sources": list(self.sources)}
@@ -211,9 +207,6 @@ class SystemLab(Lab):
         from etc_fast.acquisition import calibrate_committee
 
         return calibrate_committee(texts, self.task.variable_names, self.module, self.system, self.requests, self.series)
-
-    def noisy_selection(self) -> bool:
-        return noise_knobs_on(self.config) and self.spec.noise > 0  # a noiseless lab runs the paper's rule
 
     def select(self, committee: list[str], parsed: list[str], pool: Pool, available: np.ndarray, k: int, seed: int,
                ev: dict[str, Any]) -> Any:
