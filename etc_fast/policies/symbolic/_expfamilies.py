@@ -51,7 +51,7 @@ from scipy.optimize import least_squares
 
 from etc_fast.policies.symbolic._forms import Form, mono_values
 from etc_fast.policies.symbolic._grammar import OUTERS, exponent_cost, exponent_options
-from etc_fast.policies.symbolic._lsq import BatchedJacobian
+from etc_fast.policies.symbolic._lsq import BatchedJacobian, batched_lm
 
 try:  # the gufunc np.linalg.lstsq calls (LAPACK gelsd), which also solves a stack problem by problem
     from numpy.linalg import _umath_linalg
@@ -707,13 +707,20 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
             picked.append((float(err[i]), np.concatenate([[rows[i][0], rows[i][1]], rows[i][2], rows[i][3]])))
             if len(picked) >= lim.cexp_basins:
                 break
-        # the two rates of each of the best (N, M) optimised alone, then ranked
+        # the two rates of each of the best (N, M) optimised alone (all of them in one batched
+        # Levenberg-Marquardt), then ranked
         _run, resid = _residual_fn(name, A, y, m, True, cols)
         ranked = []
-        for _e, th in picked:
-            g = _lsq(_fixed_tail(resid, th[2:]), th[:2], lim.cexp_nfev // 4, n, batched=True)
-            r = resid(np.concatenate([g, th[2:]]))
-            ranked.append((float(np.sqrt(np.mean(r * r))), np.concatenate([g, th[2:]])))
+        if picked:
+            TH = np.stack([th for _e, th in picked])
+            tails = TH[:, 2:]
+
+            def rates_resid(G, which, tails=tails, resid=resid):
+                return resid(np.concatenate([G, tails[which]], axis=1))
+
+            G, Rg = batched_lm(rates_resid, TH[:, :2], max(lim.cexp_nfev // 4, 4))
+            for b in range(len(picked)):
+                ranked.append((float(np.sqrt(np.mean(Rg[b] * Rg[b]))), np.concatenate([G[b], tails[b]])))
         ranked.sort(key=lambda o: o[0])
         seeds[name] = ranked[:lim.cexp_top]
     gate = max(3e-2, 10.0 * col.tol)  # a start worth refining explains the data to a few percent
@@ -731,17 +738,24 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
         run_m, resid_m = _residual_fn(name, A, y, m, two, cols, free_m=False)  # M fixed (snapped)
         tmpl = TEMPLATES[name]
         # the log families move only the rate and N (M is solved linearly): twice the starts
-        for e0, th0 in picked[:lim.cexp_refine * (2 if name in _LOG_FAMILIES else 1)]:
-            if e0 > 5.0 or n < tmpl.n_params + np.count_nonzero(th0[k:]) + 2:
-                continue
-            # the rates alone first (the screened exponents are simple already); all nonlinear
-            # parameters only when that does not explain the data (few distinct points make the
-            # full problem prone to near-fits with other exponents)
-            th = np.concatenate([_lsq(_fixed_tail(resid, th0[k:]), th0[:k], lim.cexp_nfev // 2, n, batched=True),
-                                 th0[k:]])
-            if np.sqrt(np.mean(resid(th) ** 2)) > 10.0 * col.tol:
-                th = _lsq(resid, th, lim.cexp_nfev, n, batched=True)
-            if np.sqrt(np.mean(resid(th) ** 2)) > gate:
+        starts = [th0 for e0, th0 in picked[:lim.cexp_refine * (2 if name in _LOG_FAMILIES else 1)]
+                  if not (e0 > 5.0 or n < tmpl.n_params + np.count_nonzero(th0[k:]) + 2)]
+        if not starts:
+            continue
+        # the rates alone first (the screened exponents are simple already); all nonlinear
+        # parameters only when that does not explain the data (few distinct points make the
+        # full problem prone to near-fits with other exponents). Each step fits all the starts at
+        # once (one batched Levenberg-Marquardt).
+        TH0 = np.stack(starts)
+        G, Rr = _lm_rows(resid, TH0[:, :k], TH0[:, k:], lim.cexp_nfev // 2)
+        TH = np.concatenate([G, TH0[:, k:]], axis=1)
+        rms = np.sqrt(np.mean(Rr * Rr, axis=1))
+        redo = np.flatnonzero(rms > 10.0 * col.tol)
+        if redo.size:
+            TH[redo], Rf = _lm_rows(resid, TH[redo], np.zeros((redo.size, 0)), lim.cexp_nfev)
+            rms[redo] = np.sqrt(np.mean(Rf * Rf, axis=1))
+        for th, rms_th in zip(TH, rms):
+            if rms_th > gate:
                 continue
             gs, pn = th[:k], th[k:k + m]
             _lin, pm, pred = run(th)
@@ -753,15 +767,15 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
             if math.log10(max(float(_rel_rms(pred, y)), col.floor)) + 0.35 * cx_min > best_score + 1.0:
                 continue
             # snap the exponents of N and M; the rates then re-fitted with the exponents fixed
-            for combo in _snaps(np.concatenate([pn, pm]), lim.cexp_snaps):
-                pn2, pm2 = np.asarray(combo[:m]), np.asarray(combo[m:])
-                if not np.any(pn2 != 0):
-                    continue
-
-                try:
-                    gs2 = _lsq(_fixed_tail(resid_m, np.concatenate([pn2, pm2])), gs, lim.cexp_nfev // 3, n, batched=True)
-                except Exception:  # noqa: BLE001
-                    gs2 = gs
+            # (all roundings in one batched fit)
+            combos = [np.asarray(c, dtype=np.float64) for c in _snaps(np.concatenate([pn, pm]), lim.cexp_snaps)
+                      if np.any(np.asarray(c[:m]) != 0)]
+            if not combos:
+                continue
+            GS2, _r = _lm_rows(resid_m, np.repeat(gs[None, :], len(combos), axis=0), np.stack(combos),
+                               lim.cexp_nfev // 3)
+            for combo, gs2 in zip(combos, GS2):
+                pn2, pm2 = combo[:m], combo[m:]
                 lin, _pm, _ = run_m(np.concatenate([gs2, pn2, pm2]))
                 if not np.all(np.isfinite(lin)):
                     continue
@@ -783,6 +797,17 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
             if exact_cx < math.inf:
                 break  # this family fits exactly: its other starts can only tie
     _fit_expmono_real(col, atoms, A, y, positive, lim)
+
+
+def _lm_rows(resid: Callable, X0: np.ndarray, tails: np.ndarray, nfev: int) -> tuple[np.ndarray, np.ndarray]:
+    """The leading parameters ``X0`` [B, q] of ``B`` problems fitted at once (:func:`~._lsq.batched_lm`),
+    problem ``b``'s other parameters held at ``tails[b]``; ``resid`` takes a batch of full parameter
+    rows. At most ``max(nfev, q + 2)`` evaluations per problem (MINPACK's bound in :func:`_lsq`).
+    Returns the fitted leading parameters and the residuals there."""
+    def f(G: np.ndarray, which: np.ndarray) -> np.ndarray:
+        return resid(np.concatenate([G, tails[which]], axis=1)) if tails.shape[1] else resid(G)
+
+    return batched_lm(f, X0, max(nfev, X0.shape[1] + 2))
 
 
 def _lsq(fun, x0: np.ndarray, nfev: int, n_resid: int, batched: bool = False) -> np.ndarray:

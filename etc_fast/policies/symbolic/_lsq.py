@@ -8,8 +8,9 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from etc_fast.policies.symbolic._forms import Form, predict
+from kernels.lm import lm_steps
 
-__all__ = ["project_out", "error_scale", "refit_relative", "BatchedJacobian"]
+__all__ = ["project_out", "error_scale", "refit_relative", "BatchedJacobian", "batched_lm"]
 
 _RSTEP = np.finfo(np.float64).eps ** 0.5  # SciPy's relative 2-point step for float64
 
@@ -52,6 +53,63 @@ class BatchedJacobian:
         F = self._batch(X) if p > 1 else np.asarray(self._fun(X[0]))[None, :]  # one step: the plain call
         JT[...] = (np.asarray(F, dtype=np.float64) - f0) / dx[:, None]
         return np.ravel(JT) if f0.size == 1 else JT.T
+
+
+def batched_lm(resid: Callable[[np.ndarray, np.ndarray], np.ndarray], X0: np.ndarray, max_nfev: int,
+               ftol: float = 1e-14) -> tuple[np.ndarray, np.ndarray]:
+    """Levenberg-Marquardt on ``B`` independent problems at once, every residual call batched.
+
+    ``resid(X, which)`` returns the residuals [len(X), n] of problem ``which[i]`` at parameters
+    ``X[i]`` (row by row what a call on that row alone would give). Each iteration takes one
+    damped Gauss-Newton step per active problem (:func:`kernels.lm.lm_steps`, Marquardt's scaling,
+    damping from 1e-3, divided by 3 after a step that lowers the cost, multiplied by 10 after one
+    that does not), all in one residual call; the Jacobian (SciPy's 2-point steps,
+    ``h = sqrt(eps) * sign(x) * max(1, |x|)``) is rebuilt after each accepted step, again in one
+    call for all problems. A problem stops after ``max_nfev`` trial evaluations (the start counts
+    one, as in MINPACK), when an accepted step lowers its cost by at most ``ftol`` relative, when
+    its cost is 0, or when the damping passes 1e16. Every bound is a count or a test on the
+    values, so the result depends only on the inputs.
+
+    Returns:
+        ``(X, R)``: the parameters [B, p] and their residuals [B, n].
+    """
+    X = np.array(X0, dtype=np.float64, copy=True)
+    B, p = X.shape
+    every = np.arange(B)
+    R = np.asarray(resid(X, every), dtype=np.float64)
+    cost = np.einsum("bn,bn->b", R, R)
+    lam = np.full(B, 1e-3)
+    nfev = np.ones(B, dtype=np.int64)
+    active = np.isfinite(cost) & (cost > 0) & (nfev < max_nfev)
+    need_jac = np.ones(B, dtype=bool)
+    J = np.zeros((B, R.shape[1], p))
+    while active.any():
+        jdx = np.flatnonzero(active & need_jac)
+        if jdx.size:
+            x0 = X[jdx]
+            h = _RSTEP * np.where(x0 >= 0, 1.0, -1.0) * np.maximum(1.0, np.abs(x0))
+            dx = (x0 + h) - x0
+            steps = np.repeat(x0[:, None, :], p, axis=1)  # [Bj, p (stepped column), p]
+            steps[:, np.arange(p), np.arange(p)] += dx
+            F = np.asarray(resid(steps.reshape(-1, p), np.repeat(jdx, p)), dtype=np.float64).reshape(jdx.size, p, -1)
+            J[jdx] = np.swapaxes((F - R[jdx][:, None, :]) / dx[:, :, None], 1, 2)
+            need_jac[jdx] = False
+        idx = np.flatnonzero(active)
+        delta, ok = lm_steps(J[idx], R[idx], lam[idx])
+        Xn = X[idx] + delta
+        Rn = np.asarray(resid(Xn, idx), dtype=np.float64)
+        cn = np.einsum("bn,bn->b", Rn, Rn)
+        nfev[idx] += 1
+        better = ok & np.isfinite(cn) & (cn < cost[idx])
+        acc, rej = idx[better], idx[~better]
+        converged = (cost[acc] - cn[better]) <= ftol * cost[acc]
+        X[acc], R[acc], cost[acc] = Xn[better], Rn[better], cn[better]
+        lam[acc] = np.maximum(lam[acc] / 3.0, 1e-12)
+        need_jac[acc] = True
+        lam[rej] *= 10.0
+        active[acc[converged]] = False
+        active &= (nfev < max_nfev) & (cost > 0) & (lam <= 1e16)
+    return X, R
 
 
 def project_out(U: np.ndarray, t: np.ndarray, base: tuple[int, ...]):

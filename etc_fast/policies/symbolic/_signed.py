@@ -33,6 +33,7 @@ the half-integer grid (a Hill exponent 2.7).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Sequence
 from fractions import Fraction
@@ -122,7 +123,21 @@ def _count(axes: Sequence[Sequence[float]], n_logs: int) -> int:
 
 
 def _library(kinds: Sequence[str], max_size: int) -> np.ndarray:
-    """Exponent vectors over the signed view: the widest level whose size fits ``max_size``."""
+    """Exponent vectors over the signed view: the widest level whose size fits ``max_size``.
+
+    A function of ``kinds`` and ``max_size`` only, so it is built once per pair and shared (read-only).
+    """
+    return _library_cached(tuple(kinds), int(max_size))
+
+
+@functools.lru_cache(maxsize=64)
+def _library_cached(kinds: tuple[str, ...], max_size: int) -> np.ndarray:
+    E = _library_build(kinds, max_size)
+    E.setflags(write=False)
+    return E
+
+
+def _library_build(kinds: Sequence[str], max_size: int) -> np.ndarray:
     plain = [j for j, k in enumerate(kinds) if k != "log"]
     logs = [j for j, k in enumerate(kinds) if k == "log"]
     m = len(kinds)
