@@ -130,7 +130,10 @@ class SystemLab(Lab):
         available[boot] = False
         self._pending_units = pool.U[boot]
         self.run([pool.items[i] for i in boot], "bootstrap")
-        return n_boot, {"phase": "explore", "event": "bootstrap", "indices": boot, "n": n_boot}
+        event: dict[str, Any] = {"phase": "explore", "event": "bootstrap", "indices": boot, "n": n_boot}
+        if n_boot < wanted:  # only when cut, so that uncapped records stay as they were
+            event.update(wanted=wanted, truncated_by_budget=True)
+        return n_boot, event
 
     # -- baseline requests -----------------------------------------------------------------
     def parse_request(self, points: list[Any]) -> list[dict[str, Any]]:
