@@ -52,8 +52,14 @@ __all__ = [
     "gp_posterior", "gp_log_likelihood", "gp_fit", "gp_select",
 ]  # fmt: skip
 
-LENGTH_GRID = np.geomspace(1.0 / 32.0, 32.0, 12)
-"""Candidate length scales (unit-cube coordinates): 12 values, log-spaced from 1/32 to 32."""
+LENGTH_GRID = np.geomspace(1.0 / 8.0, 8.0, 12)
+"""Candidate length scales (unit-cube coordinates): 12 values, log-spaced from 1/8 to 8.
+
+The floor keeps the search off the white-noise fit that maximizes the likelihood of a handful of
+observations (a bootstrap of four explains itself best as independent values): at lengths far below
+the observations' spacing every unobserved point is equally uncertain, ``gp_var``'s sds tie to
+rounding and the batch falls to the lowest pool indices. At the ceiling the correlation between
+opposite corners of a cube of up to four dimensions is at least 0.95 (a smooth trend)."""
 NUGGET_NOISELESS = np.array([1e-6])
 """Relative nugget (noise variance / signal variance) of a noiseless lab: numerical jitter only."""
 NUGGET_GRID = np.geomspace(1e-6, 1e-1, 6)
