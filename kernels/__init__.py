@@ -7,6 +7,7 @@ This package never imports :mod:`etc_fast`.
 """
 
 from kernels.calibrate import calibrate, fit_denominator, fit_filter
+from kernels.gp import gp_fit, gp_log_likelihood, gp_posterior, gp_select
 from kernels.metrics import coverage_q, rmsle_coverage
 from kernels.noise import maximin_pick, relative_disagreement, relative_residual_rms
 from kernels.pairs import best_pairs
@@ -29,4 +30,5 @@ __all__ = [
     "best_pairs",
     "maximin_pick", "relative_disagreement", "relative_residual_rms",
     "simulate_trajectories", "N_STEPS", "TRAJECTORY_SYSTEMS",
+    "gp_fit", "gp_log_likelihood", "gp_posterior", "gp_select",
 ]  # fmt: skip

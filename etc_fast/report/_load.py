@@ -7,14 +7,17 @@ from pathlib import Path
 
 import polars as pl
 
-from etc_fast.protocol import CONFIGURATIONS
+from etc_fast.protocol import CONFIGURATIONS, PAPER_CONFIGURATIONS
 from etc_fast.store import TRIALS_SCHEMA, entries_frame, read_trials, trials_frame
 
-__all__ = ["load_trials", "CONFIG_ORDER", "FAMILY_GROUPS", "config_label", "paper_label", "variant_label", "task_sort_key"]
+__all__ = ["load_trials", "CONFIG_ORDER", "PAPER_ORDER", "FAMILY_GROUPS", "config_label", "paper_label", "variant_label",
+           "task_sort_key"]
 
-#: Preset order of the paper's tables (baselines first, then N planners, then C planners): the
-#: order of :data:`etc_fast.protocol.CONFIGURATIONS`.
+#: Preset order of the tables: the order of :data:`etc_fast.protocol.CONFIGURATIONS` (the paper's
+#: eight, baselines first, then N planners, then C planners; then the GP-surrogate planners).
 CONFIG_ORDER: tuple[str, ...] = tuple(CONFIGURATIONS)
+#: The paper's eight presets: the only rows the family tables average.
+PAPER_ORDER: tuple[str, ...] = PAPER_CONFIGURATIONS
 #: Family groups of Table 1 / S3, in the paper's order: (label, family, interpreter).
 FAMILY_GROUPS: tuple[tuple[str, str, bool], ...] = (
     ("Baseline N", "baseline", False),
@@ -28,18 +31,20 @@ def config_label(name: str) -> str:
     """``variance_c`` -> ``Variance, int.``; other names are returned as they are."""
     if name in CONFIGURATIONS:
         cfg = CONFIGURATIONS[name]
-        head = "Baseline" if cfg.family == "baseline" else cfg.acquisition.capitalize()
+        head = "Baseline" if cfg.family == "baseline" else _ACQ_TITLE.get(cfg.acquisition, cfg.acquisition.capitalize())
         return f"{head}, {'int.' if cfg.interpreter else 'no int.'}"
     return name
 
 
-#: The paper's short names of the acquisition rules (Figure S1).
-_ACQ_SHORT = {"variance": "Var", "pairwise": "Pair", "random": "Rand"}
+#: The paper's short names of the acquisition rules (Figure S1), and the GP surrogate's.
+_ACQ_SHORT = {"variance": "Var", "pairwise": "Pair", "random": "Rand", "gp_ucb": "GP-UCB", "gp_var": "GP-Var"}
+#: Table titles of the rules whose name does not capitalize into one.
+_ACQ_TITLE = {"gp_ucb": "GP-UCB", "gp_var": "GP-Var"}
 
 
 def variant_label(name: str) -> str:
-    """The acquisition part of a preset's figure label: ``Var``, ``Pair``, ``Rand`` or ``Baseline``;
-    other names are returned as they are."""
+    """The acquisition part of a preset's figure label: ``Var``, ``Pair``, ``Rand``, ``GP-UCB``,
+    ``GP-Var`` or ``Baseline``; other names are returned as they are."""
     if name in CONFIGURATIONS:
         cfg = CONFIGURATIONS[name]
         return "Baseline" if cfg.family == "baseline" else _ACQ_SHORT[cfg.acquisition]

@@ -6,8 +6,8 @@ columns that need a missing family are null. Rows are grouped by model and diffi
 version and noise level when a run has more than one of them.
 
 Family tables (Table 1, S2, S3, savings) use only the paper's eight preset configurations, so
-planner-family rows average exactly the three acquisition variants; named ablations appear in the
-per-configuration tables (Table 2 / S4, heatmap).
+planner-family rows average exactly the three acquisition variants; the GP-surrogate presets and
+named ablations appear in the per-configuration tables (Table 2 / S4, heatmap).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
-from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, task_sort_key, variant_label
+from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, PAPER_ORDER, config_label, task_sort_key, variant_label
 from etc_fast.report._stats import N_DRAWS, SEED, summarize_effects
 
 __all__ = [
@@ -53,7 +53,8 @@ def condition_keys(df: pl.DataFrame) -> list[str]:
 
 
 def _presets(df: pl.DataFrame) -> pl.DataFrame:
-    return df.filter(pl.col("configuration").is_in(list(CONFIG_ORDER)))
+    """The rows of the paper's eight presets (the GP planners and ablations are per-configuration rows)."""
+    return df.filter(pl.col("configuration").is_in(list(PAPER_ORDER)))
 
 
 def _with_group(df: pl.DataFrame) -> pl.DataFrame:
