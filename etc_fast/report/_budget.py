@@ -245,7 +245,8 @@ def table_paired(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED, 
                          "diff": r.diff, "ci_low": r.ci_low, "ci_high": r.ci_high, "decision": r.decision,
                          "p_boot": r.p_boot, "p_holm": ph, "decision_holm": dh})
     out = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
-    return _sorted(out, keys, ("config_a", "config_b"))
+    # cells in the curve's order; within a cell, pairs in the order they were formed (by role)
+    return _sorted(out.with_row_index("_pair"), keys, (), ("_pair",))
 
 
 def table_budget_to_sa(curve: pl.DataFrame, targets: Sequence[float] = TARGETS) -> pl.DataFrame:
