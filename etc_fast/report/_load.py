@@ -10,8 +10,8 @@ import polars as pl
 from etc_fast.protocol import CONFIGURATIONS, PAPER_CONFIGURATIONS
 from etc_fast.store import TRIALS_SCHEMA, entries_frame, read_trials, trials_frame
 
-__all__ = ["load_trials", "CONFIG_ORDER", "PAPER_ORDER", "FAMILY_GROUPS", "config_label", "paper_label", "variant_label",
-           "task_sort_key"]
+__all__ = ["load_trials", "BUDGET", "with_budget", "CONFIG_ORDER", "PAPER_ORDER", "FAMILY_GROUPS", "config_label", "paper_label",
+           "variant_label", "task_sort_key"]
 
 #: Preset order of the tables: the order of :data:`etc_fast.protocol.CONFIGURATIONS` (the paper's
 #: eight, baselines first, then N planners, then C planners; then the GP-surrogate planners).
@@ -25,6 +25,25 @@ FAMILY_GROUPS: tuple[tuple[str, str, bool], ...] = (
     ("Baseline C", "baseline", True),
     ("Planner C", "planner", True),
 )
+
+
+#: The measurement budget of a trial (nullable Int64; null = no cap, the configuration's own rule).
+BUDGET = "measurement_budget"
+
+
+def with_budget(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with a nullable Int64 ``measurement_budget`` column (all null when the run has none:
+    a table written before budgets existed reads as uncapped)."""
+    if BUDGET in df.columns:
+        return df if df.schema[BUDGET] == pl.Int64 else df.with_columns(pl.col(BUDGET).cast(pl.Int64))
+    return df.with_columns(pl.lit(None, dtype=pl.Int64).alias(BUDGET))
+
+
+def _keep_budget(out: pl.DataFrame, values: list | pl.Series | None) -> pl.DataFrame:
+    """Carry the budget column the stored table has but the results schema does not (yet) declare."""
+    if BUDGET in out.columns or values is None:
+        return out
+    return out.with_columns(pl.Series(BUDGET, values).cast(pl.Int64))
 
 
 def config_label(name: str) -> str:
@@ -81,12 +100,15 @@ def load_trials(run_dir: str | os.PathLike[str]) -> pl.DataFrame:
     pq, jl = root / "trials.parquet", root / "trials.jsonl"
     if pq.exists() and (not jl.exists() or pq.stat().st_mtime >= jl.stat().st_mtime):
         frame = pl.read_parquet(pq)
+        budget = frame.get_column(BUDGET) if BUDGET in frame.columns else None
         if all(c in frame.columns for c in TRIALS_SCHEMA):
-            return frame.select([pl.col(c).cast(t) for c, t in TRIALS_SCHEMA.items()])
+            return _keep_budget(frame.select([pl.col(c).cast(t) for c, t in TRIALS_SCHEMA.items()]), budget)
         if not jl.exists():  # a table written before a column existed: read it as its summaries would be
-            return trials_frame(frame.to_dicts())
+            return _keep_budget(trials_frame(frame.to_dicts()), budget)
     if jl.exists():
         # The store's own reader: a torn last line is dropped with a warning, damage elsewhere is an
         # error, and a trial id seen twice keeps its first line, exactly as a resumed run sees it.
-        return entries_frame(read_trials(jl))
+        entries = list(read_trials(jl))
+        stored = [e["summary"].get(BUDGET) for e in entries] if any(BUDGET in e["summary"] for e in entries) else None
+        return _keep_budget(entries_frame(entries), stored)
     raise FileNotFoundError(f"{root}: no trials.parquet or trials.jsonl")
