@@ -17,11 +17,11 @@ the nugget is numerical jitter in a noiseless lab and searched over a grid in a 
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 
+from etc_fast.acquisition._series import SeriesStep
 from etc_fast.core import GP_ACQUISITIONS
 from kernels.gp import FIT_PASSES, LENGTH_GRID, NUGGET_GRID, NUGGET_NOISELESS, gp_fit, gp_select
 
@@ -45,19 +45,9 @@ DEFAULT_LENGTH = 0.5
 """Length scale used without enough observations to fit one (unit-cube coordinates)."""
 
 
-@dataclasses.dataclass
-class GPStep:
+class GPStep(SeriesStep):
     """A batch chosen by a GP rule: pool ``indices`` in pick order and what the record keeps
-    (the planner's step interface: no replicates, no committee fallback)."""
-
-    indices: np.ndarray
-    record: dict[str, Any]
-    replicate_rows: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    error: str | None = None
-    fallback_used: bool = False
-
-    def to_record(self) -> dict[str, Any]:
-        return dict(self.record)
+    (the planner's step interface, the systems step's fields: no replicates, no committee fallback)."""
 
 
 def _one_sign_log(values: np.ndarray, usable: np.ndarray, log_name: str, plain_name: str) -> tuple[np.ndarray, str]:
