@@ -7,6 +7,7 @@ This package never imports :mod:`etc_fast`.
 """
 
 from kernels.calibrate import calibrate, fit_denominator, fit_filter
+from kernels.gp import gp_fit, gp_log_likelihood, gp_posterior, gp_select
 from kernels.metrics import coverage_q, rmsle_coverage
 from kernels.noise import maximin_pick, relative_disagreement, relative_residual_rms
 from kernels.pairs import best_pairs
@@ -14,7 +15,13 @@ from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_program
 from kernels.rank_reg import edge_weight, ordinal_rank, rank_regularize, stable_argsort
 from kernels.scores import finite_fraction, pairwise_scores, variance_scores
 from kernels.select import eligible_set, select_batch, select_random
-from kernels.stats import SIGN_FLIP_MAX_M, leave_one_out_range, module_bootstrap_interval, sign_flip_pvalue
+from kernels.stats import (
+    SIGN_FLIP_MAX_M,
+    leave_one_out_range,
+    module_bootstrap_interval,
+    module_resample_means,
+    sign_flip_pvalue,
+)
 from kernels.step import acquisition_step, committee_step, step_constants
 from kernels.systems import N_STEPS, TRAJECTORY_SYSTEMS, simulate_trajectories
 
@@ -25,8 +32,9 @@ __all__ = [
     "stable_argsort", "ordinal_rank", "edge_weight", "rank_regularize",
     "eligible_set", "select_batch", "select_random", "acquisition_step", "committee_step", "step_constants",
     "rmsle_coverage", "coverage_q",
-    "module_bootstrap_interval", "leave_one_out_range", "sign_flip_pvalue", "SIGN_FLIP_MAX_M",
+    "module_bootstrap_interval", "module_resample_means", "leave_one_out_range", "sign_flip_pvalue", "SIGN_FLIP_MAX_M",
     "best_pairs",
     "maximin_pick", "relative_disagreement", "relative_residual_rms",
     "simulate_trajectories", "N_STEPS", "TRAJECTORY_SYSTEMS",
+    "gp_fit", "gp_log_likelihood", "gp_posterior", "gp_select",
 ]  # fmt: skip

@@ -1,7 +1,8 @@
 """Module-level sensitivity summaries (paper S4.1): resampling interval, leave-one-out range,
-exact sign-flip p-value.
+exact sign-flip p-value; and the module resamples themselves (the report's cluster bootstrap).
 
-Each takes the ``m`` per-module effects (planner minus baseline, one number per module).
+Each takes the ``m`` per-module effects (planner minus baseline, one number per module), or for
+:func:`module_resample_means` ``m`` rows of per-module values (several columns resampled together).
 """
 
 import numpy as np
@@ -9,7 +10,7 @@ from numba import njit
 
 from kernels._jit import JIT
 
-__all__ = ["module_bootstrap_interval", "leave_one_out_range", "sign_flip_pvalue", "SIGN_FLIP_MAX_M"]
+__all__ = ["module_bootstrap_interval", "module_resample_means", "leave_one_out_range", "sign_flip_pvalue", "SIGN_FLIP_MAX_M"]
 
 SIGN_FLIP_MAX_M = 24
 """Largest number of effects :func:`sign_flip_pvalue` enumerates (2**24 sign assignments)."""
@@ -151,6 +152,42 @@ def module_bootstrap_interval(effects, n_draws=10000, seed=0, level=0.95):
     alpha = (1.0 - level) / 2.0
     lo, hi = np.percentile(means, [100.0 * alpha, 100.0 * (1.0 - alpha)])
     return float(lo), float(hi)
+
+
+def module_resample_means(values, n_draws=10000, seed=0):
+    """Column means of ``values`` under resampling of its rows (modules), the same resamples for
+    every column.
+
+    The row indices are drawn exactly as :func:`module_bootstrap_interval` draws them,
+    ``idx = np.random.default_rng(seed).integers(0, m, size=(n_draws, m))``, and
+    ``means[b, k] = mean(values[idx[b, :], k])``. Resampling several columns with one ``idx`` keeps
+    what belongs to one module together: a module's credited count and its trial count, or the
+    two arms of a paired comparison.
+
+    Args:
+        values: float64[m] or float64[m, k] per-module values (finite, m >= 1).
+        n_draws: Number of resamples (>= 1).
+        seed: Seed of the index draws.
+
+    Returns:
+        float64[n_draws] for one-dimensional ``values``, else float64[n_draws, k].
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim not in (1, 2):
+        raise ValueError(f"values must be one- or two-dimensional, got shape {v.shape}")
+    cols = v[:, None] if v.ndim == 1 else v
+    if cols.shape[0] < 1 or cols.shape[1] < 1:
+        raise ValueError(f"need at least one module and one column, got shape {v.shape}")
+    for k in range(cols.shape[1]):
+        _effects(cols[:, k])  # the same checks as the effects: finite
+    n_draws = int(n_draws)
+    if n_draws < 1:
+        raise ValueError(f"n_draws must be at least 1, got {n_draws}")
+    idx = np.ascontiguousarray(np.random.default_rng(seed).integers(0, cols.shape[0], size=(n_draws, cols.shape[0])), dtype=np.int64)
+    out = np.empty((n_draws, cols.shape[1]))
+    for k in range(cols.shape[1]):
+        out[:, k] = _resample_means(np.ascontiguousarray(cols[:, k]), idx)
+    return out[:, 0] if v.ndim == 1 else out
 
 
 def leave_one_out_range(effects):

@@ -28,3 +28,10 @@ def sign_flip_pvalue_ref(effects):
     signs = np.array(list(itertools.product((1.0, -1.0), repeat=e.shape[0])))
     means = np.abs(signs @ e) / e.shape[0]
     return float(np.mean(means >= abs(e.mean()) - 1e-12))
+
+
+def module_resample_means_ref(values, n_draws=10000, seed=0):
+    """Fancy-index whole rows (a module's columns move together), mean along the resample axis."""
+    v = np.asarray(values, dtype=np.float64)
+    idx = np.random.default_rng(seed).integers(0, v.shape[0], size=(n_draws, v.shape[0]))
+    return v[idx].mean(axis=1)

@@ -8,6 +8,9 @@
   informative points), :mod:`._split` (the batch's shares, replicates, maximin exploration) and
   :mod:`._stop` (the best law's prediction check, the stopping rule, the extremes test); its
   thresholds, options and records are in :mod:`._records`.
+* The GP-surrogate rules (``gp_ucb``, ``gp_var``; docs/gp.md): :func:`plan_gp_step` in
+  :mod:`._gp`, on :mod:`kernels.gp`, with the targets of each tier (:func:`equation_target`,
+  :func:`series_target`).
 * Selection on a simulated system: :func:`select_series` in :mod:`._series` (the paper's rules on
   simulated series, with diversity) and its noise-aware version :func:`plan_series_noisy_step` in
   :mod:`._series_noise` (the same stages, on series).
@@ -16,6 +19,15 @@ The public names are those below; the modules are private.
 """
 
 from etc_fast.acquisition._estimate import estimate_noise, replicate_noise
+from etc_fast.acquisition._gp import (
+    GP_METHODS,
+    KAPPA_UCB,
+    MIN_GP_OBSERVATIONS,
+    GPStep,
+    equation_target,
+    plan_gp_step,
+    series_target,
+)
 from etc_fast.acquisition._noisy import plan_noisy_step
 from etc_fast.acquisition._paper import METHODS, Committee, StepResult, plan_step, plan_step_arrays
 from etc_fast.acquisition._records import (
@@ -49,6 +61,13 @@ from etc_fast.acquisition._stop import (
 )
 
 __all__ = [
+    "GP_METHODS",
+    "KAPPA_UCB",
+    "MIN_GP_OBSERVATIONS",
+    "GPStep",
+    "equation_target",
+    "plan_gp_step",
+    "series_target",
     "MIN_SEPARATION",
     "SeriesStep",
     "diverse_top",

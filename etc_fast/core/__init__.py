@@ -8,14 +8,18 @@ policy sees and answers (:class:`TaskView`, :class:`Diagnostics`, :class:`Observ
 
 from etc_fast.core._config import (
     CONFIGURATIONS,
+    GP_ACQUISITIONS,
     ID_OMITTED_WHEN_NONE,
     NOISE_KNOB_DEFAULTS,
+    PAPER_CONFIGURATIONS,
+    PLANNER_ACQUISITIONS,
     Acquisition,
     Family,
     ProtocolConfig,
     TrialSpec,
     config_dict,
     get_configuration,
+    scores_committee,
 )
 from etc_fast.core._json import MAX_RECORDED_CHARS, clip_text, from_json_float, to_jsonable
 from etc_fast.core._seeds import derive_seed
@@ -32,9 +36,12 @@ from etc_fast.core._types import (
 
 __all__ = [
     "CONFIGURATIONS",
+    "GP_ACQUISITIONS",
     "MAX_RECORDED_CHARS",
     "ID_OMITTED_WHEN_NONE",
     "NOISE_KNOB_DEFAULTS",
+    "PAPER_CONFIGURATIONS",
+    "PLANNER_ACQUISITIONS",
     "Acquisition",
     "Action",
     "ActionKind",
@@ -52,5 +59,6 @@ __all__ = [
     "derive_seed",
     "from_json_float",
     "get_configuration",
+    "scores_committee",
     "to_jsonable",
 ]

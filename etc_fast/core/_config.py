@@ -15,7 +15,21 @@ from etc_fast.core._json import to_jsonable
 # Configurations
 # ----------------------------------------------------------------------------------------
 Family = Literal["baseline", "planner"]
-Acquisition = Literal["none", "variance", "pairwise", "random"]
+Acquisition = Literal["none", "variance", "pairwise", "random", "gp_ucb", "gp_var"]
+
+#: A planner's acquisition rules: the paper's three, then the GP surrogate's two (docs/gp.md).
+PLANNER_ACQUISITIONS: tuple[str, ...] = ("variance", "pairwise", "random", "gp_ucb", "gp_var")
+#: The GP-surrogate rules: a Gaussian process fitted to the observed outputs picks the batch by
+#: its upper confidence bound (``gp_ucb``) or its posterior sd (``gp_var``).
+GP_ACQUISITIONS: tuple[str, ...] = ("gp_ucb", "gp_var")
+
+
+def scores_committee(acquisition: str) -> bool:
+    """Whether a planner rule scores the pool by its committee's disagreement (``variance``,
+    ``pairwise``). Such a planner needs two parseable hypotheses and repairs otherwise; a rule that
+    does not (``random``, the GP rules) selects on every committee turn whatever the committee
+    holds, and the agent's hypotheses only shape what it is shown."""
+    return acquisition in ("variance", "pairwise")
 
 
 #: Allowed ranges of the integer knobs. The upper ends only stop absurd values (a pool of 2**30
@@ -36,7 +50,8 @@ class ProtocolConfig:
     Attributes:
         name: Configuration name recorded in results (``variance_c``, ``baseline_n``, ...).
         family: ``baseline`` (free-form agent) or ``planner`` (explore-then-commit).
-        acquisition: ``variance``/``pairwise``/``random`` for planners, ``none`` for baselines.
+        acquisition: ``variance``/``pairwise``/``random`` (the paper's) or ``gp_ucb``/``gp_var``
+            (a GP surrogate, docs/gp.md) for planners, ``none`` for baselines.
         interpreter: Whether the policy may request Python analysis (the ``C`` variants).
         diagnostics: Planner diagnostics shown (``True`` in the paper; ablation knob).
         synthesis: ``fresh`` (paper) or ``none`` (the draft / last committee best is submitted).
@@ -79,7 +94,8 @@ class ProtocolConfig:
             farthest outside the measured outputs (docs/noise.md, rule 6).
 
     The noise knobs are the YAML ablation block ``acquisition: {noise_aware, explore_fraction,
-    replicates, stop_when_settled, test_extremes}``; at their defaults they are left out of :meth:`TrialSpec.to_dict`, so trial ids
+    replicates, stop_when_settled, test_extremes}``, for the committee rules only (a GP planner
+    refuses them: its nugget is its noise model, docs/gp.md); at their defaults they are left out of :meth:`TrialSpec.to_dict`, so trial ids
     of configurations without them are those of before they existed.
     ``interpreter_data``, ``parsing`` and ``max_validation_retries`` are left out of the trial id
     while ``None`` (see :data:`ID_OMITTED_WHEN_NONE`), so trial ids of earlier runs stay valid.
@@ -118,8 +134,8 @@ class ProtocolConfig:
             errors.append(f"replicates must be an integer from 0 to 4,096, got {self.replicates!r}")
         if self.family not in ("baseline", "planner"):
             errors.append(f"family must be 'baseline' or 'planner', got {self.family!r}")
-        if self.family == "planner" and self.acquisition not in ("variance", "pairwise", "random"):
-            errors.append(f"a planner's acquisition must be variance, pairwise or random, got {self.acquisition!r}")
+        if self.family == "planner" and self.acquisition not in PLANNER_ACQUISITIONS:
+            errors.append(f"a planner's acquisition must be one of {', '.join(PLANNER_ACQUISITIONS)}, got {self.acquisition!r}")
         if self.family == "baseline" and self.acquisition != "none":
             errors.append(f"a baseline has acquisition 'none', got {self.acquisition!r}")
         if self.synthesis not in ("fresh", "none"):
@@ -163,6 +179,12 @@ class ProtocolConfig:
             errors.append("stop_when_settled needs noise_aware: true (the rule compares with the estimated noise)")
         if self.test_extremes is True and not (isinstance(ef, (int, float)) and ef > 0):
             errors.append("test_extremes needs explore_fraction > 0 (it takes an exploration slot)")
+        if self.acquisition in GP_ACQUISITIONS:
+            on = [n for n, default in NOISE_KNOB_DEFAULTS.items() if getattr(self, n) != default]
+            if on:
+                errors.append(f"the noise knobs ({', '.join(on)}) belong to the committee planners' noise-aware step "
+                              f"(docs/noise.md); a GP planner ({self.acquisition}) models the noise by its nugget instead "
+                              "(docs/gp.md): leave them at their defaults")
         if errors:
             raise ValueError(f"configuration {self.name!r}: " + "; ".join(errors))
 
@@ -217,7 +239,9 @@ def _preset(name: str, family: Family, acquisition: Acquisition, interpreter: bo
     return ProtocolConfig(name=name, family=family, acquisition=acquisition, interpreter=interpreter)
 
 
-#: The paper's eight configurations (N = no interpreter, C = interpreter).
+#: The preset configurations (N = no interpreter, C = interpreter): the paper's eight
+#: (:data:`PAPER_CONFIGURATIONS`), then the GP-surrogate planners (docs/gp.md), a peer rule
+#: compared with the same agent at the same budgets.
 CONFIGURATIONS: dict[str, ProtocolConfig] = {
     c.name: c
     for c in (
@@ -229,8 +253,18 @@ CONFIGURATIONS: dict[str, ProtocolConfig] = {
         _preset("variance_c", "planner", "variance", True),
         _preset("pairwise_c", "planner", "pairwise", True),
         _preset("random_c", "planner", "random", True),
+        _preset("gp_ucb_n", "planner", "gp_ucb", False),
+        _preset("gp_var_n", "planner", "gp_var", False),
+        _preset("gp_ucb_c", "planner", "gp_ucb", True),
+        _preset("gp_var_c", "planner", "gp_var", True),
     )
 }
+
+#: The paper's eight presets, in its order: what a study's ``configurations: all`` runs and what
+#: the report's family tables average.
+PAPER_CONFIGURATIONS: tuple[str, ...] = (
+    "baseline_n", "baseline_c", "variance_n", "pairwise_n", "random_n", "variance_c", "pairwise_c", "random_c",
+)
 
 
 def get_configuration(preset: str, /, **overrides: Any) -> ProtocolConfig:

@@ -4,7 +4,8 @@ The pool is ``pool_size`` scrambled Sobol points over the task's sampling box; t
 structured probes of :func:`etc_fast.sampling.bootstrap_probes` (centre and one-at-a-time
 variations, not pool points); a committee turn runs the paper's acquisition step
 (:func:`etc_fast.acquisition.plan_step`) or, with a noise knob on in a noisy lab, the noise-aware
-step (:func:`etc_fast.acquisition.plan_noisy_step`); diagnostics are the probe sensitivities and
+step (:func:`etc_fast.acquisition.plan_noisy_step`), or a GP rule's surrogate of the observed law
+values (:func:`etc_fast.acquisition.plan_gp_step`, docs/gp.md); diagnostics are the probe sensitivities and
 the log-log fit (``etc_fast.diagnostics``), recomputed after every batch.
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from etc_fast.core import (
+    GP_ACQUISITIONS,
     NOISE_KNOB_DEFAULTS,
     Diagnostics,
     Observation,
@@ -225,6 +227,14 @@ class EquationLab(Lab):
     def select(self, committee: list[str], parsed: list[str], pool: Pool, available: np.ndarray, k: int, seed: int,
                ev: dict[str, Any]) -> Any:
         cfg, names = self.config, self.task.variable_names
+        if cfg.acquisition in GP_ACQUISITIONS:  # the surrogate of the observed law values (docs/gp.md)
+            from etc_fast.acquisition import equation_target, plan_gp_step
+
+            target, transform = equation_target(self.y)
+            return plan_gp_step(
+                self.task.inputs_to_unit(self.X), target, pool.U, available.copy(), method=cfg.acquisition, k=k,
+                noisy=bool(self.spec.noise > 0), transform=transform,
+            )  # fmt: skip
         if self.noisy_selection():
             from etc_fast.acquisition import NoiseOptions, plan_noisy_step
 

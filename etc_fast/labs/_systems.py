@@ -11,7 +11,8 @@ n_controls + 1)`` points (Sobol's first points fill the domain); a committee tur
 hypothesis's free constants to the observations through the simulator and scores the pool by the
 disagreement of the simulated series (:func:`select_series`); with a noise knob on in a noisy lab
 it runs the noise-aware step for series instead (:func:`etc_fast.acquisition.plan_series_noisy_step`,
-docs/systems.md, "Noise-aware step on systems"). Diagnostics are the derived law table
+docs/systems.md, "Noise-aware step on systems"); a GP rule models each experiment's series scale
+instead (:func:`etc_fast.acquisition.plan_gp_step`, docs/gp.md). Diagnostics are the derived law table
 (``etc_fast.systems``), shown inside the system observation.
 """
 
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from etc_fast.core import (
+    GP_ACQUISITIONS,
     NOISE_KNOB_DEFAULTS,
     Observation,
     ProtocolConfig,
@@ -30,6 +32,7 @@ from etc_fast.core import (
     TaskView,
     TrialSpec,
     derive_seed,
+    scores_committee,
     to_jsonable,
 )
 from etc_fast.labs._base import Lab, Pool, RequestError
@@ -130,7 +133,10 @@ class SystemLab(Lab):
         available[boot] = False
         self._pending_units = pool.U[boot]
         self.run([pool.items[i] for i in boot], "bootstrap")
-        return n_boot, {"phase": "explore", "event": "bootstrap", "indices": boot, "n": n_boot}
+        event: dict[str, Any] = {"phase": "explore", "event": "bootstrap", "indices": boot, "n": n_boot}
+        if n_boot < wanted:  # only when cut, so that uncapped records stay as they were
+            event.update(wanted=wanted, truncated_by_budget=True)
+        return n_boot, event
 
     # -- baseline requests -----------------------------------------------------------------
     def parse_request(self, points: list[Any]) -> list[dict[str, Any]]:
@@ -213,6 +219,12 @@ class SystemLab(Lab):
         from etc_fast.core import clip_text
 
         method = self.config.acquisition
+        if method in GP_ACQUISITIONS:  # the surrogate of each experiment's series scale (docs/gp.md)
+            from etc_fast.acquisition import plan_gp_step, series_target
+
+            target, transform = series_target(self.series)
+            return plan_gp_step(self.units, target, pool.U, available.copy(), method=method, k=k,
+                                noisy=bool(self.spec.noise > 0), transform=transform)
         if self.noisy_selection():
             from etc_fast.acquisition import NoiseOptions, plan_series_noisy_step
 
@@ -226,7 +238,7 @@ class SystemLab(Lab):
                 ev["committee"]["calibrated"] = [clip_text(t, 2000) for t in step.calibrated]
             return step
         progs = None
-        if method != "random" and len(parsed) >= 2:
+        if scores_committee(method) and len(parsed) >= 2:
             progs = self._calibrated(parsed)
             ev["committee"]["calibrated"] = [clip_text(p.text, 2000) for p in progs]
         from etc_fast.acquisition import select_series

@@ -2,6 +2,7 @@
 
 from etc_fast.core import (
     CONFIGURATIONS,
+    PAPER_CONFIGURATIONS,
     Action,
     Diagnostics,
     Observation,
@@ -19,6 +20,7 @@ from etc_fast.protocol._trial import LOOPS, judge_submission, load_lab, package_
 __all__ = [
     "LOOPS",
     "CONFIGURATIONS",
+    "PAPER_CONFIGURATIONS",
     "SUMMARY_COLUMNS",
     "Action",
     "Diagnostics",

@@ -8,9 +8,10 @@ bootstrap, the selection rule's inputs and how outputs are shown come from the t
 2. Up to ``exploration_turns`` turns: show observations (+ diagnostics); the policy answers with a
    draft (stored; exploration ends), an analysis request (interpreter variants; output returned),
    or a committee of hypotheses. Scored planners need at least two parseable hypotheses, else a
-   repair turn. A random planner always selects: whatever else it gets (a committee with fewer
-   than two parseable hypotheses, an unusable or disallowed reply), it continues with fallback
-   hypotheses. A selecting turn measures up to ``batch_cap`` unused pool points and appends them.
+   repair turn. A planner whose rule does not score the committee (``random``, the GP rules:
+   :func:`etc_fast.core.scores_committee`) always selects: whatever else it gets (a committee with
+   fewer than two parseable hypotheses, an unusable or disallowed reply), it continues with
+   fallback hypotheses. A selecting turn measures up to ``batch_cap`` unused pool points and appends them.
 3. Fresh synthesis: a new context with the task, all observations and any non-trivial draft (the
    paper's input; the ``synthesis_diagnostics`` knob adds the diagnostics); no new measurements.
    A valid synthesis law replaces the draft; else the draft stands; else the submission is
@@ -24,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from etc_fast.core import Action, Observation, clip_text, derive_seed, to_jsonable
+from etc_fast.core import Action, Observation, clip_text, derive_seed, scores_committee, to_jsonable
 from etc_fast.labs import Pool
 from etc_fast.protocol._state import MAX_RECORDED_ITEMS, TrialState, action_record, run_analysis
 from etc_fast.protocol._submission import is_trivial_submission, precheck_submission
@@ -122,9 +123,10 @@ def run_planner(state: TrialState) -> Outcome:
             feedback, fkind, new_rows, parsed_ok = _committee_turn(state, action, turn, pool, available, ev)
             if parsed_ok:
                 last_committee = parsed_ok
-        elif cfg.acquisition == "random":
-            # Algorithm S1: only scored planners repair; a random planner selects on every turn
-            # that is neither a draft nor an allowed analysis.
+        elif not scores_committee(cfg.acquisition):
+            # Algorithm S1: only scored planners repair; a random planner (and a GP planner, which
+            # does not score the committee either) selects on every turn that is neither a draft
+            # nor an allowed analysis.
             if kind == "analysis":
                 why = "analysis requests are not available in this configuration (no interpreter)"
             elif kind in ("experiment", "final"):
@@ -244,7 +246,8 @@ def _committee_turn(
 ) -> tuple[str, str, int, list[str]]:
     """Handle one committee: repair, or select + measure. Returns (feedback, kind, new rows, parsed texts).
 
-    ``lead`` is put before the selection message (a random planner selecting after an unusable reply).
+    ``lead`` is put before the selection message (a planner that does not score the committee,
+    selecting after an unusable reply).
     """
     cfg, lab, names = state.config, state.lab, state.task.variable_names
     hyps = action.hypotheses
@@ -261,9 +264,9 @@ def _committee_turn(
         ev["committee"]["n_dropped"] = n_dropped
     notes = [f"Only the first {MAX_COMMITTEE} hypotheses are used; {n_dropped} dropped."] if n_dropped else []
     failures = [f"  - {p['text']!r}: {p['error']}" + (f" ({p['position']})" if p.get("position") else "") for p in parsed if not p["ok"]]
-    method = cfg.acquisition
+    scored = scores_committee(cfg.acquisition)
 
-    if method != "random" and len(ok) < 2:
+    if scored and len(ok) < 2:
         msg = (
             f"Repair needed: the committee has {len(ok)} parseable hypothesis(es); at least 2 are required. "
             f"{lab.nothing_taken}; the turn is used."
@@ -274,7 +277,7 @@ def _committee_turn(
         return "\n".join([msg, *notes]), "repair", 0, ok
 
     committee = [h for h in used if isinstance(h, str)]
-    stand_ins = lab.fallback_hypotheses() if method == "random" and len(ok) < 2 else []
+    stand_ins = lab.fallback_hypotheses() if not scored and len(ok) < 2 else []
     if stand_ins:
         fallback = [h for h in stand_ins if h not in ok]
         committee = ok + fallback

@@ -20,7 +20,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "judge", "judge_reason", "status", "prompt_tokens", "completion_tokens", "llm_calls", "wall_s",
     "error_kind", "judge_status", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
     "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
-    "judge_prompt_tokens", "judge_completion_tokens", "system", "simulated_points",
+    "judge_prompt_tokens", "judge_completion_tokens", "system", "simulated_points", "measurement_budget",
 )
 
 
@@ -39,7 +39,9 @@ class TrialRecord:
             says why). A failed trial is not a result: the next run of the same command runs it again.
         error_kind: For an infrastructure failure, its kind (``auth``, ``unreachable``,
             ``cache_miss``, ...: :data:`etc_fast.errors.ERROR_KINDS`); else ``None``.
-        measurements: Simulator evaluations, bootstrap included.
+        measurements: Simulator evaluations, bootstrap included (equations: rows; systems:
+            experiments, one control dict each). Never more than the configuration's
+            ``measurement_budget`` (the summary's ``measurement_budget`` column; null = no cap).
         observations: ``{"X": [[...]], "y": [...], "source": ["bootstrap"|"planner"|"experiment", ...]}``.
         events: Ordered log: one dict per decision (phase, turn, observation summary, raw and parsed
             action, feedback, selection with scores, errors).
@@ -177,4 +179,6 @@ class TrialRecord:
         # points summed over the experiments on a system (kept with the system observations).
         obs = self.observations if isinstance(self.observations, dict) else {}
         row["simulated_points"] = int(obs.get("simulated_points", self.measurements) or 0)
+        # The cap the trial ran under (a grid's budget or the configuration's own); None: no cap.
+        row["measurement_budget"] = cfg.measurement_budget
         return row

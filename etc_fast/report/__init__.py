@@ -3,9 +3,14 @@
 ``python -m etc_fast.report RUN_DIR`` writes ``RUN_DIR/report/report.md`` with Table 1 (families),
 Table 2 / S4 (every configuration), S2 (module-level SA effects: resampling interval,
 leave-one-module-out range, exact sign-flip p), S3 (coverage Q(τ)), a module × configuration
-credit heatmap, measurement savings and a per-module table, each also as CSV and Parquet, plus PNG figures.
+credit heatmap, measurement savings and a per-module table, each also as CSV and Parquet, plus PNG figures;
+and the statistics of docs/statistics.md: each cell's SA with a cluster-bootstrap interval over modules
+(``table_budget_curve``, ``table_budget_to_sa`` and ``budget_curves.png`` with budgets), paired
+comparisons with a stated decision rule and Holm step (``table_paired``), and the power note
+(``table_power``, ``power.md``).
 """
 
+from etc_fast.report._budget import table_budget_curve, table_budget_to_sa, table_paired, table_power
 from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, load_trials
 from etc_fast.report._stats import N_DRAWS, SEED, EffectSummary, summarize_effects
 from etc_fast.report._tables import (
@@ -48,6 +53,10 @@ __all__ = [
     "table_modules",
     "table_modules_wide",
     "table_sa_effects",
+    "table_budget_curve",
+    "table_budget_to_sa",
+    "table_paired",
+    "table_power",
     "table_savings",
     "write_report",
 ]

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from etc_fast.report._load import paper_label
+from etc_fast.report._load import BUDGET, CONFIG_ORDER, paper_label
 
-__all__ = ["plot_savings", "plot_coverage", "plot_heatmap"]
+__all__ = ["plot_savings", "plot_coverage", "plot_heatmap", "plot_budget_curves"]
 
 _COLORS = {"Baseline N": "#9e9e9e", "Planner N": "#1f77b4", "Baseline C": "#616161", "Planner C": "#d62728"}
 #: Each family group has its own line style and marker, so curves that coincide stay visible.
@@ -36,8 +36,16 @@ def _group_style(group: str, i: int) -> dict:
     return dict(_STYLES.get(group, _FALLBACK_STYLES[i % len(_FALLBACK_STYLES)]))
 
 
+def _cond_value(k: str, v) -> str:
+    if k == "noise":
+        return f"noise {v:g}"
+    if k == BUDGET:
+        return "uncapped" if v is None else f"budget {v}"
+    return str(v)
+
+
 def _cond_label(row: dict, keys: list[str]) -> str:
-    return " / ".join(str(row[k]) if k != "noise" else f"noise {row[k]:g}" for k in keys)
+    return " / ".join(_cond_value(k, row[k]) for k in keys)
 
 
 def _conditions(frame: pl.DataFrame, keys: list[str]) -> list[tuple]:
@@ -47,7 +55,7 @@ def _conditions(frame: pl.DataFrame, keys: list[str]) -> list[tuple]:
 
 def _rows_of(frame: pl.DataFrame, keys: list[str], cond: tuple) -> pl.DataFrame:
     """The rows of ``frame`` whose ``keys`` equal ``cond``."""
-    return frame.filter(pl.all_horizontal([pl.col(k) == v for k, v in zip(keys, cond)]))
+    return frame.filter(pl.all_horizontal([pl.col(k).eq_missing(v) for k, v in zip(keys, cond)]))
 
 
 def _empty(path: Path, message: str) -> Path:
@@ -154,4 +162,76 @@ def heatmap_figure(heat: pl.DataFrame, keys: list[str]):
     fig.subplots_adjust(hspace=0.5)
     if image is not None:
         fig.colorbar(image, ax=fig.axes, shrink=0.6, label="SA (%)")
+    return fig
+
+
+#: Line styles of the budget curves, by role (the colour tells the configurations apart).
+_ROLE_STYLES = {"scored": "-", "gp": (0, (5, 2)), "random": (0, (1, 1.5)), "baseline": (0, (6, 2, 1, 2))}
+
+
+def plot_budget_curves(curve: pl.DataFrame, path: Path, roles: dict[str, str] | None = None) -> Path:
+    """SA against the measurement budget (log2 axis) with 95% interval bands: one panel per
+    (model,) system and noise level, one line per configuration; the uncapped point (null budget)
+    sits one doubling right of the largest budget, marked ``none``."""
+    if curve.height == 0 or curve.get_column(BUDGET).null_count() == curve.height:
+        return _empty(path, "no trial ran under a measurement budget")
+    fig = budget_figure(curve, roles or {})
+    fig.savefig(path, bbox_inches="tight")
+    return path
+
+
+def budget_figure(curve: pl.DataFrame, roles: dict[str, str]):
+    """The figure of :func:`plot_budget_curves`."""
+    keys = (["model"] if "model" in curve.columns else []) + ["system", "noise"]
+    conds = _conditions(curve, keys)
+    budgets = sorted(b for b in set(curve.get_column(BUDGET).to_list()) if b is not None)
+    uncapped_x = 2.0 * budgets[-1]
+    present = list(dict.fromkeys(curve.get_column("configuration").to_list()))
+    cfgs = [c for c in CONFIG_ORDER if c in present] + sorted(set(present) - set(CONFIG_ORDER))
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+               "#17becf", "#393b79", "#637939"]
+    markers = "osD^vP*Xh<>p"
+    ncol = min(3, len(conds))
+    nrow = math.ceil(len(conds) / ncol)
+    fig = _figure(4.4 * ncol, 3.4 * nrow + 0.6)
+    has_uncapped = curve.get_column(BUDGET).null_count() > 0
+    for i, cond in enumerate(conds):
+        ax = fig.add_subplot(nrow, ncol, i + 1)
+        part = _rows_of(curve, keys, cond)
+        for j, cfg in enumerate(cfgs):
+            g = part.filter(pl.col("configuration") == cfg)
+            if g.height == 0:
+                continue
+            color, marker = palette[j % len(palette)], markers[j % len(markers)]
+            capped = g.filter(pl.col(BUDGET).is_not_null()).sort(BUDGET)
+            style = _ROLE_STYLES.get(roles.get(cfg, ""), "-")
+            if capped.height:
+                x = capped.get_column(BUDGET).cast(pl.Float64).to_numpy()
+                y = capped.get_column("sa").to_numpy()
+                lo = capped.get_column("sa_ci_low").cast(pl.Float64).fill_null(float("nan")).to_numpy()
+                hi = capped.get_column("sa_ci_high").cast(pl.Float64).fill_null(float("nan")).to_numpy()
+                ax.fill_between(x, lo, hi, color=color, alpha=0.13, linewidth=0)
+                ax.plot(x, y, color=color, marker=marker, markersize=4, lw=1.4, linestyle=style, label=cfg)
+            free = g.filter(pl.col(BUDGET).is_null())
+            if free.height:
+                y0 = free.item(0, "sa")
+                lo0, hi0 = free.item(0, "sa_ci_low"), free.item(0, "sa_ci_high")
+                err = None if lo0 is None or hi0 is None else [[y0 - lo0], [hi0 - y0]]
+                ax.errorbar([uncapped_x], [y0], yerr=err, color=color, marker=marker, markersize=4, capsize=2, lw=1.0,
+                            label=None if capped.height else cfg)
+        ax.set_xscale("log", base=2)
+        ticks = [float(b) for b in budgets] + ([uncapped_x] if has_uncapped else [])
+        ax.set_xticks(ticks, [str(b) for b in budgets] + (["none"] if has_uncapped else []))
+        ax.minorticks_off()
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_xlabel("measurement budget (log2; none = uncapped)")
+        ax.set_ylabel("SA (share credited)")
+        ax.set_title(_cond_label(dict(zip(keys, cond)), keys), fontsize=9)
+        ax.grid(alpha=0.3)
+    seen: dict[str, object] = {}
+    for ax in fig.axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    fig.legend(list(seen.values()), list(seen.keys()), loc="lower center", ncol=min(6, len(seen)), fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig

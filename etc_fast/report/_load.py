@@ -7,14 +7,17 @@ from pathlib import Path
 
 import polars as pl
 
-from etc_fast.protocol import CONFIGURATIONS
+from etc_fast.protocol import CONFIGURATIONS, PAPER_CONFIGURATIONS
 from etc_fast.store import TRIALS_SCHEMA, entries_frame, read_trials, trials_frame
 
-__all__ = ["load_trials", "CONFIG_ORDER", "FAMILY_GROUPS", "config_label", "paper_label", "variant_label", "task_sort_key"]
+__all__ = ["load_trials", "BUDGET", "with_budget", "CONFIG_ORDER", "PAPER_ORDER", "FAMILY_GROUPS", "config_label", "paper_label",
+           "variant_label", "task_sort_key"]
 
-#: Preset order of the paper's tables (baselines first, then N planners, then C planners): the
-#: order of :data:`etc_fast.protocol.CONFIGURATIONS`.
+#: Preset order of the tables: the order of :data:`etc_fast.protocol.CONFIGURATIONS` (the paper's
+#: eight, baselines first, then N planners, then C planners; then the GP-surrogate planners).
 CONFIG_ORDER: tuple[str, ...] = tuple(CONFIGURATIONS)
+#: The paper's eight presets: the only rows the family tables average.
+PAPER_ORDER: tuple[str, ...] = PAPER_CONFIGURATIONS
 #: Family groups of Table 1 / S3, in the paper's order: (label, family, interpreter).
 FAMILY_GROUPS: tuple[tuple[str, str, bool], ...] = (
     ("Baseline N", "baseline", False),
@@ -24,22 +27,43 @@ FAMILY_GROUPS: tuple[tuple[str, str, bool], ...] = (
 )
 
 
+#: The measurement budget of a trial (nullable Int64; null = no cap, the configuration's own rule).
+BUDGET = "measurement_budget"
+
+
+def with_budget(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` with a nullable Int64 ``measurement_budget`` column (all null when the run has none:
+    a table written before budgets existed reads as uncapped)."""
+    if BUDGET in df.columns:
+        return df if df.schema[BUDGET] == pl.Int64 else df.with_columns(pl.col(BUDGET).cast(pl.Int64))
+    return df.with_columns(pl.lit(None, dtype=pl.Int64).alias(BUDGET))
+
+
+def _keep_budget(out: pl.DataFrame, values: list | pl.Series | None) -> pl.DataFrame:
+    """Carry the budget column the stored table has but the results schema does not (yet) declare."""
+    if BUDGET in out.columns or values is None:
+        return out
+    return out.with_columns(pl.Series(BUDGET, values).cast(pl.Int64))
+
+
 def config_label(name: str) -> str:
     """``variance_c`` -> ``Variance, int.``; other names are returned as they are."""
     if name in CONFIGURATIONS:
         cfg = CONFIGURATIONS[name]
-        head = "Baseline" if cfg.family == "baseline" else cfg.acquisition.capitalize()
+        head = "Baseline" if cfg.family == "baseline" else _ACQ_TITLE.get(cfg.acquisition, cfg.acquisition.capitalize())
         return f"{head}, {'int.' if cfg.interpreter else 'no int.'}"
     return name
 
 
-#: The paper's short names of the acquisition rules (Figure S1).
-_ACQ_SHORT = {"variance": "Var", "pairwise": "Pair", "random": "Rand"}
+#: The paper's short names of the acquisition rules (Figure S1), and the GP surrogate's.
+_ACQ_SHORT = {"variance": "Var", "pairwise": "Pair", "random": "Rand", "gp_ucb": "GP-UCB", "gp_var": "GP-Var"}
+#: Table titles of the rules whose name does not capitalize into one.
+_ACQ_TITLE = {"gp_ucb": "GP-UCB", "gp_var": "GP-Var"}
 
 
 def variant_label(name: str) -> str:
-    """The acquisition part of a preset's figure label: ``Var``, ``Pair``, ``Rand`` or ``Baseline``;
-    other names are returned as they are."""
+    """The acquisition part of a preset's figure label: ``Var``, ``Pair``, ``Rand``, ``GP-UCB``,
+    ``GP-Var`` or ``Baseline``; other names are returned as they are."""
     if name in CONFIGURATIONS:
         cfg = CONFIGURATIONS[name]
         return "Baseline" if cfg.family == "baseline" else _ACQ_SHORT[cfg.acquisition]
@@ -76,12 +100,15 @@ def load_trials(run_dir: str | os.PathLike[str]) -> pl.DataFrame:
     pq, jl = root / "trials.parquet", root / "trials.jsonl"
     if pq.exists() and (not jl.exists() or pq.stat().st_mtime >= jl.stat().st_mtime):
         frame = pl.read_parquet(pq)
+        budget = frame.get_column(BUDGET) if BUDGET in frame.columns else None
         if all(c in frame.columns for c in TRIALS_SCHEMA):
-            return frame.select([pl.col(c).cast(t) for c, t in TRIALS_SCHEMA.items()])
+            return _keep_budget(frame.select([pl.col(c).cast(t) for c, t in TRIALS_SCHEMA.items()]), budget)
         if not jl.exists():  # a table written before a column existed: read it as its summaries would be
-            return trials_frame(frame.to_dicts())
+            return _keep_budget(trials_frame(frame.to_dicts()), budget)
     if jl.exists():
         # The store's own reader: a torn last line is dropped with a warning, damage elsewhere is an
         # error, and a trial id seen twice keeps its first line, exactly as a resumed run sees it.
-        return entries_frame(read_trials(jl))
+        entries = list(read_trials(jl))
+        stored = [e["summary"].get(BUDGET) for e in entries] if any(BUDGET in e["summary"] for e in entries) else None
+        return _keep_budget(entries_frame(entries), stored)
     raise FileNotFoundError(f"{root}: no trials.parquet or trials.jsonl")

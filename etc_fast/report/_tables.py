@@ -2,12 +2,13 @@
 
 Every function takes the typed trials frame (:func:`etc_fast.report.load_trials`) and returns a
 frame; conditions that have no trials (e.g. a run with planners only) simply have no rows, and
-columns that need a missing family are null. Rows are grouped by model and difficulty, plus law
-version and noise level when a run has more than one of them.
+columns that need a missing family are null. Rows are grouped by model and difficulty, plus system,
+law version, noise level and measurement budget when a run has more than one of them (a run with
+budgets never pools them: the budget is a condition like the noise level; null = uncapped).
 
 Family tables (Table 1, S2, S3, savings) use only the paper's eight preset configurations, so
-planner-family rows average exactly the three acquisition variants; named ablations appear in the
-per-configuration tables (Table 2 / S4, heatmap).
+planner-family rows average exactly the three acquisition variants; the GP-surrogate presets and
+named ablations appear in the per-configuration tables (Table 2 / S4, heatmap).
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
-from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, task_sort_key, variant_label
+from etc_fast.report._load import (
+    BUDGET,
+    CONFIG_ORDER,
+    FAMILY_GROUPS,
+    PAPER_ORDER,
+    config_label,
+    task_sort_key,
+    variant_label,
+)
 from etc_fast.report._stats import N_DRAWS, SEED, summarize_effects
 
 __all__ = [
@@ -46,14 +55,16 @@ _FINITE = pl.col("rmsle").is_not_null() & pl.col("rmsle").is_finite()
 
 
 def condition_keys(df: pl.DataFrame) -> list[str]:
-    """Grouping columns: model, difficulty, and system / law_version / noise when they vary."""
+    """Grouping columns: model, difficulty, and system / law_version / noise / measurement_budget
+    when they vary (a null budget, uncapped, is one of the values)."""
     keys = ["model", "difficulty"]
-    keys += [c for c in ("system", "law_version", "noise") if c in df.columns and df.height and df.get_column(c).n_unique() > 1]
+    keys += [c for c in ("system", "law_version", "noise", BUDGET) if c in df.columns and df.height and df.get_column(c).n_unique() > 1]
     return keys
 
 
 def _presets(df: pl.DataFrame) -> pl.DataFrame:
-    return df.filter(pl.col("configuration").is_in(list(CONFIG_ORDER)))
+    """The rows of the paper's eight presets (the GP planners and ablations are per-configuration rows)."""
+    return df.filter(pl.col("configuration").is_in(list(PAPER_ORDER)))
 
 
 def _with_group(df: pl.DataFrame) -> pl.DataFrame:
@@ -74,7 +85,7 @@ def _sort(out: pl.DataFrame, src: pl.DataFrame, keys: Sequence[str], extra: Sequ
     for i, (col, mapping) in enumerate(extra):
         cols.append(pl.col(col).replace_strict(mapping, default=len(mapping), return_dtype=pl.Int64).alias(f"_e{i}"))
         order.append(f"_e{i}")
-    return out.with_columns(cols).sort(order, maintain_order=True).drop([c for c in order if c.startswith("_")])
+    return out.with_columns(cols).sort(order, maintain_order=True, nulls_last=True).drop([c for c in order if c.startswith("_")])
 
 
 def _variants_agg() -> pl.Expr:
@@ -378,7 +389,8 @@ def table_newtonbench(df: pl.DataFrame) -> pl.DataFrame:
     As ``result_analysis/summarize_results.py``: failed trials are left out; infinite RMSLEs
     become missing; RMSLE outliers (modified z-score > 3.5) are masked within each module x
     difficulty x system x configuration (NewtonBench's ``agent_backend``); then per model x
-    configuration (x noise and law version when they vary, which NewtonBench would pool) and per
+    configuration (x noise, law version and measurement budget when they vary, which NewtonBench
+    would pool) and per
     system x difficulty, plus an ``all`` row over every system and difficulty, the per-trial means
     of accuracy (credited, 0/1) and RMSLE are averaged over trial indices (NewtonBench's
     ``trial_id``: the rollout, per law version) and their sample standard deviation is given.
@@ -397,7 +409,7 @@ def table_newtonbench(df: pl.DataFrame) -> pl.DataFrame:
     d = df.filter(pl.col("status") != "failed") if "status" in df.columns else df
     if d.height == 0:
         return pl.DataFrame(schema=schema)
-    extra = [c for c in ("noise", "law_version") if d.get_column(c).n_unique() > 1]
+    extra = [c for c in ("noise", "law_version", BUDGET) if c in d.columns and d.get_column(c).n_unique() > 1]
     if "system" not in d.columns:
         d = d.with_columns(pl.lit("vanilla_equation").alias("system"))
     rm = pl.col("rmsle").cast(pl.Float64)
@@ -426,7 +438,7 @@ def table_newtonbench(df: pl.DataFrame) -> pl.DataFrame:
             for combo in combos:
                 part = sub
                 for k, v in zip(extra, combo, strict=True):
-                    part = part.filter(pl.col(k) == v)
+                    part = part.filter(pl.col(k).eq_missing(v))
                 cells = []
                 systems = sorted(set(part.get_column("system").to_list()), key=lambda s: (systems_order.get(s, 9), s))
                 for system in systems:

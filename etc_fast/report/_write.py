@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from etc_fast.report import _tables
-from etc_fast.report._figures import plot_coverage, plot_heatmap, plot_savings
+from etc_fast.report import _budget, _tables
+from etc_fast.report._figures import plot_budget_curves, plot_coverage, plot_heatmap, plot_savings
 from etc_fast.report._load import load_trials
 from etc_fast.report._stats import N_DRAWS, SEED
 
@@ -29,6 +29,10 @@ _TITLES = {
     "table_modules": "Per module and configuration",
     "table_modules_wide": "Per module and configuration (compact)",
     "table_newtonbench": "NewtonBench's own aggregation (outlier-masked mean ± std; not the paper's statistics)",
+    "table_budget_curve": "SA per configuration, system, noise and measurement budget, with cluster-bootstrap intervals",
+    "table_budget_to_sa": "The measurement budget each configuration needs to reach an SA",
+    "table_paired": "Paired comparisons at each system, noise and budget (SA(A) − SA(B))",
+    "table_power": "How many modules and rollouts an SA difference needs (power.md)",
 }
 _NOTES = {
     "table1_families": "{variants} RMSLE averages finite scores only "
@@ -57,6 +61,31 @@ _NOTES = {
     "> 3.5) masked per module × difficulty × system × configuration (`masked` counts them), then mean and sample std "
     "over trial indices (rollout per law version) of the per-trial mean accuracy (`acc`, %) and RMSLE; `system` = "
     "the trials' system column, else vanilla_equation; `all` = every system and difficulty.",
+    "table_budget_curve": "One row per cell (configuration × system × noise × measurement budget; empty budget = "
+    "uncapped, the configuration's own rule); a cell pools its modules' difficulties, law versions and rollouts; "
+    "failed trials are left out. `sa` = credited / n (a fraction). Interval: cluster bootstrap over modules (each "
+    "resampled module brings all its trials of the cell), {n_draws} resamples, seed {seed}, 95% percentile; empty "
+    "with one module. `rmsle_median` = median RMSLE of the scored trials (NaN counted as +inf). docs/statistics.md.",
+    "table_budget_to_sa": "For each configuration, system and noise level: the smallest capped budget whose SA "
+    "reaches `target_sa` (`budget_point`) and whose 95% lower bound reaches it (`budget_ci`), with the mean "
+    "measurements used there; empty = no budget of the run reaches it; `uncapped_sa` = the uncapped point's SA.",
+    "table_paired": "Every pair of configurations in a cell (A before B by role: scored = variance/pairwise, gp, "
+    "random, baseline), on the modules both ran. `diff` = sa_a − sa_b; interval: paired cluster bootstrap (modules "
+    "resampled once for both arms), {n_draws} resamples, seed {seed}, 95% percentile. Decision rule: `A better` "
+    "when the interval lies above 0, `B better` below 0, else `no separation` (`too few modules` under two). "
+    "Multiplicity: `decision` is per comparison (unadjusted); `p_boot` = two-sided bootstrap p, `p_holm` = Holm "
+    "within the pairs of one system × noise × budget, `decision_holm` = the same words at family-wise 0.05. "
+    "docs/statistics.md.",
+    "table_power": "Normal approximation on the paired module means at the run's between- and within-module "
+    "variances (formula in power.md and docs/statistics.md); `modules_needed` at the run's rollouts, "
+    "`rollouts_needed` with the run's modules (empty: more rollouts cannot reach 80% power).",
+}
+#: Digits of the float columns of the statistics tables (SA as a fraction, p-values, variances).
+_DIGITS = {
+    "table_budget_curve": {"sa": 3, "sa_ci_low": 3, "sa_ci_high": 3, "rmsle_median": 3, "mean_measurements": 1},
+    "table_budget_to_sa": {"target_sa": 2, "uncapped_sa": 3},
+    "table_paired": {"sa_a": 3, "sa_b": 3, "diff": 3, "ci_low": 3, "ci_high": 3, "p_boot": 4, "p_holm": 4},
+    "table_power": {"trials_per_module": 1, "between_var": 4, "within_var": 4, "delta": 2},
 }
 _PCT = ("sa_pct",)
 _INT_LIKE = ("n", "credited", "finite", "complete", "n_modules", "n_pos", "n_neg", "n_zero", "rollout")
@@ -144,7 +173,7 @@ def variants_sentence(df: pl.DataFrame) -> str:
     return "Planner rows average the variants in `variants`: " + "; ".join(parts) + "."
 
 
-def _fmt(col: str, v: Any) -> str:
+def _fmt(col: str, v: Any, digits: dict[str, int] | None = None) -> str:
     if v is None:
         return "–"
     if isinstance(v, bool):
@@ -160,18 +189,19 @@ def _fmt(col: str, v: Any) -> str:
             return str(int(v))
         if col in ("sign_flip_p", "noise"):
             return f"{v:.4g}"
-        digits = 3 if col.startswith("rmsle") else 1
-        return f"{round(v, digits) + 0.0:.{digits}f}"  # + 0.0 turns -0.0 into 0.0
+        n = (digits or {}).get(col, 3 if col.startswith("rmsle") else 1)
+        return f"{round(v, n) + 0.0:.{n}f}"  # + 0.0 turns -0.0 into 0.0
     return str(v).replace("|", "\\|")
 
 
-def markdown_table(df: pl.DataFrame) -> str:
-    """A GitHub-flavoured Markdown table of ``df`` (floats rounded for reading)."""
+def markdown_table(df: pl.DataFrame, digits: dict[str, int] | None = None) -> str:
+    """A GitHub-flavoured Markdown table of ``df`` (floats rounded for reading: ``digits`` per
+    column, else 3 for RMSLE columns and 1 for the others)."""
     if df.width == 0:
         return "_(no rows)_\n"
     head = "| " + " | ".join(df.columns) + " |"
     sep = "|" + "|".join("---" if df.schema[c] == pl.String else "---:" for c in df.columns) + "|"
-    rows = ["| " + " | ".join(_fmt(c, v) for c, v in zip(df.columns, row)) + " |" for row in df.iter_rows()]
+    rows = ["| " + " | ".join(_fmt(c, v, digits) for c, v in zip(df.columns, row)) + " |" for row in df.iter_rows()]
     if not rows:
         rows = ["| " + " | ".join("" for _ in df.columns) + " |"]
         return "\n".join([head, sep]) + "\n\n_(no rows: the run has no trials for this table)_\n"
@@ -179,7 +209,11 @@ def markdown_table(df: pl.DataFrame) -> str:
 
 
 def build_tables(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED) -> dict[str, pl.DataFrame]:
-    """Every report table from a trials frame, keyed by file stem."""
+    """Every report table from a trials frame, keyed by file stem (``table_budget_to_sa`` only when
+    some trial ran under a measurement budget)."""
+    curve = _budget.table_budget_curve(df, n_draws=n_draws, seed=seed)
+    pairs = _budget.paired_results(df, n_draws=n_draws, seed=seed)
+    budget = {"table_budget_to_sa": _budget.table_budget_to_sa(curve)} if _budget.has_budgets(df) else {}
     return {
         "table1_families": _tables.table_families(df),
         "table2_configurations": _tables.table_configurations(df),
@@ -191,6 +225,10 @@ def build_tables(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED) 
         "table_modules": _tables.table_modules(df),
         "table_modules_wide": _tables.table_modules_wide(df),
         "table_newtonbench": _tables.table_newtonbench(df),
+        "table_budget_curve": curve,
+        **budget,
+        "table_paired": _budget.table_paired(df, n_draws=n_draws, seed=seed, pairs=pairs),
+        "table_power": _budget.table_power(df, pairs=pairs),
     }
 
 
@@ -216,6 +254,18 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
     plot_savings(tables["table_savings"], keys, out / "measurement_savings.png")
     plot_coverage(_tables.coverage_curves(df, taus), keys, out / "coverage_curves.png")
     plot_heatmap(tables["table_heatmap"], keys, out / "credit_heatmap.png")
+    budgets = _budget.has_budgets(df)
+    stale = out / "budget_curves.png"
+    if budgets:
+        roles = {r["configuration"]: _budget.role_of(r["acquisition"], r["family"])
+                 for r in df.select("configuration", "acquisition", "family").unique().iter_rows(named=True)}
+        plot_budget_curves(tables["table_budget_curve"], stale, roles)
+    else:  # a report rewritten after the budgets were dropped keeps no stale figure or table
+        stale.unlink(missing_ok=True)
+        for ext in ("csv", "parquet"):
+            (out / f"table_budget_to_sa.{ext}").unlink(missing_ok=True)
+    (out / "power.md").write_text(_budget.power_text() + "\n" + markdown_table(tables["table_power"], _DIGITS["table_power"]),
+                                  encoding="utf-8")
 
     n_failed = int(df.filter(pl.col("status") == "failed").height) if df.height else 0
     n_fin_incomplete = int(tables["table_s3_coverage"].get_column("finite_incomplete").sum() or 0)
@@ -243,12 +293,23 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         "- [Measurement savings per module](measurement_savings.png)",
         "- [Coverage curves Q(τ)](coverage_curves.png)",
         "- [Module × configuration credit heatmap](credit_heatmap.png)",
+        *(["- [SA against the measurement budget](budget_curves.png)"] if budgets else []),
         "",
         "![Measurement savings](measurement_savings.png)",
         "",
         "![Coverage curves](coverage_curves.png)",
         "",
         "![Credit heatmap](credit_heatmap.png)",
+        "",
+        *(["![SA against the measurement budget](budget_curves.png)", ""] if budgets else []),
+        "## Statistics",
+        "",
+        f"Intervals of the budget and paired tables: cluster bootstrap over modules, {n_draws} resamples, seed {seed}, "
+        "95% percentile; paired comparisons resample the shared modules once for both arms. Decision rule: `A better` / "
+        "`B better` when the 95% interval of SA(A) − SA(B) excludes 0, else `no separation`; Holm-adjusted within each "
+        "system × noise × budget in `decision_holm`. "
+        + ("Every table groups by measurement budget (a condition like the noise level; empty = uncapped). " if budgets else "")
+        + "How many modules and rollouts an effect needs: [power.md](power.md). Method: docs/statistics.md.",
         "",
     ]
     for stem, table in tables.items():
@@ -259,7 +320,7 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
             "",
             f"Files: [{stem}.csv]({stem}.csv), [{stem}.parquet]({stem}.parquet)",
             "",
-            markdown_table(table),
+            markdown_table(table, _DIGITS.get(stem)),
         ]
     report = out / "report.md"
     report.write_text("\n".join(lines), encoding="utf-8")

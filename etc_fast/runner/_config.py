@@ -25,7 +25,7 @@ import yaml
 from etc_fast._urls import normalise_base_url
 from etc_fast.core import NOISE_KNOB_DEFAULTS
 from etc_fast.labs import lab_refusal
-from etc_fast.protocol import CONFIGURATIONS, ProtocolConfig
+from etc_fast.protocol import CONFIGURATIONS, PAPER_CONFIGURATIONS, ProtocolConfig
 from etc_fast.systems import SYSTEMS
 
 __all__ = [
@@ -180,6 +180,10 @@ class GridConfig:
         noise_seed: Seed of the measurement-noise generator.
         systems: NewtonBench systems: ``vanilla_equation`` (default), ``simple_system``,
             ``complex_system`` (custom tasks: vanilla only). See docs/systems.md.
+        budgets: Measurement budgets, a grid dimension: each trial of the grid is played once per
+            budget ``b`` with its configuration's ``measurement_budget`` set to ``b`` (the name is
+            kept). Empty (the default) = each configuration's own rule; such grids keep their trial
+            ids and are left out of the resolved config's grid entry. See docs/usage.md.
     """
 
     model: str
@@ -191,6 +195,7 @@ class GridConfig:
     rollouts: int = 1
     noise_seed: int = 0
     systems: tuple[str, ...] = ("vanilla_equation",)
+    budgets: tuple[int, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -310,10 +315,7 @@ class RunConfig:
             "trial_timeout_s": self.trial_timeout_s,
             "sandbox": {"require_isolation": self.require_isolation},
             "ablations": {name: _ablation_dict(cfg) for name, cfg in self.ablations.items()},
-            "grids": [
-                {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(g).items()}
-                for g in self.grids
-            ],
+            "grids": [_grid_dict(g) for g in self.grids],
         }
 
     def identity(self) -> dict[str, Any]:
@@ -369,6 +371,15 @@ def _llm_baselines(resolved: Mapping[str, Any]) -> bool:
             if preset is not None and preset.family == "baseline":
                 return True
     return False
+
+
+def _grid_dict(g: GridConfig) -> dict[str, Any]:
+    """A grid in the YAML schema; ``budgets`` only when it has some, so that the resolved config (and
+    the identity) of a grid without budgets is that of before budgets existed and its runs resume."""
+    d = {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(g).items()}
+    if not g.budgets:
+        del d["budgets"]
+    return d
 
 
 def _ablation_dict(cfg: ProtocolConfig) -> dict[str, Any]:
@@ -589,7 +600,7 @@ def _grid_size(g: GridConfig) -> int:
     n_custom = sum(1 for t in g.tasks if _is_task_path(t))
     n_modules = len(g.tasks) - n_custom
     per_task_cells = n_modules * len(g.difficulties) * len(g.law_versions) + n_custom
-    return per_task_cells * len(g.noise) * len(g.configurations) * g.rollouts
+    return per_task_cells * len(g.systems) * len(g.noise) * max(1, len(g.budgets)) * len(g.configurations) * g.rollouts
 
 
 class _Parser:
@@ -785,8 +796,8 @@ class _Parser:
             raise self.err(_join(key, "model"), "the sr policy needs pyoperon: pip install 'etc-fast[sr]'")
 
         raw_cfgs = d["configurations"]
-        if raw_cfgs == "all":
-            cfgs = list(CONFIGURATIONS)
+        if raw_cfgs == "all":  # the paper's eight; the GP presets are named when wanted
+            cfgs = list(PAPER_CONFIGURATIONS)
         else:
             cfgs = self.choices(raw_cfgs, tuple(CONFIGURATIONS) + tuple(ablations), _join(key, "configurations"))
         tasks = self.tasks(d["tasks"], _join(key, "tasks"))
@@ -815,6 +826,7 @@ class _Parser:
                 why = lab_refusal(system, ablations[name] if name in ablations else CONFIGURATIONS[name])
                 if why is not None:
                     raise self.err(_join(key, "systems"), f"configuration {name!r} on {system}: {why}")
+        budgets = self.budgets(d.get("budgets"), _join(key, "budgets"), cfgs, ablations)
         return GridConfig(
             model=model,
             configurations=tuple(cfgs),
@@ -825,7 +837,28 @@ class _Parser:
             rollouts=rollouts,
             noise_seed=noise_seed,
             systems=tuple(systems),
+            budgets=tuple(budgets),
         )
+
+    def budgets(self, raw: Any, key: str, cfgs: Sequence[str], ablations: Mapping[str, ProtocolConfig]) -> list[int]:
+        """A grid's ``budgets``: distinct positive integers (any order; absent or null = none). A
+        configuration with its own ``measurement_budget`` (an ablation) cannot take a grid's
+        budgets: which cap applies would be ambiguous."""
+        if raw is None:
+            return []
+        items = _list(raw, self.src, key)
+        for i, v in enumerate(items):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise self.err(f"{key}[{i}]", f"{v!r} is not a positive integer (a budget is the most "
+                               "simulator evaluations a trial may run)")
+        _unique(items, self.src, key)
+        for name in cfgs:
+            own = ablations[name].measurement_budget if name in ablations else CONFIGURATIONS[name].measurement_budget
+            if own is not None:
+                raise self.err(key, f"configuration {name!r} sets its own measurement_budget ({own}); a grid with "
+                               "budgets sets that cap for each of its configurations. Remove measurement_budget "
+                               "from the ablation, or play it in a grid without budgets")
+        return items
 
     def choices(self, raw: Any, allowed: Sequence[str], key: str) -> list[str]:
         """A non-empty list of distinct values, each one of ``allowed``."""

@@ -17,14 +17,14 @@ _BOOL = ("interpreter", "valid", "complete", "q_0_01", "q_0_1", "q_1", "credited
 _INT = ("rollout", "measurements", "n_finite_target", "n_finite_pred", "sign_disagreements", "prompt_tokens",
         "completion_tokens", "llm_calls", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
         "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
-        "judge_prompt_tokens", "judge_completion_tokens", "simulated_points")
+        "judge_prompt_tokens", "judge_completion_tokens", "simulated_points", "measurement_budget")
 _FLOAT = ("noise", "rmsle", "wall_s")
 
 
 #: Columns added after the first runs were stored: a row without them reads them as null.
 _LATER = ("error_kind", "judge_status", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
           "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
-          "judge_prompt_tokens", "judge_completion_tokens", "system", "simulated_points")
+          "judge_prompt_tokens", "judge_completion_tokens", "system", "simulated_points", "measurement_budget")
 #: What a later column reads as in a row stored before it existed (else null).
 _LATER_DEFAULTS = {"system": "vanilla_equation"}
 
@@ -87,9 +87,16 @@ def trials_frame(rows: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
 def entries_frame(entries: Iterable[Mapping[str, Any]]) -> pl.DataFrame:
     """The typed results table of ``trials.jsonl`` entries (their ``summary`` rows, in order).
 
-    A column missing from a summary is null.
+    A column missing from a summary is null, except ``measurement_budget``, which a line stored
+    before the column existed reads from its spec (an ablation's own cap; null without one).
     """
-    def row(summary: Mapping[str, Any]) -> dict[str, Any]:
-        return {c: summary.get(c) for c in SUMMARY_COLUMNS if c in summary or c not in _LATER}
+    def row(entry: Mapping[str, Any]) -> dict[str, Any]:
+        summary = entry["summary"]
+        out = {c: summary.get(c) for c in SUMMARY_COLUMNS if c in summary or c not in _LATER}
+        if "measurement_budget" not in summary:
+            spec = entry.get("spec")
+            cfg = spec.get("config") if isinstance(spec, Mapping) else None
+            out["measurement_budget"] = cfg.get("measurement_budget") if isinstance(cfg, Mapping) else None
+        return out
 
-    return trials_frame(row(e["summary"]) for e in entries)
+    return trials_frame(row(e) for e in entries)

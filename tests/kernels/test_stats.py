@@ -7,13 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from kernels.stats import leave_one_out_range, module_bootstrap_interval, sign_flip_pvalue
+from kernels.stats import leave_one_out_range, module_bootstrap_interval, module_resample_means, sign_flip_pvalue
 from tests.reference import (
     leave_one_out_range_ref,
     module_bootstrap_interval_ref,
+    module_resample_means_ref,
     sign_flip_pvalue_ref,
 )
-
 
 # -- sign flip ------------------------------------------------------------------------------------
 
@@ -105,6 +105,43 @@ def test_bootstrap_matches_twin(effects, n_draws, seed, level):
     ref = module_bootstrap_interval_ref(effects, n_draws=n_draws, seed=seed, level=level)
     npt.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
     assert got[0] <= got[1]
+
+
+# -- resample means (several columns, one set of resamples) ----------------------------------------
+
+
+def test_resample_means_match_twin_and_the_interval():
+    c = np.array([3.0, 0.0, 2.0, 3.0, 1.0, 0.0, 3.0, 2.0, 0.0, 1.0, 3.0, 1.0])
+    n = np.array([3.0, 3.0, 3.0, 3.0, 2.0, 3.0, 3.0, 3.0, 3.0, 3.0, 3.0, 1.0])
+    got = module_resample_means(np.column_stack([c, n]), n_draws=2000, seed=0)
+    npt.assert_allclose(got, module_resample_means_ref(np.column_stack([c, n]), 2000, 0), rtol=1e-12)
+    assert got.shape == (2000, 2)
+    # a one-dimensional column is the first column, and its percentiles are the interval's
+    one = module_resample_means(c, n_draws=2000, seed=0)
+    npt.assert_allclose(one, got[:, 0], rtol=0, atol=0)
+    npt.assert_allclose(np.percentile(one, [2.5, 97.5]), module_bootstrap_interval(c, 2000, 0), rtol=1e-12)
+    # the columns share their resamples: a module's trials move with its credits
+    ratio = got[:, 0] / got[:, 1]
+    assert np.all((ratio >= 0.0) & (ratio <= 1.0))
+
+
+def test_resample_means_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="n_draws"):
+        module_resample_means([1.0, 2.0], n_draws=0)
+    with pytest.raises(ValueError, match="finite"):
+        module_resample_means(np.array([[1.0, np.nan]]))
+    with pytest.raises(ValueError, match="at least one module"):
+        module_resample_means(np.empty((0, 2)))
+    with pytest.raises(ValueError, match="two-dimensional"):
+        module_resample_means(np.ones((2, 2, 2)))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 15), st.integers(1, 4)), elements=st.floats(-100, 100)),
+       st.integers(1, 300), st.integers(0, 2**32))
+def test_resample_means_match_twin(values, n_draws, seed):
+    got = module_resample_means(values, n_draws=n_draws, seed=seed)
+    npt.assert_allclose(got, module_resample_means_ref(values, n_draws, seed), rtol=1e-12, atol=1e-12)
 
 
 # -- leave one out ---------------------------------------------------------------------------------

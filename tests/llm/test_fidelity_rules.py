@@ -30,6 +30,15 @@ PINNED = {
     "pairwise_c/m4_snell_law": "d03aae63b80643b9",
     "random_c/m0_gravity": "1594770ac9603bf1",
     "random_c/m4_snell_law": "ccc8758e16f78d0e",
+    # the GP-surrogate presets (docs/gp.md), pinned when they were added
+    "gp_ucb_n/m0_gravity": "92f634e74dce90e4",
+    "gp_ucb_n/m4_snell_law": "04f54ec55617a5e1",
+    "gp_var_n/m0_gravity": "76eed4610d592106",
+    "gp_var_n/m4_snell_law": "4c2d29216c8b2062",
+    "gp_ucb_c/m0_gravity": "706e9faaea215212",
+    "gp_ucb_c/m4_snell_law": "a504ca63ad470c9a",
+    "gp_var_c/m0_gravity": "ba28a0a0858854f6",
+    "gp_var_c/m4_snell_law": "85c8941f33e051a1",
 }
 
 

@@ -146,7 +146,7 @@ def test_committee_beyond_five_is_truncated(play):
 def test_config_validation_messages():
     with pytest.raises(ValueError, match="batch_cap must be an integer from 1 to 4,096, got 0"):
         ProtocolConfig(name="x", family="planner", acquisition="variance", batch_cap=0)
-    with pytest.raises(ValueError, match="acquisition must be variance, pairwise or random"):
+    with pytest.raises(ValueError, match="acquisition must be one of variance, pairwise, random, gp_ucb, gp_var"):
         ProtocolConfig(name="x", family="planner")
     with pytest.raises(ValueError, match="a baseline has acquisition 'none'"):
         ProtocolConfig(name="x", family="baseline", acquisition="random")

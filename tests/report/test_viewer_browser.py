@@ -123,6 +123,7 @@ def test_study_view_and_heatmap_filter(tab, run, frame):
     assert page.locator("#judge-name").inner_text().startswith("structural")
     assert page.locator("figure img").count() == len(list((run / "report").glob("*.png")))
     assert page.locator("section.report-table").count() == len(list((run / "report").glob("*.parquet")))
+    assert page.locator(".budget-curves, svg.budget-plot").count() == 0  # no trial had a budget: no curves
     cell = page.locator('td.heat-cell[data-task="m4_snell_law"][data-configuration="variance_c"]')
     cell.click()
     page.wait_for_selector("#trials-table")
@@ -346,3 +347,54 @@ def test_heatmap_with_a_column_a_newer_report_adds(browser, tmp_path):
     page.wait_for_selector("#trials-table")
     assert _count(page) == 1 and "suite" not in page.url, "only columns the trials have filter them"
     t.close("heatmap_new_column")
+
+
+def test_budget_curves_in_the_study_view(browser, tmp_path):
+    """A run with budgets (4, 16 and uncapped; four configurations on 12 modules, written as its
+    results table and reported by the CLI): the study view draws the curves, readable, with the
+    report's numbers; a heatmap cell of the uncapped point lists the uncapped trials only."""
+    from etc_fast.report.__main__ import main
+    from tests.report.test_statistics import frame as budget_frame
+    from tests.report.test_statistics import known_rows
+
+    root = tmp_path / "budget"
+    root.mkdir()
+    trials = budget_frame(known_rows())
+    trials.write_parquet(root / "trials.parquet")
+    assert main([str(root), "--draws", "200"]) == 0
+    curve = pl.read_parquet(root / "report" / "table_budget_curve.parquet")
+    t = Page(browser, (root / "report" / VIEWER_FILE).as_uri(), tmp_path)
+    page = t.open()
+    section = page.locator("#budget-curves-0")
+    expect(section).to_be_visible()
+    assert section.locator("h2").inner_text() == "Budget curves"
+    plot = section.locator("svg.budget-plot")
+    assert plot.count() == 1 and plot.get_attribute("data-panel") == "vanilla_equation / noise 0"
+    box = plot.bounding_box()
+    assert box is not None and box["width"] >= 300 and box["height"] >= 200  # drawn at a readable size
+    # one point per row of the curve table, one line per configuration over the capped budgets
+    assert section.locator("circle.pt").count() == curve.height
+    lines = section.locator("polyline.curve")
+    assert lines.count() == 4 and {lines.nth(i).get_attribute("data-points") for i in range(4)} == {"2"}
+    assert section.locator("polygon.band").count() == 4
+    ticks = section.locator("svg.budget-plot text").all_text_contents()
+    assert "4" in ticks and "16" in ticks and "none" in ticks
+    # the curve as a table, SA [low, high] as the report has it
+    for r in curve.iter_rows(named=True):
+        b = "none" if r["measurement_budget"] is None else str(r["measurement_budget"])
+        cell = section.locator(f'table.budget-table tr[data-configuration="{r["configuration"]}"] td[data-budget="{b}"]')
+        assert cell.inner_text() == f"{r['sa']:.3f} [{r['sa_ci_low']:.3f}, {r['sa_ci_high']:.3f}]"
+    dot = section.locator('circle.pt[data-configuration="random_c"][data-budget="none"]')
+    assert float(dot.get_attribute("data-sa")) == 0.5
+    # the paired table is among the study view's tables
+    assert page.locator('section.report-table[data-stem="table_paired"] tbody tr').count() == pl.read_parquet(
+        root / "report" / "table_paired.parquet").height
+    # heatmaps: one per budget, the uncapped one last; its cell lists the uncapped trials only
+    heads = page.locator("#heatmap-0 h3").all_inner_texts()
+    assert len(heads) == 3 and heads[-1].endswith("uncapped") and "budget 4" in heads[0]
+    page.locator("#heatmap-0 .scroll").last.locator('td.heat-cell[data-task="m3_task"][data-configuration="random_c"]').click()
+    page.wait_for_selector("#trials-table")
+    assert "c.measurement_budget=%28empty%29" in page.url
+    want = trials.filter((pl.col("task") == "m3_task") & (pl.col("configuration") == "random_c") & pl.col("measurement_budget").is_null())
+    assert _count(page) == want.height == 3
+    t.close("budget_curves")

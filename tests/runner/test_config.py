@@ -137,6 +137,7 @@ def test_expand_grid_order_dedup_and_custom_tasks(tmp_path, monkeypatch):
     ("configs/paper.yaml", [], 576),
     ("configs/paper.yaml", ["--model", "symbolic"], 384),  # the two grids overlap on medium
     ("configs/smoke.yaml", [], 6),
+    ("configs/followups.yaml", [], 8400),
 ])
 def test_dry_run_counts(capsys, config, extra, count):
     assert main([config, "--dry-run", *extra]) == 0

@@ -170,9 +170,12 @@
   function replace(s) { history.replaceState(null, '', writeState(s)); }
   function filterOnly(s) { return { view: s.view, cat: s.cat, rng: s.rng, q: s.q, sort: s.sort }; }
 
+  // the filter value of an empty cell (a null budget = uncapped, an empty string): '' means "all"
+  var EMPTY = '(empty)';
+  function filterValue(v) { var t = cellText(v); return t === '' ? EMPTY : t; }
   function matches(t, s) {
     var ok = true;
-    Object.keys(s.cat).forEach(function (k) { if (ok && cellText(t.c[k]) !== s.cat[k]) ok = false; });
+    Object.keys(s.cat).forEach(function (k) { if (ok && filterValue(t.c[k]) !== s.cat[k]) ok = false; });
     if (!ok) return false;
     Object.keys(s.rng).forEach(function (k) {
       if (!ok) return;
@@ -284,7 +287,7 @@
     var box = el('div', { 'class': 'heat', id: 'heatmap-' + r });
     order.forEach(function (key) {
       var g = groups[key];
-      var label = keys.map(function (k, j) { return k + ' ' + fmt(g.cond[j], KIND[k] || 'str'); }).join(' / ');
+      var label = keys.map(function (k, j) { return condText(k, g.cond[j]); }).join(' / ');
       var thead = el('thead', null, el('tr', null, labels.map(function (n) { return el('th', null, n); }), cfgs.map(function (c) { return el('th', null, c.name); })));
       var tbody = el('tbody');
       g.rows.forEach(function (row) {
@@ -296,8 +299,8 @@
             'class': 'heat-cell', 'data-task': task, 'data-configuration': c.name, title: 'show these trials',
             onclick: function () {
               var cat = { configuration: c.name };
-              labels.forEach(function (n) { if (n in KIND) cat[n] = cellText(row[names.indexOf(n)]); });
-              keys.forEach(function (k, j) { cat[k] = cellText(g.cond[j]); });
+              labels.forEach(function (n) { if (n in KIND) cat[n] = filterValue(row[names.indexOf(n)]); });
+              keys.forEach(function (k, j) { cat[k] = filterValue(g.cond[j]); });
               if (MULTI) cat.run = run.name;
               go({ view: 'trials', cat: cat, rng: {}, q: '', sort: '' });
             }
@@ -312,6 +315,112 @@
     });
     return box;
   }
+  function condText(k, v) {
+    if (k === 'measurement_budget') return v === null || v === undefined ? 'uncapped' : 'budget ' + fmtNum(num(v));
+    return k + ' ' + fmt(v, KIND[k] || (typeof v === 'number' ? 'num' : 'str'));
+  }
+
+  // Budget curves: SA against the measurement budget (log2 axis) with the 95% interval as a band,
+  // one panel per (model,) system and noise, drawn from report/table_budget_curve; the uncapped
+  // point (null budget) one doubling right of the largest budget. Only when some trial had a budget.
+  var PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf', '#393b79', '#637939'];
+  function tableRows(t) {
+    var names = t.columns.map(function (c) { return c.name; });
+    return t.rows.map(function (row) { var o = {}; names.forEach(function (n, j) { o[n] = row[j]; }); return o; });
+  }
+  function f3(v) { return num(v).toFixed(3); }
+  function ciText(v, lo, hi) {
+    return f3(v) + (lo === null || hi === null ? '' : ' [' + f3(lo) + ', ' + f3(hi) + ']');
+  }
+  function round3(v) { return v === null || v === undefined ? null : Math.round(num(v) * 1000) / 1000; }
+  function budgetPanel(rows, cfgs, budgets, title, k) {
+    var W = 470, H = 300, L = 46, R = 12, T = 12, B = 38;
+    var hasFree = rows.some(function (o) { return o.measurement_budget === null; });
+    var lx = budgets.map(function (b) { return Math.log2(b); });
+    var freeX = Math.log2(2 * budgets[budgets.length - 1]);
+    var x0 = lx[0] - 0.35, x1 = (hasFree ? freeX : lx[lx.length - 1]) + 0.35;
+    function X(b) { return L + (W - L - R) * ((b === null ? freeX : Math.log2(b)) - x0) / (x1 - x0); }
+    function Y(v) { return T + (H - T - B) * (1 - num(v)); }
+    var svgEl = sv('svg', { 'class': 'plot budget-plot', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, 'data-panel': title, role: 'img', 'aria-label': 'SA against measurement budget: ' + title });
+    [0, 0.25, 0.5, 0.75, 1].forEach(function (v) {
+      svgEl.appendChild(sv('line', { 'class': 'grid', x1: L, x2: W - R, y1: Y(v), y2: Y(v) }));
+      svgEl.appendChild(sv('text', { x: L - 6, y: Y(v) + 3, 'text-anchor': 'end' }, String(v)));
+    });
+    budgets.concat(hasFree ? [null] : []).forEach(function (b) {
+      svgEl.appendChild(sv('line', { 'class': 'grid', x1: X(b), x2: X(b), y1: T, y2: H - B }));
+      svgEl.appendChild(sv('text', { x: X(b), y: H - B + 13, 'text-anchor': 'middle' }, b === null ? 'none' : String(b)));
+    });
+    svgEl.appendChild(sv('line', { 'class': 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B }));
+    svgEl.appendChild(sv('line', { 'class': 'axis', x1: L, x2: L, y1: T, y2: H - B }));
+    svgEl.appendChild(sv('text', { x: (L + W - R) / 2, y: H - 6, 'text-anchor': 'middle' }, 'measurement budget (log2; none = uncapped)'));
+    svgEl.appendChild(sv('text', { x: 12, y: (T + H - B) / 2, 'text-anchor': 'middle', transform: 'rotate(-90 12 ' + ((T + H - B) / 2) + ')' }, 'SA (share credited)'));
+    cfgs.forEach(function (cfg, j) {
+      var color = PALETTE[j % PALETTE.length];
+      var mine = rows.filter(function (o) { return o.configuration === cfg; });
+      var capped = mine.filter(function (o) { return o.measurement_budget !== null; }).sort(function (a, b) { return num(a.measurement_budget) - num(b.measurement_budget); });
+      var band = capped.filter(function (o) { return o.sa_ci_low !== null && o.sa_ci_high !== null; });
+      if (band.length > 1) {
+        var pts = band.map(function (o) { return X(num(o.measurement_budget)) + ',' + Y(o.sa_ci_high); })
+          .concat(band.slice().reverse().map(function (o) { return X(num(o.measurement_budget)) + ',' + Y(o.sa_ci_low); }));
+        svgEl.appendChild(sv('polygon', { 'class': 'band', points: pts.join(' '), fill: color, 'fill-opacity': 0.14, 'data-configuration': cfg }));
+      }
+      if (capped.length) {
+        svgEl.appendChild(sv('polyline', { 'class': 'curve', fill: 'none', stroke: color, 'stroke-width': 1.6, 'data-configuration': cfg, 'data-points': String(capped.length),
+          points: capped.map(function (o) { return X(num(o.measurement_budget)) + ',' + Y(o.sa); }).join(' ') }));
+      }
+      mine.forEach(function (o) {
+        var b = o.measurement_budget === null ? null : num(o.measurement_budget);
+        if (o.sa_ci_low !== null && o.sa_ci_high !== null) svgEl.appendChild(sv('line', { stroke: color, 'stroke-width': 1, x1: X(b), x2: X(b), y1: Y(o.sa_ci_low), y2: Y(o.sa_ci_high) }));
+        svgEl.appendChild(sv('circle', { 'class': 'pt', cx: X(b), cy: Y(o.sa), r: 3.2, fill: color, 'data-configuration': cfg, 'data-budget': b === null ? 'none' : String(b), 'data-sa': String(round3(o.sa)) },
+          sv('title', null, cfg + ' @' + (b === null ? 'uncapped' : b) + ': SA ' + ciText(o.sa, o.sa_ci_low, o.sa_ci_high) + ' (' + o.credited + '/' + o.n + ')')));
+      });
+    });
+    var legend = el('p', { 'class': 'legend' }, cfgs.map(function (cfg, j) {
+      var sw = el('span', { 'class': 'swatch' }, '\u25A0 ');
+      sw.style.color = PALETTE[j % PALETTE.length];
+      return el('span', null, sw, cfg);
+    }));
+    // the curve as a table: one row per configuration, one column per budget, "SA [low, high]"
+    var cols = budgets.concat(hasFree ? [null] : []);
+    var thead = el('thead', null, el('tr', null, el('th', null, 'configuration'), cols.map(function (b) { return el('th', null, b === null ? 'uncapped' : '@' + b); })));
+    var tbody = el('tbody', null, cfgs.map(function (cfg) {
+      return el('tr', { 'data-configuration': cfg }, el('th', null, cfg), cols.map(function (b) {
+        var o = rows.filter(function (r) { return r.configuration === cfg && (r.measurement_budget === null ? b === null : num(r.measurement_budget) === b); })[0];
+        return el('td', { 'class': 'num', 'data-budget': b === null ? 'none' : String(b) }, o ? ciText(o.sa, o.sa_ci_low, o.sa_ci_high) : '\u2013');
+      }));
+    }));
+    return el('div', { 'class': 'budget-panel', id: 'budget-panel-' + k },
+      el('h3', null, 'SA against the measurement budget: ' + title), svgEl, legend,
+      el('div', { 'class': 'scroll' }, el('table', { 'class': 'data budget-table' }, thead, tbody)));
+  }
+  function budgetCurves(run, r) {
+    var curve = run.tables.filter(function (t) { return t.stem === 'table_budget_curve'; })[0];
+    if (!curve) return null;
+    var rows = tableRows(curve);
+    var budgets = [];
+    rows.forEach(function (o) { var b = o.measurement_budget; if (b !== null && b !== undefined && budgets.indexOf(num(b)) < 0) budgets.push(num(b)); });
+    if (!budgets.length) return null;
+    budgets.sort(function (a, b) { return a - b; });
+    var cfgs = [];
+    rows.forEach(function (o) { if (cfgs.indexOf(o.configuration) < 0) cfgs.push(o.configuration); });
+    var keys = ('model' in (rows[0] || {}) ? ['model'] : []).concat(['system', 'noise']);
+    var panels = {}, order = [];
+    rows.forEach(function (o) {
+      var key = JSON.stringify(keys.map(function (k) { return o[k]; }));
+      if (!(key in panels)) { panels[key] = []; order.push(key); }
+      panels[key].push(o);
+    });
+    var box = el('section', { 'class': 'budget-curves', id: 'budget-curves-' + r });
+    box.appendChild(el('h2', null, 'Budget curves'));
+    box.appendChild(el('p', { 'class': 'caption' }, 'SA (share of trials credited) at each measurement budget, with its 95% interval (cluster bootstrap over modules; ' +
+      'table_budget_curve). Each cell of the tables reads SA [low, high]. Paired comparisons at each budget: table_paired below; the budget each configuration needs for an SA: table_budget_to_sa.'));
+    order.forEach(function (key, k) {
+      var cond = JSON.parse(key);
+      var title = keys.map(function (kk, j) { return kk === 'noise' ? 'noise ' + fmtNum(num(cond[j])) : String(cond[j]); }).join(' / ');
+      box.appendChild(budgetPanel(panels[key], cfgs.filter(function (c) { return panels[key].some(function (o) { return o.configuration === c; }); }), budgets, title, r + '-' + k));
+    });
+    return box;
+  }
   function viewStudy() {
     var out = [];
     RUNS.forEach(function (run, r) {
@@ -321,6 +430,7 @@
         '. SA = share of trials credited by that judge; RMSLE = NewtonBench magnitude RMSLE on the shared grid.'));
       var heat = run.tables.filter(function (t) { return t.stem === 'table_heatmap'; })[0];
       if (heat) out.push(heatmap(run, r, heat));
+      out.push(budgetCurves(run, r));
       if (run.figures.length) out.push(el('h2', null, 'Figures'));
       out.push(el('div', { 'class': 'figures' }, run.figures.map(function (f) {
         return el('figure', null, el('img', { src: 'data:image/png;base64,' + f.png, alt: f.title }), el('figcaption', { 'class': 'muted' }, f.title + ' (' + f.name + ')'));
@@ -403,7 +513,7 @@
     }
     var cats = el('div', { 'class': 'filters', id: 'category-filters' }, CATEGORIES.map(function (c) {
       var sel = el('select', { 'data-filter': c.name, onchange: function () { if (sel.value === '') delete s.cat[c.name]; else s.cat[c.name] = sel.value; current.pos = -1; replace(s); refresh(); } },
-        el('option', { value: '' }, 'all'), c.values.map(function (v) { return el('option', { value: v }, v === '' ? '(empty)' : v); }));
+        el('option', { value: '' }, 'all'), c.values.map(function (v) { return el('option', { value: v === '' ? EMPTY : v }, v === '' ? EMPTY : v); }));
       sel.value = c.name in s.cat ? s.cat[c.name] : '';
       return el('label', null, c.name, sel);
     }));
