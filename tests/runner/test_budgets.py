@@ -1,7 +1,8 @@
 """Measurement budgets as a grid dimension (``budgets:`` in a grid; docs/usage.md, "Measurement budgets").
 
 What must hold: the cap binds (no stored trial measures beyond its budget) for both families, with
-and without the interpreter, on every tier, the noise-aware planner's replicates included; a bad
+and without the interpreter, on every tier, the noise-aware planner's replicates and the GP-surrogate
+rules included; a bad
 ``budgets`` list or one that clashes with an ablation's own budget is a configuration error (exit 2,
 naming the key); grids without budgets keep their trial ids; ``trials.parquet`` has the cap in
 ``measurement_budget`` (null without one); an LLM configuration with budgets runs against a scripted
@@ -70,10 +71,12 @@ def test_the_cap_binds_for_every_family_and_tier(tmp_path):
              "systems": list(TIERS), "budgets": [9, 2]},
             {"model": "symbolic", "configurations": ["noisy_variance_n"], "tasks": ["m0_gravity"], "noise": [0.01],
              "systems": list(TIERS), "budgets": [2, 5, 9]},
+            {"model": "symbolic", "configurations": ["gp_var_n", "gp_ucb_c"], "tasks": ["m0_gravity"],
+             "systems": list(TIERS), "budgets": [2, 9]},
         ],
     }
     res = run_config(parse_config(doc, source="budgets.yaml"), tty=False, report=False)
-    assert res.total == 3 * (2 * 3 + 2 * 2 + 3) and res.ran == res.total and not res.unfinished
+    assert res.total == 3 * (2 * 3 + 2 * 2 + 3 + 2 * 2) and res.ran == res.total and not res.unfinished
     out = Path(doc["out"])
     rows = _records(out)
     hit: dict[tuple[str, str], int] = {}
@@ -100,7 +103,7 @@ def test_the_cap_binds_for_every_family_and_tier(tmp_path):
                 replicated_under_cap += sum(len(m.get("replicate_rows", [])) for m in measured)
     # every configuration reached its cap on every tier at least once (else the test could not fail)
     assert sorted(hit) == sorted((c, t) for c in ("baseline_n", "variance_n", "baseline_c", "variance_c",
-                                                  "noisy_variance_n") for t in TIERS), hit
+                                                  "noisy_variance_n", "gp_var_n", "gp_ucb_c") for t in TIERS), hit
     assert replicated_under_cap > 0, "the noise-aware planner never replicated: its path is not exercised"
     frame = pl.read_parquet(out / "trials.parquet")
     assert frame.schema["measurement_budget"] == pl.Int64
