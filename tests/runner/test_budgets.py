@@ -288,3 +288,28 @@ def test_an_llm_config_with_budgets_runs_against_a_scripted_server(tmp_path, cap
             status = "Measurements so far" if tier == "vanilla_equation" else "Experiments run so far"
             assert f"{status}: {boot}, {b - boot} left in the budget." in sent[0], (where, sent[0][-400:])
     assert all(b["model"] == "test-model" for b in bodies)
+
+
+def test_a_narrowed_copy_of_the_followups_config_runs_with_an_llm(tmp_path):
+    """configs/followups.yaml itself, narrowed to m0_gravity, one rollout and budget 8 in every grid,
+    with its model replaced by an LLM served by a scripted server: every configuration of the
+    study (the GP rules, the noise-aware planner, the ablations), on every tier it names, runs."""
+    doc = yaml.safe_load((ROOT / "configs" / "followups.yaml").read_text())
+    assert all(8 in g["budgets"] for g in doc["grids"]), "the narrowing below needs budget 8 in every grid"
+    for g in doc["grids"]:
+        g.update(tasks=["m0_gravity"], rollouts=1, budgets=[8])
+    doc.update(out=str(tmp_path / "out"), workers=2)
+    want = {(c, s, n) for g in doc["grids"] for c in g["configurations"]
+            for s in g.get("systems", ["vanilla_equation"]) for n in g["noise"]}
+    with ChatServer(_stand_in, max_requests=2000, models=["test-model"]) as srv:
+        doc["llm"] = {"base_url": srv.base_url, "timeout_s": 10, "max_retries": 2, "cache": {"mode": "off"}}
+        path = _write(tmp_path, doc, "followups_narrow.yaml")
+        assert main([str(path), "--model", "test-model", "--no-report"]) == 0
+    rows = _records(tmp_path / "out")
+    got = {(s["configuration"], s["system"], s["noise"]) for s, _ in rows}
+    assert got == want and len(rows) == len(want) == 33
+    for summary, record in rows:
+        where = f"{summary['configuration']} on {summary['system']} at noise {summary['noise']}"
+        assert summary["status"] != "failed" and summary["llm_calls"] > 0, (where, summary["error"])
+        assert summary["model"] == "test-model" and summary["measurement_budget"] == 8, where
+        assert summary["measurements"] <= 8 and _observed(record) == summary["measurements"], where
