@@ -35,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"{n} budget-curve sections; points per section:",
               [sections.nth(i).locator("svg.budget-plot circle.pt").count() for i in range(n)])
+        # the sticky page header would be drawn over the middle of a tall element screenshot
+        # (the page's CSP refuses a style tag; the CSSOM is allowed)
+        page.evaluate("document.querySelector('header#top').style.position = 'static'")
         sections.first.screenshot(path=str(out))
         b.close()
     _shrink(out)
