@@ -14,18 +14,11 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     run, out = (Path(a) for a in (argv or sys.argv[1:]))
-    from playwright.sync_api import sync_playwright
-
     from etc_fast.report._viewer import VIEWER_FILE
-    from tests.report.test_viewer_browser import FLAGS, _browser_path
-    from tests.report.viewer_shots import _shrink
+    from tests.report.viewer_shots import page_errors_status, saved_shot, viewer_page
 
     url = (run / "report" / VIEWER_FILE).as_uri() + "#view=study"
-    errors: list[str] = []
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=_browser_path(), args=FLAGS)
-        page = b.new_page(viewport={"width": 1280, "height": 900})
-        page.on("pageerror", lambda e: errors.append(str(e)))
+    with viewer_page(1280, 900) as (page, errors):
         page.goto(url)
         page.wait_for_selector("#app[data-view]")
         sections = page.locator("[id^='budget-curves-']")
@@ -39,14 +32,8 @@ def main(argv: list[str] | None = None) -> int:
         # (the page's CSP refuses a style tag; the CSSOM is allowed)
         page.evaluate("document.querySelector('header#top').style.position = 'static'")
         sections.first.screenshot(path=str(out))
-        b.close()
-    _shrink(out)
-    print(out, out.stat().st_size)
-    if errors:
-        print("page errors:", errors, file=sys.stderr)
-        return 1
-    return 0
-
+    saved_shot(out)
+    return page_errors_status(errors)
 
 if __name__ == "__main__":
     sys.exit(main())
