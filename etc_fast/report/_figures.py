@@ -210,8 +210,16 @@ def budget_figure(curve: pl.DataFrame, roles: dict[str, str]):
                 y = capped.get_column("sa").to_numpy()
                 lo = capped.get_column("sa_ci_low").cast(pl.Float64).fill_null(float("nan")).to_numpy()
                 hi = capped.get_column("sa_ci_high").cast(pl.Float64).fill_null(float("nan")).to_numpy()
-                ax.fill_between(x, lo, hi, color=color, alpha=0.13, linewidth=0)
-                ax.plot(x, y, color=color, marker=marker, markersize=4, lw=1.4, linestyle=style, label=cfg)
+                if capped.height == 1:
+                    # one budget: a band would have no width, so an interval bar, nudged sideways
+                    # by the configuration's place so that bars at one budget stay apart
+                    xj = x * 2.0 ** (0.03 * (j - (len(cfgs) - 1) / 2))
+                    err = None if np.isnan(lo[0]) or np.isnan(hi[0]) else [[y[0] - lo[0]], [hi[0] - y[0]]]
+                    ax.errorbar(xj, y, yerr=err, color=color, marker=marker, markersize=4, capsize=2, lw=1.0,
+                                linestyle="none", label=cfg)
+                else:
+                    ax.fill_between(x, lo, hi, color=color, alpha=0.13, linewidth=0)
+                    ax.plot(x, y, color=color, marker=marker, markersize=4, lw=1.4, linestyle=style, label=cfg)
             free = g.filter(pl.col(BUDGET).is_null())
             if free.height:
                 y0 = free.item(0, "sa")

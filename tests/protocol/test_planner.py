@@ -284,6 +284,28 @@ def test_synthesis_none_without_draft_submits_best_committee_hypothesis(play):
     assert rec.evaluation["rmsle"] < 1e-6  # the calibrated exact law
 
 
+def test_synthesis_none_calibrates_only_as_far_as_the_observations_ask():
+    """The committee fallback picks h, a*h or a*h + b by BIC: an exact hypothesis goes in as written
+    (no fitted 1e-18 offset, which a judge reads as an extra term), a scaled one gets only a scale,
+    an offset one its offset."""
+    from etc_fast.protocol._planner import _calibrated_best
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(1.0, 5.0, size=(8, 2))
+    names = ("x", "z")
+    law = X[:, 0] ** 2 / X[:, 1]
+    expr, err = _calibrated_best(["x + z", "x**2/z"], names, X, law)
+    assert expr == "(x**2/z)" and err < 1e-12
+    expr, _ = _calibrated_best(["x + z", "x**2/z"], names, X, 3.5 * law)
+    assert expr.endswith(" * (x**2/z)") and "+" not in expr and abs(float(expr.split(")")[0][1:]) - 3.5) < 1e-12
+    expr, _ = _calibrated_best(["x**2/z", "x + z"], names, X, 3.5 * law + 2.0)
+    assert expr.endswith(" * (x**2/z) + (" + expr.rsplit("(", 1)[1]) and abs(float(expr.rsplit("(", 1)[1][:-1]) - 2.0) < 1e-9
+    # noise of 1% does not buy an offset the law does not have
+    noisy = law * (1 + 0.01 * rng.standard_normal(law.shape))
+    expr, _ = _calibrated_best(["x**2/z", "x + z"], names, X, noisy)
+    assert "+" not in expr
+
+
 def test_synthesis_none_without_committee_submits_the_power_law_fit(play):
     rec, _ = play(make_spec("variance_n", synthesis="none", exploration_turns=1), [Action(kind="invalid", error="x")])
     assert rec.submission_origin == "diagnostics"

@@ -243,3 +243,18 @@ def test_report_without_budgets_has_no_budget_figure(tmp_path):
     assert curve.columns == CURVE_COLUMNS and curve.get_column(BUDGET).null_count() == curve.height
     assert pl.read_csv(out / "table_paired.csv").height == 6
     assert "budget_curves.png" not in (out / "report.md").read_text()
+
+
+def test_a_configuration_at_one_budget_gets_an_interval_bar():
+    # a band over one budget has no width: a lone budget's point carries an interval bar instead
+    from etc_fast.report._figures import budget_figure
+
+    rows = [r for r in known_rows(budgets=(4, 16)) if not (r["configuration"] == "random_c" and r["measurement_budget"] == 4)]
+    curve = _budget.table_budget_curve(frame(rows), n_draws=200)
+    lone = curve.filter(pl.col("configuration") == "random_c")
+    assert lone.height == 1 and lone.item(0, "sa_ci_high") > lone.item(0, "sa_ci_low")
+    ax = budget_figure(curve, {}).axes[0]
+    bars = [c for c in ax.containers if type(c).__name__ == "ErrorbarContainer"]
+    assert len(bars) == 1
+    (x,), (y,) = bars[0].lines[0].get_data()
+    assert y == lone.item(0, "sa") and x != 16.0 and abs(math.log2(x) - 4.0) < 0.2

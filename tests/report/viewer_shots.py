@@ -9,7 +9,10 @@ viewer-compare.png (256-colour PNGs, to keep them small). Not a test.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -21,12 +24,42 @@ def _shrink(path: Path) -> None:
     img.quantize(colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(path, optimize=True)
 
 
-def main(argv=None) -> int:
-    run, docs = (Path(a) for a in (argv or sys.argv[1:]))
+@contextmanager
+def viewer_page(width: int, height: int) -> Iterator[tuple[Any, list[str]]]:
+    """A headless Chromium page (the browser tests' binary and flags) and the list its page errors
+    are appended to; the browser is closed on exit."""
     from playwright.sync_api import sync_playwright
 
-    from etc_fast.report._viewer import VIEWER_FILE
     from tests.report.test_viewer_browser import FLAGS, _browser_path
+
+    errors: list[str] = []
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=_browser_path(), args=FLAGS)
+        page = b.new_page(viewport={"width": width, "height": height})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        try:
+            yield page, errors
+        finally:
+            b.close()
+
+
+def saved_shot(path: Path) -> None:
+    """Shrink a screenshot to 128 colours and say where it went and its size."""
+    _shrink(path)
+    print(path, path.stat().st_size)
+
+
+def page_errors_status(errors: list[str]) -> int:
+    """The exit status of a screenshot script: 1 (and the errors on stderr) when the page erred."""
+    if errors:
+        print("page errors:", errors, file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv=None) -> int:
+    run, docs = (Path(a) for a in (argv or sys.argv[1:]))
+    from etc_fast.report._viewer import VIEWER_FILE
 
     df = pl.read_parquet(run / "trials.parquet")
     planner = df.filter((pl.col("configuration") == "variance_c") & (pl.col("task") == "m4_snell_law") & (pl.col("difficulty") == "medium"))
@@ -46,11 +79,7 @@ def main(argv=None) -> int:
         "viewer-trial-turn.png": (f"#view=trial&run=0&id={tid}", ".turn-detail"),
         "viewer-compare.png": ("#view=compare&a=0|symbolic|baseline_n&b=0|symbolic|variance_c&show=changed" + (f"&pair={pair}" if pair else ""), None),
     }
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=_browser_path(), args=FLAGS)
-        page = b.new_page(viewport={"width": 1280, "height": 820})
-        errors: list[str] = []
-        page.on("pageerror", lambda e: errors.append(str(e)))
+    with viewer_page(1280, 820) as (page, errors):
         for name, (frag, anchor) in shots.items():
             page.goto("about:blank")
             page.goto(url + frag)
@@ -65,13 +94,8 @@ def main(argv=None) -> int:
                 page.mouse.wheel(0, -40)
                 page.wait_for_timeout(200)
             page.screenshot(path=str(docs / name))
-            _shrink(docs / name)
-            print(docs / name, (docs / name).stat().st_size)
-        b.close()
-    if errors:
-        print("page errors:", errors, file=sys.stderr)
-        return 1
-    return 0
+            saved_shot(docs / name)
+    return page_errors_status(errors)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """Measurement budgets as a grid dimension (``budgets:`` in a grid; docs/usage.md, "Measurement budgets").
 
 What must hold: the cap binds (no stored trial measures beyond its budget) for both families, with
-and without the interpreter, on every tier, the noise-aware planner's replicates included; a bad
+and without the interpreter, on every tier, the noise-aware planner's replicates and the GP-surrogate
+rules included; a bad
 ``budgets`` list or one that clashes with an ablation's own budget is a configuration error (exit 2,
 naming the key); grids without budgets keep their trial ids; ``trials.parquet`` has the cap in
 ``measurement_budget`` (null without one); an LLM configuration with budgets runs against a scripted
@@ -70,10 +71,12 @@ def test_the_cap_binds_for_every_family_and_tier(tmp_path):
              "systems": list(TIERS), "budgets": [9, 2]},
             {"model": "symbolic", "configurations": ["noisy_variance_n"], "tasks": ["m0_gravity"], "noise": [0.01],
              "systems": list(TIERS), "budgets": [2, 5, 9]},
+            {"model": "symbolic", "configurations": ["gp_var_n", "gp_ucb_c"], "tasks": ["m0_gravity"],
+             "systems": list(TIERS), "budgets": [2, 9]},
         ],
     }
     res = run_config(parse_config(doc, source="budgets.yaml"), tty=False, report=False)
-    assert res.total == 3 * (2 * 3 + 2 * 2 + 3) and res.ran == res.total and not res.unfinished
+    assert res.total == 3 * (2 * 3 + 2 * 2 + 3 + 2 * 2) and res.ran == res.total and not res.unfinished
     out = Path(doc["out"])
     rows = _records(out)
     hit: dict[tuple[str, str], int] = {}
@@ -100,7 +103,7 @@ def test_the_cap_binds_for_every_family_and_tier(tmp_path):
                 replicated_under_cap += sum(len(m.get("replicate_rows", [])) for m in measured)
     # every configuration reached its cap on every tier at least once (else the test could not fail)
     assert sorted(hit) == sorted((c, t) for c in ("baseline_n", "variance_n", "baseline_c", "variance_c",
-                                                  "noisy_variance_n") for t in TIERS), hit
+                                                  "noisy_variance_n", "gp_var_n", "gp_ucb_c") for t in TIERS), hit
     assert replicated_under_cap > 0, "the noise-aware planner never replicated: its path is not exercised"
     frame = pl.read_parquet(out / "trials.parquet")
     assert frame.schema["measurement_budget"] == pl.Int64
@@ -285,3 +288,28 @@ def test_an_llm_config_with_budgets_runs_against_a_scripted_server(tmp_path, cap
             status = "Measurements so far" if tier == "vanilla_equation" else "Experiments run so far"
             assert f"{status}: {boot}, {b - boot} left in the budget." in sent[0], (where, sent[0][-400:])
     assert all(b["model"] == "test-model" for b in bodies)
+
+
+def test_a_narrowed_copy_of_the_followups_config_runs_with_an_llm(tmp_path):
+    """configs/followups.yaml itself, narrowed to m0_gravity, one rollout and budget 8 in every grid,
+    with its model replaced by an LLM served by a scripted server: every configuration of the
+    study (the GP rules, the noise-aware planner, the ablations), on every tier it names, runs."""
+    doc = yaml.safe_load((ROOT / "configs" / "followups.yaml").read_text())
+    assert all(8 in g["budgets"] for g in doc["grids"]), "the narrowing below needs budget 8 in every grid"
+    for g in doc["grids"]:
+        g.update(tasks=["m0_gravity"], rollouts=1, budgets=[8])
+    doc.update(out=str(tmp_path / "out"), workers=2)
+    want = {(c, s, n) for g in doc["grids"] for c in g["configurations"]
+            for s in g.get("systems", ["vanilla_equation"]) for n in g["noise"]}
+    with ChatServer(_stand_in, max_requests=2000, models=["test-model"]) as srv:
+        doc["llm"] = {"base_url": srv.base_url, "timeout_s": 10, "max_retries": 2, "cache": {"mode": "off"}}
+        path = _write(tmp_path, doc, "followups_narrow.yaml")
+        assert main([str(path), "--model", "test-model", "--no-report"]) == 0
+    rows = _records(tmp_path / "out")
+    got = {(s["configuration"], s["system"], s["noise"]) for s, _ in rows}
+    assert got == want and len(rows) == len(want) == 33
+    for summary, record in rows:
+        where = f"{summary['configuration']} on {summary['system']} at noise {summary['noise']}"
+        assert summary["status"] != "failed" and summary["llm_calls"] > 0, (where, summary["error"])
+        assert summary["model"] == "test-model" and summary["measurement_budget"] == 8, where
+        assert summary["measurements"] <= 8 and _observed(record) == summary["measurements"], where
