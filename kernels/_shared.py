@@ -6,6 +6,8 @@
   input), :func:`_quartiles` (the 25th/50th/75th percentiles of unsorted finite values).
 * **Order keys** -- :func:`_key_of_bits` / :func:`_float_keys` map float64 values to unsigned
   integers that order like the floats; :func:`_insertion_sort_pairs`, :func:`_bit_length`.
+* **Linear algebra** -- :func:`_cholesky`, an in-place lower Cholesky factor (the GP surrogate's
+  kernel matrices, the Levenberg-Marquardt steps of ``kernels.lm``).
 * **Order statistics** -- :func:`_select_ranks`, a histogram select over order keys that finds
   several ranks of 2048 values in a few branch-free passes. It is the one optimization of the
   pairwise step kept on purpose: a plain ``np.partition`` of each row costs about ten times as
@@ -13,6 +15,8 @@
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numba import njit
@@ -474,3 +478,21 @@ def _quartiles(vals):
     return _quartiles_at(vals, _select_ranks(vals, ranks), ts)
 
 
+@njit(**JIT)
+def _cholesky(A):  # pragma: no cover - compiled
+    """Lower Cholesky factor of ``A`` in place (upper part left as is); False when a pivot is not positive."""
+    n = A.shape[0]
+    for j in range(n):
+        s = A[j, j]
+        for q in range(j):
+            s -= A[j, q] * A[j, q]
+        if not (s > 0.0 and s < math.inf):
+            return False
+        piv = math.sqrt(s)
+        A[j, j] = piv
+        for i in range(j + 1, n):
+            t = A[i, j]
+            for q in range(j):
+                t -= A[i, q] * A[j, q]
+            A[i, j] = t / piv
+    return True

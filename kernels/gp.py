@@ -46,6 +46,7 @@ from numba import njit
 
 from kernels._checks import as_float_array, as_unit_coordinates, check_k
 from kernels._jit import JIT
+from kernels._shared import _cholesky
 
 __all__ = [
     "LENGTH_GRID", "NUGGET_NOISELESS", "NUGGET_GRID", "FIT_PASSES", "S2_FLOOR",
@@ -108,26 +109,6 @@ def _gram(D, inv_l2, scale, diag):  # pragma: no cover - compiled
             A[j, i] = v
         A[i, i] += diag
     return A
-
-
-@njit(**JIT)
-def _cholesky(A):  # pragma: no cover - compiled
-    """Lower Cholesky factor of ``A`` in place (upper part left as is); False when a pivot is not positive."""
-    n = A.shape[0]
-    for j in range(n):
-        s = A[j, j]
-        for q in range(j):
-            s -= A[j, q] * A[j, q]
-        if not (s > 0.0 and s < np.inf):
-            return False
-        piv = math.sqrt(s)
-        A[j, j] = piv
-        for i in range(j + 1, n):
-            t = A[i, j]
-            for q in range(j):
-                t -= A[i, q] * A[j, q]
-            A[i, j] = t / piv
-    return True
 
 
 @njit(**JIT)

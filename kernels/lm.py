@@ -20,6 +20,7 @@ from numba import njit
 
 from kernels._checks import as_float_array
 from kernels._jit import JIT
+from kernels._shared import _cholesky
 
 __all__ = ["lm_steps"]
 
@@ -50,22 +51,7 @@ def _lm_steps(J, r, lam):  # pragma: no cover - compiled
         for i in range(p):
             A[i, i] += lam[b] * max(A[i, i], 1e-300)
         # Cholesky A = L L^T in the lower triangle
-        good = True
-        for j in range(p):
-            s = A[j, j]
-            for k in range(j):
-                s -= A[j, k] * A[j, k]
-            if not (s > 0.0):
-                good = False
-                break
-            d = np.sqrt(s)
-            A[j, j] = d
-            for i in range(j + 1, p):
-                t = A[i, j]
-                for k in range(j):
-                    t -= A[i, k] * A[j, k]
-                A[i, j] = t / d
-        if not good:
+        if not _cholesky(A):
             continue
         # L z = -g, then L^T delta = z
         for i in range(p):
