@@ -323,7 +323,9 @@ class PowerLawFit:
 
     def __init__(self, K: float, exponents: Sequence[float] | np.ndarray, rms: float, names: Sequence[str]) -> None:
         self.K, self.exponents, self.rms = float(K), np.asarray(exponents, dtype=np.float64), float(rms)
-        terms = [f"{n}**{float(p)!r}" for n, p in zip(names, self.exponents) if p != 0]
+        # an exponent 1 is written as the input itself, as the grammar search writes it, so one law
+        # reached by both routes has one text whichever of the two ranks first
+        terms = [n if p == 1 else f"{n}**{float(p)!r}" for n, p in zip(names, self.exponents) if p != 0]
         self.expression = " * ".join([repr(self.K), *terms])
 
     def __repr__(self) -> str:

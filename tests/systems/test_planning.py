@@ -205,3 +205,17 @@ def test_calibration_is_the_same_without_the_batched_jacobian_map(monkeypatch, m
     assert calls  # the map was asked for (and withheld)
     np.testing.assert_array_equal(batched.program.consts, plain.program.consts)
     assert batched.rms == plain.rms
+
+
+def test_power_law_fit_writes_a_unit_exponent_as_the_grammar_does():
+    """One law reached by the simulator's power-law fit and by the grammar search has one text, so
+    which of the two ranks first (a CPU's last bits can decide it) does not change the submission."""
+    from etc_fast.policies.symbolic._policy import snap_literals
+    from etc_fast.systems._derive import PowerLawFit
+
+    fit = PowerLawFit(1.0, [1.0, 1.0, 2.5, 0.0], 0.01, ["m", "c", "delta_T", "t"])
+    assert fit.expression == "1.0 * m * c * delta_T**2.5"
+    names = ["m", "c", "delta_T", "t"]
+    grammar = parse("1*m*c*delta_T**2.5", names).to_source()
+    assert parse(snap_literals(fit.expression), names).to_source() == grammar
+    assert PowerLawFit(2.0, [-1.0, 0.5, 1.0, 1.5], 0.0, names).expression == "2.0 * m**-1.0 * c**0.5 * delta_T * t**1.5"
