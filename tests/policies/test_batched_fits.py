@@ -95,7 +95,10 @@ def test_lsq_and_polish_same_with_and_without_batch(monkeypatch):
     A, y = _data()
     _run, resid = ef._residual_fn("expoff", A, y, 3, False, np.arange(3))
     th0 = np.array([-0.5, 0.0, 1.1, -0.9, 1.0, 0.0, 0.0])
-    rates = ef._fixed_tail(resid, th0[1:])  # the search's first refinement: the rate alone
+    def rates(x):  # the rate alone, the other parameters held (one vector, or a batch of them)
+        rest = np.broadcast_to(th0[1:], (x.shape[0], th0.size - 1)) if x.ndim == 2 else th0[1:]
+        return resid(np.concatenate([x, rest], axis=x.ndim - 1))
+
     fast = ef._lsq(rates, th0[:1], 80, y.size, batched=True)
     plain = ef._lsq(rates, th0[:1], 80, y.size)
     assert np.array_equal(fast, plain) and not np.array_equal(fast, th0[:1])

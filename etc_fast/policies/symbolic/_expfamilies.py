@@ -524,15 +524,6 @@ def _mono_rows(A: np.ndarray, P: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fixed_tail(resid: Callable, rest: np.ndarray) -> Callable:
-    """``resid`` over the leading parameters only, ``rest`` appended (single vectors and batches)."""
-    def f(x):
-        if x.ndim == 2:
-            return resid(np.concatenate([x, np.broadcast_to(rest, (x.shape[0], rest.size))], axis=1))
-        return resid(np.concatenate([x, rest]))
-    return f
-
-
 def _screen_errors(name, A, y, li_a, g_a, mi_a, NV, MV, cols) -> np.ndarray:
     with np.errstate(all="ignore"):
         Eb = np.exp(g_a[:, None] * NV[li_a])
@@ -723,14 +714,9 @@ def _fit_compound(col, atoms, A: np.ndarray, z: np.ndarray, lim) -> None:
         ranked = []
         if picked:
             TH = np.stack([th for _e, th in picked])
-            tails = TH[:, 2:]
-
-            def rates_resid(G, which, tails=tails, resid=resid):
-                return resid(np.concatenate([G, tails[which]], axis=1))
-
-            G, Rg = batched_lm(rates_resid, TH[:, :2], max(lim.cexp_nfev // 4, 4))
+            G, Rg = _lm_rows(resid, TH[:, :2], TH[:, 2:], lim.cexp_nfev // 4)
             for b in range(len(picked)):
-                ranked.append((float(np.sqrt(np.mean(Rg[b] * Rg[b]))), np.concatenate([G[b], tails[b]])))
+                ranked.append((float(np.sqrt(np.mean(Rg[b] * Rg[b]))), np.concatenate([G[b], TH[b, 2:]])))
         ranked.sort(key=lambda o: o[0])
         seeds[name] = ranked[:lim.cexp_top]
     gate = max(3e-2, 10.0 * col.tol)  # a start worth refining explains the data to a few percent
