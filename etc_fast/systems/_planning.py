@@ -19,7 +19,7 @@ from etc_fast.systems._forward import controls_matrix, pack_family, predict
 from etc_fast.systems._quiet import quiet
 from etc_fast.systems._spec import spec
 
-__all__ = ["Calibration", "calibrate", "series_disagreement"]
+__all__ = ["Calibration", "calibrate", "constant_errors", "series_disagreement"]
 
 
 def series_disagreement(
@@ -104,6 +104,76 @@ def _lsq_map(batched) -> dict:
     return {"workers": batched} if "workers" in inspect.signature(least_squares).parameters else {}
 
 
+def _residual_model(program: Program, module: str, system: str, requests: Sequence[Mapping[str, object]],
+                    observed: np.ndarray):
+    """What :func:`calibrate` fits: the free constants' indices, the finite observations' mask, and
+    ``residuals(thetas, signs)``, each row of ``thetas`` (log magnitudes of the free constants, with
+    ``signs``) simulated in one forward-model call. Residuals are relative to each channel's
+    typical magnitude (its median absolute observation) plus the value itself; a non-finite one
+    counts as 1e3."""
+    sp = spec(module, system)
+    C = controls_matrix(sp, requests)
+    obs = np.asarray(observed, dtype=np.float64)
+    mask = np.isfinite(obs)
+    with np.errstate(all="ignore"):
+        typical = np.nanmedian(np.where(mask, np.abs(obs), np.nan), axis=(0, 2), keepdims=True)
+    typical = np.where(np.isfinite(typical) & (typical > 0), typical, 1.0)
+    den = np.broadcast_to(np.abs(obs) + 1e-3 * typical, obs.shape)[mask]
+    free = [i for i, name in enumerate(program.const_names) if name is not None and name not in ("pi", "e")]
+
+    def residuals(thetas: np.ndarray, signs: np.ndarray) -> list[np.ndarray]:
+        out = []
+        with quiet():
+            consts = np.repeat(program.consts[None], len(thetas), axis=0)
+            consts[:, free] = signs * np.exp(thetas)
+            for sim in predict(module, system, pack_family(program, consts), C):
+                r = (sim - obs)[mask] / den
+                out.append(np.where(np.isfinite(r), r, 1e3))
+        return out
+
+    return free, mask, residuals
+
+
+def constant_errors(
+    program: Program,
+    module: str,
+    system: str,
+    requests: Sequence[Mapping[str, object]],
+    observed: np.ndarray,
+    scale: float,
+) -> np.ndarray:
+    """Relative standard errors of ``program``'s free constants on the records.
+
+    The linearised errors of :func:`calibrate`'s fit at the program's constants: the residual
+    Jacobian in log magnitude (forward differences, step 1e-6, all in one forward-model call),
+    ``scale * sqrt(diag((J^T J)^-1))`` with ``scale`` the residuals' size (the law's misfit, or
+    the records' floor). A log-magnitude error is a relative one. A constant the records do not
+    determine (a singular ``J^T J``, a non-finite Jacobian) gets ``inf``. float64[k], in the
+    order of the free constants.
+    """
+    free, mask, residuals = _residual_model(program, module, system, requests, observed)
+    if not free:
+        return np.zeros(0)
+    start = program.consts[free]
+    signs = np.where(start < 0, -1.0, 1.0)
+    theta = np.log(np.where(start != 0, np.abs(start), 1.0))
+    h = 1e-6
+    rows = residuals(np.vstack([theta[None], theta[None] + h * np.eye(len(free))]), signs)
+    J = np.column_stack([(r - rows[0]) / h for r in rows[1:]])
+    out = np.full(len(free), np.inf)
+    if not np.all(np.isfinite(J)) or J.shape[0] < J.shape[1]:
+        return out
+    with np.errstate(all="ignore"):
+        try:
+            cov = np.linalg.inv(J.T @ J)
+        except np.linalg.LinAlgError:
+            return out
+    d = np.diag(cov)
+    ok = np.isfinite(d) & (d > 0)
+    out[ok] = float(scale) * np.sqrt(d[ok])
+    return out
+
+
 def calibrate(
     program: Program,
     module: str,
@@ -129,57 +199,23 @@ def calibrate(
     """
     from scipy.optimize import least_squares
 
-    sp = spec(module, system)
-    C = controls_matrix(sp, requests)
-    obs = np.asarray(observed, dtype=np.float64)
-    mask = np.isfinite(obs)
-    with np.errstate(all="ignore"):
-        typical = np.nanmedian(
-            np.where(mask, np.abs(obs), np.nan), axis=(0, 2), keepdims=True
-        )
-    typical = np.where(np.isfinite(typical) & (typical > 0), typical, 1.0)
-    denom = np.abs(obs) + 1e-3 * typical
-    free = [
-        i
-        for i, name in enumerate(program.const_names)
-        if name is not None and name not in ("pi", "e")
-    ]
-
-    def simulate(consts: np.ndarray) -> np.ndarray:
-        return predict(module, system, pack_family(program, consts[None]), C)[0]
-
-    den = np.broadcast_to(denom, obs.shape)[mask]
-
-    def residuals(thetas: np.ndarray) -> list[np.ndarray]:
-        """The residual at each row of ``thetas``, all simulated in one forward-model call."""
-        out = []
-        with quiet():
-            consts = np.repeat(program.consts[None], len(thetas), axis=0)
-            consts[:, free] = signs * np.exp(thetas)
-            for sim in predict(module, system, pack_family(program, consts), C):
-                r = (sim - obs)[mask] / den
-                out.append(np.where(np.isfinite(r), r, 1e3))
-        return out
-
-    def residual(theta: np.ndarray) -> np.ndarray:
-        return residuals(np.asarray(theta)[None])[0]
-
-    def batched(_fun, xs):  # least_squares' map for its finite-difference steps: one call for all
-        return residuals(np.array(list(xs)))
-
-    if not free or not mask.any():
-        with quiet():
-            r = (simulate(program.consts) - obs)[mask] / np.broadcast_to(
-                denom, obs.shape
-            )[mask]
-            rms = (
-                float(np.sqrt(np.mean(np.where(np.isfinite(r), r, 1e3) ** 2)))
-                if r.size
-                else float("nan")
-            )
-        return Calibration(program, rms, int(mask.sum()), True)
+    free, mask, residuals = _residual_model(program, module, system, requests, observed)
     start = program.consts[free]
     signs = np.where(start < 0, -1.0, 1.0)
+
+    def residual(theta: np.ndarray) -> np.ndarray:
+        return residuals(np.asarray(theta)[None], signs)[0]
+
+    def batched(_fun, xs):  # least_squares' map for its finite-difference steps: one call for all
+        return residuals(np.array(list(xs)), signs)
+
+    if not mask.any():
+        return Calibration(program, float("nan"), 0, True)
+    if not free:
+        r = residuals(np.zeros((1, 0)), signs)[0]
+        with quiet():
+            rms = float(np.sqrt(np.mean(r**2)))
+        return Calibration(program, rms, int(mask.sum()), True)
     theta0 = np.log(np.where(start != 0, np.abs(start), 1.0))
     best = None
     # A constant can be off by many orders before the data pin it down, and a trajectory's
@@ -187,7 +223,7 @@ def calibrate(
     # a common log-magnitude shift of the free constants, then refine from the two best shifts.
     shifts = np.arange(-30.0, 31.0, 3.0)
     with quiet():
-        costs = [float(np.sum(r**2)) for r in residuals(theta0[None] + shifts[:, None])]
+        costs = [float(np.sum(r**2)) for r in residuals(theta0[None] + shifts[:, None], signs)]
     for shift in shifts[np.argsort(costs, kind="stable")[:2]]:
         with quiet():
             fit = least_squares(

@@ -219,3 +219,71 @@ def test_power_law_fit_writes_a_unit_exponent_as_the_grammar_does():
     grammar = parse("1*m*c*delta_T**2.5", names).to_source()
     assert parse(snap_literals(fit.expression), names).to_source() == grammar
     assert PowerLawFit(2.0, [-1.0, 0.5, 1.0, 1.5], 0.0, names).expression == "2.0 * m**-1.0 * c**0.5 * delta_T * t**1.5"
+
+
+def test_constant_errors_are_relative_and_scale_with_the_misfit():
+    """A constant's standard error on the records: relative (log magnitude), proportional to the
+    residual size it is given, and larger where the records determine the constant less (a
+    free exponent shares the records with the prefactor)."""
+    from etc_fast.systems import constant_errors
+
+    task = get_task("m0_gravity", "easy", "v0")
+    requests, obs = _observed("m0_gravity", "simple_system")
+    one = calibrate(parse("C*mass1*mass2/distance**1.5", task.variable_names), "m0_gravity", "simple_system", requests, obs)
+    two = calibrate(parse("C*mass1*mass2/distance**p", task.variable_names), "m0_gravity", "simple_system", requests, obs)
+    se1 = constant_errors(one.program, "m0_gravity", "simple_system", requests, obs, 1e-6)
+    se1b = constant_errors(one.program, "m0_gravity", "simple_system", requests, obs, 2e-6)
+    se2 = constant_errors(two.program, "m0_gravity", "simple_system", requests, obs, 1e-6)
+    n = np.isfinite(obs).sum()
+    assert se1.shape == (1,) and se2.shape == (2,)
+    # the prefactor of a law that is the records' own moves every residual by its relative change
+    assert 0.2 / np.sqrt(n) < se1[0] / 1e-6 < 5 / np.sqrt(n)
+    np.testing.assert_allclose(se1b, 2 * se1, rtol=1e-9)
+    assert se2[0] > 10 * se1[0]
+
+
+def _system_obs(module="m0_gravity", system="simple_system"):
+    from types import SimpleNamespace
+
+    requests, obs = _observed(module, system)
+    return SimpleNamespace(module=module, system=system, requests=requests, series=obs)
+
+
+def test_a_law_is_written_to_the_digits_the_records_determine():
+    """Digits past a constant's standard error are the optimizer's stopping point (which a CPU's
+    last bits move): two fits of one law whose constants differ by far less than their error write
+    one text, which still explains the records as well; a law that explains the records keeps the
+    digits they fix (here 11 of the gravitational constant's)."""
+    from etc_fast.policies.symbolic._systems import evidenced_literals
+
+    so = _system_obs()
+    names = get_task("m0_gravity", "easy", "v0").variable_names
+    wrong = calibrate(parse("C*mass1*mass2/distance**2 + D", names), "m0_gravity", "simple_system", so.requests, so.series)
+    c, d = (float(v) for v, n in zip(wrong.program.consts, wrong.program.const_names) if n)
+    texts = {evidenced_literals(f"{c * f!r}*mass1*mass2/distance**2 + {d / f!r}", names, so, wrong.rms)
+             for f in (1.0, 1 + 1e-9, 1 - 2e-9)}
+    assert len(texts) == 1
+    (text,) = texts
+    assert len(text) < len(f"{c!r}*mass1*mass2/distance**2 + {d!r}") - 10  # digits were dropped
+    rounded = calibrate(parse(text, names), "m0_gravity", "simple_system", so.requests, so.series)
+    assert rounded.rms <= 1.5 * wrong.rms
+    exact = calibrate(parse("C*mass1*mass2/distance**1.5", names), "m0_gravity", "simple_system", so.requests, so.series)
+    (g,) = [float(v) for v, n in zip(exact.program.consts, exact.program.const_names) if n]
+    kept = evidenced_literals(f"{g!r}*mass1*mass2/distance**1.5", names, so, exact.rms)
+    assert kept.startswith(f"{g:.11g}*") and float(kept.split("*")[0]) == pytest.approx(g, rel=1e-10)
+
+
+def test_a_law_reached_by_two_families_is_submitted_in_one_text():
+    """The Fermi form and the logistic one with unit constants are one law; SymPy's canonical
+    order writes both alike. SymPy's own constants (E, pi) are never read back as free constants."""
+    from etc_fast.policies.symbolic._policy import system_source
+
+    names = ["omega", "T"]
+    a = system_source("1/(exp(1.0512999999995898e-14*omega/T) + 1)", names)
+    b = system_source("1/(1 + 1*exp(1.0512999999981631e-14*omega/T))", names)
+    assert a == b and "1.0513e-14" in a
+    assert system_source("q*omega**1*T**-1 + 0", ["q", "omega", "T"]) == system_source("omega*q/T", ["q", "omega", "T"])
+    src = system_source("exp(1)*omega", names)
+    ns: dict = {}
+    exec(src, ns)  # noqa: S102 - our own generated source
+    assert ns["discovered_law"](2.0, 1.0) == pytest.approx(2 * np.e, rel=1e-12)

@@ -545,14 +545,15 @@ class SymbolicPolicy:
         res, ranked = self._system_search(obs, False)
         return res, ranked, None
 
-    def _system_law(self, res: SearchResult | None, ranked: list) -> tuple[str | None, str]:
-        from etc_fast.expr import parse
+    def _system_law(self, obs: Observation, res: SearchResult | None, ranked: list) -> tuple[str | None, str]:
+
+        from etc_fast.policies.symbolic._systems import evidenced_literals
 
         names = [d.name for d in self._domains]
         for text, err, _, _ in ranked:
             try:
-                return parse(snap_literals(text), names).to_source(), f"{text} (error {err:.2e})"
-            except Exception:  # noqa: BLE001, S112 - an expression the language cannot write is skipped
+                return system_source(evidenced_literals(text, names, obs.system, err), names), f"{text} (error {err:.2e})"
+            except ValueError:  # noqa: S112 - an expression the language cannot write (ExprError) is skipped
                 continue
         return None, ""
 
@@ -610,7 +611,7 @@ class SymbolicPolicy:
             res, ranked, ask = self._system_decision(obs, "analysis" in obs.allowed and obs.turns_left > 0)
             if ask is not None:
                 return ask
-            src, why = self._system_law(res, ranked)
+            src, why = self._system_law(obs, res, ranked)
             if src is not None and (self._system_confident(res, ranked, len(obs.system.requests)) and not obs.noisy or obs.turns_left == 0):
                 return Action(kind="draft", source=src, raw=f"draft: {why}")
             hyps = self._system_committee(ranked, res)
@@ -619,7 +620,7 @@ class SymbolicPolicy:
             res, ranked, ask = self._system_decision(obs, "analysis" in obs.allowed and obs.turns_left > 0)
             if ask is not None:
                 return ask
-            src, why = self._system_law(res, ranked)
+            src, why = self._system_law(obs, res, ranked)
             if src is None:
                 src, why = (obs.draft, "draft kept") if obs.draft else (fallback, "no candidate; product of inputs")
             return Action(kind="final", source=src, raw=f"final: {why}")
@@ -631,7 +632,7 @@ class SymbolicPolicy:
             res, ranked, ask = self._system_decision(obs, "analysis" in obs.allowed)
             if ask is not None:
                 return ask
-        src, why = self._system_law(res, ranked)
+        src, why = self._system_law(obs, res, ranked)
         if src is not None and (not can_measure or self._system_confident(res, ranked, len(obs.system.requests))):
             return Action(kind="final", source=src, raw=f"final: {why}")
         if can_measure:
@@ -650,6 +651,31 @@ def snap_literals(text: str, digits: int = LAW_DIGITS) -> str:
     equation tier writes its fitted constants): a submitted system law then carries no digits
     that only a CPU's last bits chose."""
     return _LITERAL.sub(lambda m: format(float(m.group(0)), f".{digits}g"), text)
+
+
+def system_source(text: str, names: list[str], digits: int = LAW_DIGITS) -> str:
+    """The submitted source of a system law: its literals written to ``digits``, then in
+    one canonical form (SymPy's ordering of sums and products, unit factors dropped), so one law
+    reached by two families (``1/(exp(s) + 1)`` and ``1/(1 + 1*exp(s))``) has one text. A law the
+    canonical form cannot carry back into the expression language is written as it is.
+    """
+    import sympy as sp
+
+    from etc_fast.expr import parse
+
+    snapped = snap_literals(text, digits)
+    plain = parse(snapped, names)
+    try:
+        expr = sp.sympify(snapped, locals={n: sp.Symbol(n) for n in names})
+        # SymPy's own constants (E, pi, I, zoo) would read back as free nuisance constants
+        if expr.atoms(sp.NumberSymbol) or expr.has(sp.I, sp.zoo, sp.oo, -sp.oo, sp.nan):
+            return plain.to_source()
+        canon = parse(snap_literals(str(expr), digits), names)
+    except Exception:  # noqa: BLE001 - SymPy's text that the language cannot read: the law as written
+        return plain.to_source()
+    if {n for n in canon.const_names if n} != {n for n in plain.const_names if n}:
+        return plain.to_source()
+    return canon.to_source()
 
 
 def _system_search_key(full: bool, noisy: bool, output_unit: str | None, domains: list[VariableDomain], so: Any,

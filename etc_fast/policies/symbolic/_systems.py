@@ -144,6 +144,60 @@ def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: floa
 
 #: Relative misfit a reading of 7 printed digits cannot resolve: a term below it is not seen.
 UNSEEN = 1e-6
+#: Significant digits a submitted law's fitted literal keeps, at least and at most (:func:`evidenced_literals`).
+EVIDENCE_DIGITS = (3, 12)
+#: A law whose literals are rounded may misfit the records by this factor more than before (and by
+#: UNSEEN at least); past it, one more digit each is tried, up to EVIDENCE_TRIES times.
+EVIDENCE_RMS_FACTOR = 1.5
+EVIDENCE_TRIES = 3
+
+
+def evidenced_literals(text: str, names: tuple[str, ...] | list[str], so: Any, rms: float) -> str:
+    """``text`` with each fitted literal (exponents too) written to the digits the records determine.
+
+    A literal's standard error on the records (:func:`etc_fast.systems.constant_errors` at the
+    law's misfit ``rms``) says how many of its digits the records fix; the digits after that are the
+    optimizer's stopping point, which a CPU's last bits move. Each literal keeps two digits beyond
+    its error's first (``2 + ceil(-log10(se))``, within :data:`EVIDENCE_DIGITS`). The rounded law
+    must still explain the records within ``EVIDENCE_RMS_FACTOR * max(rms, UNSEEN)``; otherwise
+    one more digit each is tried, and after :data:`EVIDENCE_TRIES` the law is written as it is.
+    """
+    from etc_fast.expr import Program, parse
+    from etc_fast.systems import calibrate, constant_errors
+
+    prog = parse(text, list(names))
+    cn = list(prog.const_names)
+    idx = [i for i, (n, v) in enumerate(zip(cn, prog.consts.tolist())) if n is None and _fitted_literal(v)]
+    if not idx or any(n is not None and n not in ("pi", "e") for n in cn) or not math.isfinite(rms):
+        return text
+    for j, i in enumerate(idx):
+        cn[i] = f"lit{j}"
+    freed = Program.build(prog.variables, prog.ops, prog.args, prog.consts, prog.const_is_exponent, cn)
+    reqs, series = list(so.requests), np.asarray(so.series)
+    try:
+        se = constant_errors(freed, so.module, so.system, reqs, series, max(rms, 1e-300))
+    except Exception:  # noqa: BLE001 - a law the simulator cannot run is kept as written (as in simulated_rank)
+        return text
+    lo, hi = EVIDENCE_DIGITS
+    with np.errstate(all="ignore"):
+        base = np.where(np.isfinite(se) & (se > 0), 2 + np.ceil(-np.log10(se)), hi)
+    base = np.clip(base, lo, hi).astype(int)
+    limit = EVIDENCE_RMS_FACTOR * max(rms, UNSEEN)
+    for extra in range(EVIDENCE_TRIES):
+        digits = np.minimum(base + extra, hi)
+        consts = prog.consts.copy()
+        for d, i in zip(digits.tolist(), idx):
+            consts[i] = float(f"{consts[i]:.{d}g}")
+        rounded = Program.build(prog.variables, prog.ops, prog.args, consts, prog.const_is_exponent, prog.const_names)
+        if np.array_equal(consts, prog.consts):
+            return text
+        try:
+            r = calibrate(rounded, so.module, so.system, reqs, series).rms
+        except Exception:  # noqa: BLE001 - a law the simulator cannot run is kept as written
+            return text
+        if math.isfinite(r) and r <= limit:
+            return rounded.text
+    return text
 #: Most sums of one law whose terms are tried dropped.
 MAX_SUMS = 3
 
