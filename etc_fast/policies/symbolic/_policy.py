@@ -545,17 +545,27 @@ class SymbolicPolicy:
         res, ranked = self._system_search(obs, False)
         return res, ranked, None
 
-    def _system_law(self, obs: Observation, res: SearchResult | None, ranked: list) -> tuple[str | None, str]:
-
-        from etc_fast.policies.symbolic._systems import evidenced_literals
+    def _system_law(self, ranked: list) -> tuple[tuple[str, float] | None, str]:
+        """The best ranked law the expression language can write, as ``(text, records misfit)``."""
+        from etc_fast.expr import parse
 
         names = [d.name for d in self._domains]
         for text, err, _, _ in ranked:
             try:
-                return system_source(evidenced_literals(text, names, obs.system, err), names), f"{text} (error {err:.2e})"
+                parse(snap_literals(text), names)
             except ValueError:  # noqa: S112 - an expression the language cannot write (ExprError) is skipped
                 continue
+            return (text, err), f"{text} (error {err:.2e})"
         return None, ""
+
+    def _system_source(self, obs: Observation, law: tuple[str, float]) -> str:
+        """The submitted source of ``law``: its literals to the digits the records determine, in
+        one canonical text (built only for a law that is sent: it costs a forward-model call)."""
+        from etc_fast.policies.symbolic._systems import evidenced_literals
+
+        names = [d.name for d in self._domains]
+        text, err = law
+        return system_source(evidenced_literals(text, names, obs.system, err), names)
 
     def _system_confident(self, res: SearchResult | None, ranked: list, n: int) -> bool:
         """The best law explains the data to its floor and no simpler rival comes close."""
@@ -611,18 +621,19 @@ class SymbolicPolicy:
             res, ranked, ask = self._system_decision(obs, "analysis" in obs.allowed and obs.turns_left > 0)
             if ask is not None:
                 return ask
-            src, why = self._system_law(obs, res, ranked)
-            if src is not None and (self._system_confident(res, ranked, len(obs.system.requests)) and not obs.noisy or obs.turns_left == 0):
-                return Action(kind="draft", source=src, raw=f"draft: {why}")
+            law, why = self._system_law(ranked)
+            if law is not None and (self._system_confident(res, ranked, len(obs.system.requests)) and not obs.noisy or obs.turns_left == 0):
+                return Action(kind="draft", source=self._system_source(obs, law), raw=f"draft: {why}")
             hyps = self._system_committee(ranked, res)
             return Action(kind="committee", hypotheses=hyps, raw=f"committee of {len(hyps)}")
         if obs.phase == "synthesis":
             res, ranked, ask = self._system_decision(obs, "analysis" in obs.allowed and obs.turns_left > 0)
             if ask is not None:
                 return ask
-            src, why = self._system_law(obs, res, ranked)
-            if src is None:
-                src, why = (obs.draft, "draft kept") if obs.draft else (fallback, "no candidate; product of inputs")
+            law, why = self._system_law(ranked)
+            if law is not None:
+                return Action(kind="final", source=self._system_source(obs, law), raw=f"final: {why}")
+            src, why = (obs.draft, "draft kept") if obs.draft else (fallback, "no candidate; product of inputs")
             return Action(kind="final", source=src, raw=f"final: {why}")
         # baseline / final
         left = obs.measurements_left
@@ -632,9 +643,9 @@ class SymbolicPolicy:
             res, ranked, ask = self._system_decision(obs, "analysis" in obs.allowed)
             if ask is not None:
                 return ask
-        src, why = self._system_law(obs, res, ranked)
-        if src is not None and (not can_measure or self._system_confident(res, ranked, len(obs.system.requests))):
-            return Action(kind="final", source=src, raw=f"final: {why}")
+        law, why = self._system_law(ranked)
+        if law is not None and (not can_measure or self._system_confident(res, ranked, len(obs.system.requests))):
+            return Action(kind="final", source=self._system_source(obs, law), raw=f"final: {why}")
         if can_measure:
             k = len(obs.system.spec.pool_controls)
             n = self.baseline_batch if self.baseline_batch is not None else (8 if k <= 2 else 4 * k)

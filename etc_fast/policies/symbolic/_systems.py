@@ -165,7 +165,10 @@ def evidenced_literals(text: str, names: tuple[str, ...] | list[str], so: Any, r
     from etc_fast.expr import Program, parse
     from etc_fast.systems import calibrate, constant_errors
 
-    prog = parse(text, list(names))
+    try:
+        prog = parse(text, list(names))
+    except ValueError:  # the expression language cannot read it unsnapped: written as it is
+        return text
     cn = list(prog.const_names)
     idx = [i for i, (n, v) in enumerate(zip(cn, prog.consts.tolist())) if n is None and _fitted_literal(v)]
     if not idx or any(n is not None and n not in ("pi", "e") for n in cn) or not math.isfinite(rms):
