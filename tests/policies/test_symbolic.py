@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from etc_fast.core import CONFIGURATIONS, Diagnostics, Observation, Policy
 from etc_fast.evaluate._structural import StructuralJudge
 from etc_fast.policies.symbolic import SymbolicPolicy, VariableDomain, is_confident, search
-from etc_fast.core import CONFIGURATIONS, Diagnostics, Observation, Policy
 from etc_fast.tasks import task_view
 from etc_fast.tasks._base import Task
 from tests._tasks import make_task
@@ -516,3 +516,26 @@ def test_system_law_literals_are_written_to_twelve_digits():
     assert snap_literals("x2**3 + .5*y1e") == "x2**3 + 0.5*y1e"
     assert snap_literals("1.000000000016159/(exp(1.0513000000249055e-14*w/T) + 1)") == \
         "1.00000000002/(exp(1.05130000002e-14*w/T) + 1)"
+
+
+def test_a_runner_up_that_is_the_same_law_does_not_block_confidence():
+    """Noiseless, a runner-up that is the best law itself (a fitted 1.00000000000004 where the
+    best has 1) is not a rival; a different law that fits as well is, and under noise nothing
+    changes (the gap decides there)."""
+    import dataclasses
+
+    task = make_task("t", "a*b/(a - b)", [("a", "log", 10, 100), ("b", "log", 1, 5)])
+    X, y = sobol_points(task, 12)
+    res = search(X, y, domains(task))
+    best = res.best
+    assert best.error <= res.exact_tol and is_confident(res)
+
+    def with_rival(expression: str, r=res):
+        rival = dataclasses.replace(best, expression=expression, error=4.6e-14, complexity=best.complexity + 1)
+        return dataclasses.replace(r, candidates=(best, rival), forms=r.forms[:2])
+
+    assert is_confident(with_rival(best.expression.replace("- b", "- 1.00000000000004*b")))
+    assert not is_confident(with_rival(best.expression.replace("- b", "- 1.0001*b")))
+    assert not is_confident(with_rival(f"({best.expression})*exp(1e-9*a)"))
+    noisy = dataclasses.replace(res, exact_tol=1e-3)
+    assert not is_confident(with_rival(best.expression.replace("- b", "- 1.00000000000004*b"), noisy))

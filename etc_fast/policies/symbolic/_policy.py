@@ -173,8 +173,34 @@ def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, comp
     limit = gap * max(best.error, 1e-14)
     for other in result.candidates[1:]:
         if other.error <= limit and other.complexity < best.complexity + complexity_gap:
+            if result.exact_tol <= 1e-12 and other.error <= result.exact_tol and same_law(best.expression, other.expression):
+                continue  # noiseless, both exact, and one function (do*f/(do - 1*f) beside do*f/(do - f))
             return False
     return True
+
+
+#: Significant digits to which two laws' constants are compared by :func:`same_law`.
+SAME_LAW_DIGITS = 9
+_FUNCTIONS = frozenset({"exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+                        "radians", "degrees", "abs"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def same_law(a: str, b: str) -> bool:
+    """Whether two search expressions are one function once their constants are written to
+    :data:`SAME_LAW_DIGITS` digits (SymPy, the constants as exact rationals: their difference
+    cancels to 0). Any text SymPy cannot read, or cannot decide, counts as a different law."""
+    import sympy as sp
+
+    names = {n for n in _NAME.findall(a + " " + b) if n not in _FUNCTIONS}
+    local = {n: sp.Symbol(n) for n in names}
+    local.update({"radians": lambda x: x * sp.pi / 180, "degrees": lambda x: x * 180 / sp.pi})
+    try:
+        ea, eb = (sp.parse_expr(snap_literals(t, SAME_LAW_DIGITS), local_dict=local) for t in (a, b))
+        ea, eb = (e.xreplace({f: sp.Rational(str(f)) for f in e.atoms(sp.Float)}) for e in (ea, eb))
+        return bool(sp.cancel(ea - eb) == 0)
+    except Exception:  # noqa: BLE001 - SymPy cannot read or decide it: not shown to be the same law
+        return False
 
 
 class SymbolicPolicy:
