@@ -37,13 +37,19 @@ KINDS = ("expoff", "logistic", "mobius")
 _CLIP = 10.0
 
 
-@njit(**JIT)
+@njit(**{**JIT, "error_model": "numpy"})  # a zero divisor gives inf/nan, as in NumPy's screen
 def _screen_errors(kind, y, NV, MV, li, g, mi):  # pragma: no cover - compiled
     B = li.shape[0]
     n = y.shape[0]
     k = 3 if kind == 2 else 2
     out = np.empty(B)
-    C = np.empty((n, 3))
+    C = np.empty((n, 3))  # the guess's weighted columns, scaled to unit norm in place
+    E = np.empty(n)  # exp(g N) of the guess, computed once for the columns and the prediction
+    w = np.empty(n)  # row weights 1 / |y| and targets sign(y), the same for every guess
+    t_y = np.empty(n)
+    for i in range(n):
+        w[i] = 1.0 / abs(y[i])
+        t_y[i] = y[i] / abs(y[i])
     G = np.empty((3, 3))
     r = np.empty(3)
     s = np.empty(3)
@@ -52,36 +58,37 @@ def _screen_errors(kind, y, NV, MV, li, g, mi):  # pragma: no cover - compiled
         a = li[b]
         c = mi[b]
         gb = g[b]
-        # weighted columns: the weight of row i is 1 / |y_i|, the target sign(y_i)
         for i in range(n):
-            w = 1.0 / abs(y[i])
             m = MV[c, i]
             e = np.exp(gb * NV[a, i])
-            C[i, 0] = m * w
+            E[i] = e
+            C[i, 0] = m * w[i]
             if kind == 0:
-                C[i, 1] = m * e * w
+                C[i, 1] = m * e * w[i]
             elif kind == 1:
-                C[i, 1] = -y[i] * e * w
+                C[i, 1] = -y[i] * e * w[i]
             else:
-                C[i, 1] = m * e * w
-                C[i, 2] = -y[i] * e * w
+                C[i, 1] = m * e * w[i]
+                C[i, 2] = -y[i] * e * w[i]
         for j in range(k):
             t = 0.0
             for i in range(n):
                 t += C[i, j] * C[i, j]
             t = np.sqrt(t)
             s[j] = t if t > 0.0 else 1.0
+            for i in range(n):
+                C[i, j] = C[i, j] / s[j]
         finite = True
         for j in range(k):
             t = 0.0
             for i in range(n):
-                t += (C[i, j] / s[j]) * (y[i] / abs(y[i]))
+                t += C[i, j] * t_y[i]
             r[j] = t
             finite = finite and np.isfinite(t)
             for h in range(k):
                 t = 0.0
                 for i in range(n):
-                    t += (C[i, j] / s[j]) * (C[i, h] / s[h])
+                    t += C[i, j] * C[i, h]
                 G[j, h] = t + (1e-13 if j == h else 0.0)
                 finite = finite and np.isfinite(G[j, h])
         if finite:
@@ -117,7 +124,7 @@ def _screen_errors(kind, y, NV, MV, li, g, mi):  # pragma: no cover - compiled
         acc = 0.0
         for i in range(n):
             m = MV[c, i]
-            e = np.exp(gb * NV[a, i])
+            e = E[i]
             if kind == 0:
                 pred = x[0] * m + x[1] * m * e
             elif kind == 1:

@@ -62,6 +62,23 @@ def test_non_finite_guess_scores_as_nowhere_finite():
     assert got[3] == pytest.approx(screen_errors_ref("expoff", y, NV, MV, li, g, mi)[3])
 
 
+@pytest.mark.parametrize("kind", ["expoff", "logistic"])
+def test_a_finite_exponential_whose_square_overflows_scores_as_numpy_does(kind):
+    """exp(g N) near 1e250 is finite, its column's squared norm is not: the column scales to 0 and
+    the guess is scored as the family without that term (NumPy's screen does the same). The
+    scaled columns are stored before they are multiplied, so fast-math cannot fold the two
+    quotients of a product into one quotient of two overflowing products (that scored such a
+    guess 10, as if nowhere finite)."""
+    _A, y, NV, MV, li, g, mi = _problem(0, LAWS[0])
+    g = g.copy()
+    g[:40] = 580.0 / NV[li[:40]].max(axis=1)  # the largest exp(g N) of each guess: about 1e252
+    got = screen_errors(kind, y, NV, MV, li[:40], g[:40], mi[:40])
+    with np.errstate(all="ignore"):
+        ref = screen_errors_ref(kind, y, NV, MV, li[:40], g[:40], mi[:40])
+    assert np.all(np.isfinite(ref)) and np.all(ref < 10.0)
+    np.testing.assert_allclose(got, ref, rtol=1e-9)
+
+
 def test_search_screen_uses_the_kernel_with_the_same_numbers():
     from etc_fast.policies.symbolic import _expfamilies as E
 

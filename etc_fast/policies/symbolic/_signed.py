@@ -122,22 +122,13 @@ def _count(axes: Sequence[Sequence[float]], n_logs: int) -> int:
     return total
 
 
-def _library(kinds: Sequence[str], max_size: int) -> np.ndarray:
+@functools.lru_cache(maxsize=64)
+def _library(kinds: tuple[str, ...], max_size: int) -> np.ndarray:
     """Exponent vectors over the signed view: the widest level whose size fits ``max_size``.
 
-    A function of ``kinds`` and ``max_size`` only, so it is built once per pair and shared (read-only).
+    A function of ``kinds`` and ``max_size`` only, so it is built once per pair and shared
+    (read-only).
     """
-    return _library_cached(tuple(kinds), int(max_size))
-
-
-@functools.lru_cache(maxsize=64)
-def _library_cached(kinds: tuple[str, ...], max_size: int) -> np.ndarray:
-    E = _library_build(kinds, max_size)
-    E.setflags(write=False)
-    return E
-
-
-def _library_build(kinds: Sequence[str], max_size: int) -> np.ndarray:
     plain = [j for j, k in enumerate(kinds) if k != "log"]
     logs = [j for j, k in enumerate(kinds) if k == "log"]
     m = len(kinds)
@@ -157,7 +148,9 @@ def _library_build(kinds: Sequence[str], max_size: int) -> np.ndarray:
             rows.append(r)
     E = np.array(rows, dtype=np.float64).reshape(-1, m)
     E = E[np.count_nonzero(E, axis=1) <= _MAX_ATOMS]
-    return E[:max_size] if len(E) > max_size else E
+    E = E[:max_size] if len(E) > max_size else E
+    E.setflags(write=False)
+    return E
 
 
 def _power_law_terms(kinds: Sequence[str], A: np.ndarray, z: np.ndarray, lim, count: int = 4) -> np.ndarray:
@@ -272,7 +265,7 @@ def _fit_signed(col, atoms, kinds, outer, z, lim, ratios) -> None:
     if n < 4:
         return
     ws = error_scale(zo, 1.0)
-    E = _library(kinds, lim.signed_library)
+    E = _library(tuple(kinds), int(lim.signed_library))
     E = np.vstack([E, _power_law_terms(kinds, Ao, zo, lim)])
     V = _values(Ao, E)
     good = np.all(np.isfinite(V), axis=0) & (np.max(np.abs(V), axis=0) < 1e150) & (np.max(np.abs(V), axis=0) > 0)
@@ -301,7 +294,7 @@ def _fit_signed(col, atoms, kinds, outer, z, lim, ratios) -> None:
 
     # ratios (numerator, then denominator terms; the denominator's constant is 1)
     if ratios and n >= 5:
-        Er = _library(kinds, max(1, min(lim.ratio_library, lim.signed_library // 3)))
+        Er = _library(tuple(kinds), int(max(1, min(lim.ratio_library, lim.signed_library // 3))))
         Vr = _values(Ao, Er)
         okr = np.all(np.isfinite(Vr), axis=0) & (np.max(np.abs(Vr), axis=0) < 1e150) & (np.max(np.abs(Vr), axis=0) > 0)
         Er, Vr = Er[okr], Vr[:, okr]
