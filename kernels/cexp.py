@@ -28,16 +28,18 @@ import numpy as np
 from numba import njit
 
 from kernels._checks import as_float_array
-from kernels._jit import JIT
+from kernels._jit import JIT, JitOptions
 
 __all__ = ["KINDS", "screen_errors"]
 
 #: Family names the kernel screens, by kind code.
 KINDS = ("expoff", "logistic", "mobius")
 _CLIP = 10.0
+#: A zero divisor gives inf/nan, as in NumPy's screen (no ZeroDivisionError).
+_SCREEN_JIT: JitOptions = {**JIT, "error_model": "numpy"}
 
 
-@njit(**{**JIT, "error_model": "numpy"})  # a zero divisor gives inf/nan, as in NumPy's screen
+@njit(**_SCREEN_JIT)
 def _screen_errors(kind, y, NV, MV, li, g, mi):  # pragma: no cover - compiled
     B = li.shape[0]
     n = y.shape[0]
