@@ -217,3 +217,31 @@ def test_a_synthesis_on_the_records_already_searched_does_not_search_again(monke
     assert len(all_searches) > len(searches) and set(all_searches) == set(searches)
     assert (with_memo.final_source, with_memo.measurements, with_memo.status) == (
         without.final_source, without.measurements, without.status)
+
+
+def test_a_reading_that_hides_the_laws_sign_is_refitted_with_the_sign_flipped():
+    """A kinetic-energy record does not show a constant force's sign, so a derived table can carry
+    the wrong one; a refit keeps each constant's sign, so only the negated candidate can explain
+    the records. A made-up repulsive law on the charge apparatus."""
+    from etc_fast.policies.symbolic._systems import _flipped_reading
+    from etc_fast.systems._planning import calibrate
+
+    def law(q1, q2, distance):
+        return 3.0 * q1 * q2 / distance**2 + q2**2 / distance
+
+    module, system = "m1_coulomb_force", "complex_system"
+    names = ("q1", "q2", "distance")
+    reqs, _, series = _records(module, system, law, 10)
+    obs = _Obs(module, system, reqs, series)
+    wrong = "-2.91234*q1*q2/distance**2 - 1.09876*q2**2/distance"  # fitted-looking literals
+    rms_wrong = calibrate(parse(wrong, names), module, system, reqs, series).rms
+    assert rms_wrong > 1e-2
+    text, rms = _flipped_reading(wrong, names, obs, reqs, series, wrong, rms_wrong)
+    assert rms < 1e-5
+    truth = parse("3*q1*q2/distance**2 + q2**2/distance", names)
+    X = np.array([[r["q1"], r["q2"], r["distance"]] for r in reqs])
+    assert np.allclose(parse(text, names).evaluate(X), truth.evaluate(X), rtol=1e-6)
+    # a candidate with the right sign is not replaced by its negation
+    right = "2.91234*q1*q2/distance**2 + 1.09876*q2**2/distance"
+    good = calibrate(parse(right, names), module, system, reqs, series, max_nfev=60)
+    assert _flipped_reading(right, names, obs, reqs, series, right, good.rms) == (right, good.rms)

@@ -242,13 +242,44 @@ def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series:
         expr, rms, text = best
 
 
+#: A candidate whose best reading misfits the records by more than this many times the table's
+#: tolerance is also read with its sign flipped (:func:`_flipped_reading`).
+FLIP_ABOVE = 3.0
+
+
+def _flipped_reading(expression: str, names: tuple[str, ...], so: Any, reqs: list, series: np.ndarray,
+                     best_text: str, best_rms: float) -> tuple[str, float]:
+    """The candidate negated, its fitted literals refitted through the simulator, where that
+    explains the records better than ``best_text`` (by more than a factor 1.5).
+
+    A derived table's sign is a constant law's reading of each record: where the reading hides the
+    law's sign (an energy, a magnitude, an angle that a constant law reproduces either way), the
+    table can carry the opposite sign, and a refit cannot cross zero (``calibrate`` keeps each
+    constant's sign). Returns ``(text, rms)``: the better of the two readings.
+    """
+    from etc_fast.expr import parse
+    from etc_fast.systems import calibrate
+
+    try:
+        freed, idx = free_literals(parse(f"-({expression})", names))
+        if not idx:
+            return best_text, best_rms
+        ref = calibrate(freed, so.module, so.system, reqs, series, max_nfev=60)
+    except Exception:  # noqa: BLE001 - a reading the simulator cannot run is not taken
+        return best_text, best_rms
+    if math.isfinite(ref.rms) and 1.5 * ref.rms + 1e-9 < best_rms:
+        return fixed_literals(ref.program, idx).text, float(ref.rms)
+    return best_text, best_rms
+
+
 def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int = 6) -> list[tuple[Candidate, str, float]]:
     """The search's best candidates refitted and ranked through the public forward model.
 
-    Three readings of each candidate are simulated against the records: as it is; with its own
+    The readings of each candidate are simulated against the records: as it is; with its own
     fitted constants refitted through the simulator (the table's values are effective ones, off
-    where the law's inputs change during a record); with a free scale ``K`` (``calibrate``). A
-    reading with more freedom is kept only when it improves the records' misfit by more than a
+    where the law's inputs change during a record), and where that still misfits the records by
+    more than ``FLIP_ABOVE`` times the table's tolerance, negated and refitted
+    (:func:`_flipped_reading`); with a free scale ``K`` (``calibrate``). A reading with more freedom is kept only when it improves the records' misfit by more than a
     factor 1.5 over the simpler one; the rank is the search's score with the table error replaced by
     the records' rms misfit. Returns ``(candidate, expression, rms)``, best first.
     """
@@ -257,6 +288,9 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
 
     so = obs.system
     reqs, series = list(so.requests), np.asarray(so.series)
+    # the laws that explain the records about as well as the best (an apparatus with random draws
+    # has a misfit floor of its own) are simplified where the records allow
+    floor = max(res.tol, 1e-9)
     out = []
     for cand in res.candidates[:top]:
         try:
@@ -273,6 +307,8 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
                     best_text, best_rms = fixed_literals(ref.program, idx).text, float(ref.rms)
             except Exception:  # noqa: BLE001
                 pass
+            if best_rms > FLIP_ABOVE * floor:
+                best_text, best_rms = _flipped_reading(cand.expression, names, so, reqs, series, best_text, best_rms)
         try:
             cal = calibrate(parse(f"K * ({best_text})", names), so.module, so.system, reqs, series, max_nfev=40)
         except Exception:  # noqa: BLE001
@@ -282,9 +318,6 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
             best_text, best_rms = f"({k!r}) * ({best_text})", float(cal.rms)
         if math.isfinite(best_rms):
             out.append((cand, best_text, best_rms))
-    # the laws that explain the records about as well as the best (an apparatus with random draws
-    # has a misfit floor of its own) are simplified where the records allow
-    floor = max(res.tol, 1e-9)
 
     def score(t: tuple[Candidate, str, float]) -> float:
         return math.log10(max(t[2], floor)) + COMPLEXITY_WEIGHT * t[0].complexity
