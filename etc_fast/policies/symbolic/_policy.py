@@ -526,6 +526,7 @@ class SymbolicPolicy:
 
     def _system_search_on(self, obs: Observation, table: Any, full: bool) -> tuple[SearchResult | None, list]:
         from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT, SCORE_DIGITS
+        from etc_fast.policies.symbolic._simscan import SCAN_ABOVE, exp_scan, monomial_scan
         from etc_fast.policies.symbolic._systems import power_law_candidates, simulated_rank, table_noise, usable_rows
 
         rows = usable_rows(table, len(self._domains))
@@ -544,6 +545,12 @@ class SymbolicPolicy:
             floor = ASSUMED_NOISE if obs.noisy else 1e-6
             ranked = [(text, rms, cand.complexity, floor) for cand, text, rms in simulated_rank(res, obs, names)]
             ranked += [(e, r, c, floor) for e, r, c in power_law_candidates(obs, table, rows)]
+            # where nothing read from the table explains the records, the simulator is asked
+            # directly: monomial forms first, then exponential ones (docs/systems.md)
+            for scan in (lambda: monomial_scan(obs, self._domains, self._output_unit), lambda: exp_scan(obs, self._domains)):
+                if min((r for _, r, _, _ in ranked), default=math.inf) <= SCAN_ABOVE * floor:
+                    break
+                ranked += [(e, r, c, floor) for e, r, c in scan()]
         else:
             ranked = [(c.expression, c.error, c.complexity, res.tol) for c in res.candidates]
         # scores snapped as the search ranks them (SCORE_DIGITS), ties in the order found

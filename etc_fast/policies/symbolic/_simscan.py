@@ -1,0 +1,362 @@
+"""Law forms scanned through the simulator: the laws a derived table cannot show (docs/systems.md).
+
+A derived law table (:mod:`etc_fast.systems._derive`) reads each record as if one constant law
+value produced it. Where an apparatus calls the law more than once with different inputs (a second
+interface fed the first one's angle, two polarizer stages, a ratio of two samples), no constant
+reproduces the record and the table's rows are not law samples, so the grammar search on them finds
+nothing that explains the records.
+
+:func:`monomial_scan` asks the simulator directly. It simulates the forms ``outer(K * M)`` for
+every outer transform of the grammar that takes a monomial and every monomial ``M`` of the
+grammar's atoms (each input; sine and cosine of an angle) with exponents on a small grid, at a grid
+of factors ``K``, and keeps the forms that reproduce the records best. Those are refitted through
+the simulator (``calibrate``: ``K`` and every exponent free), and their exponents are snapped to
+halves where the records allow it. Every count is fixed (grid sizes, :data:`SCAN_CELLS`,
+:data:`SCAN_REFINE`), so the result depends only on the records.
+
+The policy runs it only where none of its ranked laws explains the records (``SCAN_ABOVE`` times
+the floor), so a trial whose table works is not touched. Nothing here names a module or reads the
+hidden law.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from etc_fast.policies.symbolic._grammar import OUTERS, Atom, VariableDomain, exponent_cost, make_atoms
+from etc_fast.policies.symbolic._systems import UNSEEN
+
+__all__ = ["SCAN_ABOVE", "exp_scan", "monomial_scan"]
+
+#: The scan runs when the best ranked law misfits the records by more than this many times the floor.
+SCAN_ABOVE = 10.0
+#: Exponent grids: an input, an angle input that also has trigonometric atoms, a sine or cosine.
+RAW_EXPONENTS = (-2.0, -1.0, 0.0, 1.0, 2.0)
+ANGLE_EXPONENTS = (0.0, 1.0)
+TRIG_EXPONENTS = (-1.0, 0.0, 1.0)
+#: The smaller grid used when the full one would pass :data:`SCAN_CELLS`.
+SMALL_RAW_EXPONENTS = (-1.0, 0.0, 1.0)
+#: Factors ``K`` of the scan: both signs, 1e-4 .. 1e4 in decades.
+SCAN_FACTORS = np.concatenate([-(10.0 ** np.arange(4.0, -4.01, -1.0)), 10.0 ** np.arange(-4.0, 4.01, 1.0)])
+#: Most simulated cells (programs x experiments x channels x times) of one scan.
+SCAN_CELLS = 40_000_000
+#: Programs simulated per forward-model call (bounds the memory of one call).
+SCAN_CHUNK = 4096
+#: Forms refitted through the simulator, best first.
+SCAN_REFINE = 6
+#: Exponents within SNAP_CLOSE of a multiple of SNAP_STEP are snapped to it where the snapped law
+#: (the other constants refitted) explains the records as well.
+SNAP_STEP = 0.5
+SNAP_CLOSE = 0.05
+#: A snapped law may misfit the records by this factor more than the refitted one (and by
+#: ``UNSEEN``, what 7 printed digits cannot resolve, at least).
+SNAP_FACTOR = 1.5
+
+
+def _fn(name: str) -> str:
+    return name
+
+
+def _grids(atoms: Sequence[Atom], small: bool) -> list[tuple[float, ...]]:
+    trig_vars = {a.var for a in atoms if a.kind in ("sin", "cos")}
+    out: list[tuple[float, ...]] = []
+    for a in atoms:
+        if a.kind in ("sin", "cos"):
+            out.append(TRIG_EXPONENTS)
+        elif a.var in trig_vars:
+            out.append(ANGLE_EXPONENTS)
+        else:
+            out.append(SMALL_RAW_EXPONENTS if small else RAW_EXPONENTS)
+    return out
+
+
+def _power(base: str, p: Any) -> str:
+    """``base**p``: ``p`` a number (1 is left out) or a constant's name."""
+    if isinstance(p, str):
+        return f"{base}**{p}"
+    return base if p == 1.0 else f"{base}**{float(p)!r}"
+
+
+def _monomial(atoms: Sequence[Atom], exps: Sequence[Any], factor: Any) -> str:
+    """``factor * prod atom**p`` (zero exponents left out; ``factor`` a number or a name)."""
+    parts = [factor if isinstance(factor, str) else repr(float(factor))]
+    parts += [_power(a.render(_fn), p) for a, p in zip(atoms, exps) if isinstance(p, str) or p != 0.0]
+    return "*".join(parts)
+
+
+class _Records:
+    """The records and the misfit of simulated ones (``calibrate``'s residuals, as rms per program)."""
+
+    def __init__(self, so: Any) -> None:
+        from etc_fast.systems._forward import controls_matrix
+        from etc_fast.systems._spec import spec
+
+        self.so = so
+        self.reqs = list(so.requests)
+        self.series = np.asarray(so.series, dtype=np.float64)
+        self.C = controls_matrix(spec(so.module, so.system), self.reqs)
+        self.mask = np.isfinite(self.series)
+        with np.errstate(all="ignore"):
+            typical = np.nanmedian(np.where(self.mask, np.abs(self.series), np.nan), axis=(0, 2), keepdims=True)
+        typical = np.where(np.isfinite(typical) & (typical > 0), typical, 1.0)
+        self.den = np.broadcast_to(np.abs(self.series) + 1e-3 * typical, self.series.shape)[self.mask]
+
+    @property
+    def cells(self) -> int:
+        return int(np.prod(self.series.shape))
+
+    def rms(self, program: Any, consts: np.ndarray) -> np.ndarray:
+        """float64[k]: the records' rms misfit of ``program`` at each row of ``consts``."""
+        from etc_fast.systems._forward import pack_family, predict
+        from etc_fast.systems._quiet import quiet
+
+        out = np.empty(len(consts))
+        for lo in range(0, len(consts), SCAN_CHUNK):
+            with quiet():
+                sims = predict(self.so.module, self.so.system, pack_family(program, consts[lo:lo + SCAN_CHUNK]), self.C)
+                r = (sims - self.series[None])[:, self.mask] / self.den
+                r = np.where(np.isfinite(r), r, 1e3)
+                out[lo:lo + SCAN_CHUNK] = np.sqrt(np.mean(r * r, axis=1)) if r.shape[1] else np.inf
+        return out
+
+    def text_rms(self, text: str, names: Sequence[str]) -> float:
+        """The misfit of ``text`` as written (no constant refitted); inf where it cannot run."""
+        from etc_fast.expr import parse
+
+        try:
+            prog = parse(text, list(names))
+        except ValueError:
+            return math.inf
+        r = float(self.rms(prog, prog.consts[None])[0])
+        return r if r < 1e3 else math.inf
+
+    def calibrated(self, text: str, names: Sequence[str], start: dict[str, float]) -> tuple[dict[str, float], float] | None:
+        """The named constants of ``text`` fitted through the simulator from ``start``, and the rms."""
+        from etc_fast.expr import Program, parse
+        from etc_fast.systems import calibrate
+
+        try:
+            prog = parse(text, list(names))
+        except ValueError:
+            return None
+        cn = list(prog.const_names)
+        consts = prog.consts.copy()
+        for k, v in start.items():
+            consts[cn.index(k)] = v
+        prog = Program.build(prog.variables, prog.ops, prog.args, consts, prog.const_is_exponent, prog.const_names)
+        try:
+            cal = calibrate(prog, self.so.module, self.so.system, self.reqs, self.series, max_nfev=60)
+        except Exception:  # noqa: BLE001 - a form the simulator cannot run is not a candidate
+            return None
+        if not math.isfinite(cal.rms):
+            return None
+        return {k: float(cal.program.consts[cn.index(k)]) for k in start}, float(cal.rms)
+
+
+def _short_values(v: float, factor: bool) -> list[float]:
+    """Shorter writings of a fitted ``v`` to try, simplest first: for a factor 1 and -1 (a factor
+    the records do not see, as in a ratio of two law values, is written as 1), then ``v`` to 3
+    significant digits."""
+    out = [1.0, -1.0] if factor else []
+    out.append(float(f"{v:.3g}"))
+    return [x for x in dict.fromkeys(out) if x != v]
+
+
+def _fit(build: Callable[[dict[str, Any]], str], start: dict[str, float], exponents: Sequence[str],
+         factors: Sequence[str], names: Sequence[str], recs: _Records) -> tuple[dict[str, float], float] | None:
+    """Every constant of a form refitted through the simulator from ``start``, then written simply.
+
+    ``build(values)`` writes the form (a value is a number or, to fit it, its own name). After the
+    refit, the exponents within :data:`SNAP_CLOSE` of a multiple of :data:`SNAP_STEP` are snapped
+    (the rest refitted), and then each constant is tried shorter (:func:`_short_values`); each step
+    is kept where the law still explains the records within ``SNAP_FACTOR * max(rms, UNSEEN)``.
+    """
+    fit = recs.calibrated(build({k: k for k in start}), names, start)
+    if fit is None:
+        return None
+    vals, r = fit
+    snapped = {k: float(np.round(vals[k] / SNAP_STEP) * SNAP_STEP) for k in exponents
+               if abs(vals[k] - np.round(vals[k] / SNAP_STEP) * SNAP_STEP) <= SNAP_CLOSE and vals[k] % SNAP_STEP != 0.0}
+    if snapped:
+        rest = {k: v for k, v in vals.items() if k not in snapped}
+        again = recs.calibrated(build({**snapped, **{k: k for k in rest}}), names, rest) if rest else None
+        if rest and again is not None and again[1] <= SNAP_FACTOR * max(r, UNSEEN):
+            vals, r = {**snapped, **again[0]}, again[1]
+        elif not rest:
+            r_s = recs.text_rms(build(snapped), names)
+            if r_s <= SNAP_FACTOR * max(r, UNSEEN):
+                vals, r = snapped, r_s
+    for k in list(vals):
+        for short in _short_values(vals[k], k in factors):
+            r_s = recs.text_rms(build({**vals, k: short}), names)
+            if r_s <= SNAP_FACTOR * max(r, UNSEEN):
+                vals, r = {**vals, k: short}, r_s
+                break
+    return vals, r
+
+
+def _scan(recs: _Records, program: Any, columns: list[int], rows: np.ndarray) -> np.ndarray:
+    """The records' misfit of ``program`` with its constants ``columns`` set to each row of ``rows``."""
+    consts = np.repeat(program.consts[None], len(rows), axis=0)
+    consts[:, columns] = rows
+    return recs.rms(program, consts)
+
+
+def _closed_form(so: Any) -> bool:
+    """Whether the apparatus is a closed form (no trajectory integrated). A trajectory calls the
+    law continuously along one path, so the derived table's effective inputs are law samples, and a
+    scan would pay an integration per program."""
+    from etc_fast.systems._registry import definition
+
+    return definition(so.module, so.system).kernel is None
+
+
+def _tag(names: Sequence[str]) -> str:
+    """A prefix for the scans' own constants that no law input's name starts with (an input may
+    be called ``q1`` or ``K``)."""
+    tag = "s"
+    while any(n.startswith(tag) for n in names):
+        tag += "s"
+    return tag
+
+
+def _columns(program: Any, keys: Sequence[str]) -> list[int]:
+    cn = list(program.const_names)
+    return [cn.index(k) for k in keys]
+
+
+def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str | None) -> list[tuple[str, float, float]]:
+    """The forms ``outer(K * M)`` that reproduce the records best, fitted through the simulator.
+
+    ``outer``: each transform of the grammar that takes a monomial (the angle ones in the output's
+    unit); ``M``: the grammar's atoms with exponents on :func:`_grids`; ``K`` on
+    :data:`SCAN_FACTORS`. Returns ``(expression, records rms misfit, complexity)`` of the best
+    :data:`SCAN_REFINE` forms after :func:`_fit`; empty where even the small grid would pass
+    :data:`SCAN_CELLS`.
+    """
+    from etc_fast.expr import parse
+
+    if not _closed_form(obs.system):
+        return []
+    recs = _Records(obs.system)
+    names = [d.name for d in domains]
+    atoms = [a for per in make_atoms(domains) for a in per]
+    if not recs.mask.any() or not atoms:
+        return []
+    outers = [o for o in OUTERS if o.allows_monomial and (output_unit == "deg" or not o.degrees_output)]
+    grid = None
+    for small in (False, True):
+        g = list(itertools.product(*_grids(atoms, small)))
+        if len(g) * len(SCAN_FACTORS) * len(outers) * recs.cells <= SCAN_CELLS:
+            grid = np.array(g, dtype=np.float64)
+            break
+    if grid is None:
+        return []
+    tag = _tag(names)
+    fk, pk = f"{tag}K", [f"{tag}p{j}" for j in range(len(atoms))]
+    keys = [fk, *pk]
+    scored = []
+    for oi, outer in enumerate(outers):
+        prog = parse(outer.render(_monomial(atoms, pk, fk), _fn), names)
+        rows = np.array([[k, *e] for e in grid for k in SCAN_FACTORS])
+        rms = _scan(recs, prog, _columns(prog, keys), rows).reshape(len(grid), len(SCAN_FACTORS))
+        best = np.argmin(rms, axis=1)  # the first of equals: a fixed order
+        scored += [(float(rms[gi, best[gi]]), oi, gi, float(SCAN_FACTORS[best[gi]])) for gi in range(len(grid))
+                   if rms[gi, best[gi]] < 1e3]
+    scored.sort(key=lambda t: (t[0], t[1], t[2]))
+    out = []
+    for _, oi, gi, K in scored[:SCAN_REFINE]:
+        outer, exps = outers[oi], grid[gi]
+        used = [j for j in range(len(atoms)) if exps[j] != 0.0]
+        sub = [atoms[j] for j in used]
+
+        def build(v: dict[str, Any], outer: Any = outer, used: list[int] = used, sub: list[Atom] = sub) -> str:
+            return outer.render(_monomial(sub, [v[pk[j]] for j in used], v[fk]), _fn)
+
+        start = {fk: K, **{pk[j]: float(exps[j]) for j in used}}
+        fit = _fit(build, start, [pk[j] for j in used], [fk], names, recs)
+        if fit is None:
+            continue
+        vals, r = fit
+        cx = outer.cost + 1.0 + sum(1.0 + atoms[j].cost + exponent_cost(vals[pk[j]]) for j in used if vals[pk[j]] != 0.0)
+        out.append((build(vals), r, cx))
+    return out
+
+
+#: The exponential scan ``K * M1 * exp(g * M2)``: prefactor exponents, argument exponents, most
+#: inputs in the argument, and the factor and rate grids (both signs, 1e-3 .. 1e3 in decades).
+EXP_PREFIX_EXPONENTS = (0.0, 1.0)
+EXP_ARG_EXPONENTS = (0.5, 1.0, 1.5, 2.0)
+EXP_ARG_INPUTS = 2
+EXP_GRID = np.concatenate([-(10.0 ** np.arange(3.0, -3.01, -1.0)), 10.0 ** np.arange(-3.0, 3.01, 1.0)])
+#: The complexity of the exponential and its rate.
+EXP_COST = 2.0
+#: Structures of the exponential scan refitted, best first (its grid of rates is coarse).
+EXP_REFINE = 24
+
+
+def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, float, float]]:
+    """The forms ``K * M1 * exp(g * M2)`` that reproduce the records best, fitted through the simulator.
+
+    ``M1`` is a product of the inputs (exponents 0 or 1), ``M2`` a monomial of one or two inputs
+    (exponents 0.5 to 2), ``K`` and ``g`` on :data:`EXP_GRID`. The best :data:`EXP_REFINE`
+    structures go through :func:`_fit`. Returns ``(expression, records rms misfit, complexity)``;
+    empty where the grid would pass :data:`SCAN_CELLS`.
+    """
+    from etc_fast.expr import parse
+
+    if not _closed_form(obs.system):
+        return []
+    recs = _Records(obs.system)
+    names = [d.name for d in domains]
+    atoms = [a for per in make_atoms(domains) for a in per if a.kind == "raw"]
+    d = len(atoms)
+    if not recs.mask.any() or not d:
+        return []
+    prefixes = list(itertools.product(EXP_PREFIX_EXPONENTS, repeat=d))
+    args: list[tuple[float, ...]] = []
+    for k in range(1, min(EXP_ARG_INPUTS, d) + 1):
+        for sub in itertools.combinations(range(d), k):
+            for es in itertools.product(EXP_ARG_EXPONENTS, repeat=k):
+                at = dict(zip(sub, es))
+                args.append(tuple(at.get(j, 0.0) for j in range(d)))
+    structures = [(p, q) for p in prefixes for q in args]
+    if len(structures) * len(EXP_GRID) ** 2 * recs.cells > SCAN_CELLS:
+        return []
+    tag = _tag(names)
+    fk, gk = f"{tag}K", f"{tag}g"
+    pk, qk = [f"{tag}p{j}" for j in range(d)], [f"{tag}q{j}" for j in range(d)]
+
+    def build(v: dict[str, Any], up: Sequence[int], uq: Sequence[int]) -> str:
+        head = _monomial([atoms[j] for j in up], [v[pk[j]] for j in up], v[fk])
+        arg = _monomial([atoms[j] for j in uq], [v[qk[j]] for j in uq], v[gk])
+        return f"{head}*exp({arg})"
+
+    everything = list(range(d))
+    prog = parse(build({k: k for k in [fk, gk, *pk, *qk]}, everything, everything), names)
+    rows = np.array([[K, g, *p, *q] for p, q in structures for g in EXP_GRID for K in EXP_GRID])
+    rms = _scan(recs, prog, _columns(prog, [fk, gk, *pk, *qk]), rows).reshape(len(structures), -1)
+    best = np.argmin(rms, axis=1)  # the first of equals: a fixed order
+    order = sorted(range(len(structures)), key=lambda i: (float(rms[i, best[i]]), i))
+    out = []
+    for i in order[:EXP_REFINE]:
+        if not rms[i, best[i]] < 1e3:
+            break
+        p, q = structures[i]
+        up, uq = [j for j in everything if p[j]], [j for j in everything if q[j]]
+        g, K = float(EXP_GRID[best[i] // len(EXP_GRID)]), float(EXP_GRID[best[i] % len(EXP_GRID)])
+        start = {fk: K, gk: g, **{pk[j]: p[j] for j in up}, **{qk[j]: q[j] for j in uq}}
+        fit = _fit(functools.partial(build, up=up, uq=uq), start, [pk[j] for j in up] + [qk[j] for j in uq],
+                   [fk], names, recs)
+        if fit is None:
+            continue
+        vals, r = fit
+        cx = 1.0 + EXP_COST + sum(1.0 + exponent_cost(vals[k]) for k in (*pk, *qk) if k in vals and vals[k] != 0.0)
+        out.append((build(vals, up, uq), r, cx))
+    return out
