@@ -245,3 +245,19 @@ def test_a_reading_that_hides_the_laws_sign_is_refitted_with_the_sign_flipped():
     right = "2.91234*q1*q2/distance**2 + 1.09876*q2**2/distance"
     good = calibrate(parse(right, names), module, system, reqs, series, max_nfev=60)
     assert _flipped_reading(right, names, obs, reqs, series, right, good.rms) == (right, good.rms)
+
+
+def test_the_offline_baselines_experiments_keep_a_count_control_an_integer():
+    """A control the pool does not vary goes out as the spec types it: NewtonBench's decay apparatus
+    refuses ``num_points=20.0`` (a float where numpy needs an int), which once made every one of
+    the offline baseline's experiments an error."""
+    from etc_fast.core import TrialSpec, get_configuration
+    from etc_fast.policies.symbolic import SymbolicPolicy
+    from etc_fast.protocol import run_trial
+
+    spec = TrialSpec(model="symbolic", config=get_configuration("baseline_c"), task="m5_radioactive_decay",
+                     difficulty="easy", system="simple_system")
+    rec = run_trial(spec, SymbolicPolicy(seed=0))
+    outs = rec.observations["outputs"]
+    assert outs and not any(isinstance(o, dict) and "error" in o for o in outs)
+    assert all(isinstance(r["num_points"], int) for r in rec.observations["requests"])

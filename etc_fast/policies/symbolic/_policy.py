@@ -530,28 +530,32 @@ class SymbolicPolicy:
         from etc_fast.policies.symbolic._systems import power_law_candidates, simulated_rank, table_noise, usable_rows
 
         rows = usable_rows(table, len(self._domains))
-        if rows.sum() < 2:
-            return None, []
-        noise = table_noise(table, rows, obs.noisy, ASSUMED_NOISE)
-        if full:
-            res = self._engine.search(table.X[rows], table.y[rows], self._domains, noise=noise,
-                                      time_limit_s=self.time_limit_s, limits=self.limits, output_unit=self._output_unit)
-        else:
-            res = search(table.X[rows], table.y[rows], self._domains, noise=noise, time_limit_s=self.time_limit_s,
-                         mode="diagnostic", limits=self.limits, output_unit=self._output_unit)
-        self.last_search = res
         names = tuple(d.name for d in self._domains)
+        res: SearchResult | None = None
+        ranked: list = []
+        if rows.sum() < 2 and not full:
+            return None, []
+        if rows.sum() >= 2:  # a table to search on (an apparatus that calls the law twice may leave none)
+            noise = table_noise(table, rows, obs.noisy, ASSUMED_NOISE)
+            if full:
+                res = self._engine.search(table.X[rows], table.y[rows], self._domains, noise=noise,
+                                          time_limit_s=self.time_limit_s, limits=self.limits, output_unit=self._output_unit)
+            else:
+                res = search(table.X[rows], table.y[rows], self._domains, noise=noise, time_limit_s=self.time_limit_s,
+                             mode="diagnostic", limits=self.limits, output_unit=self._output_unit)
+            self.last_search = res
         if full:
             floor = ASSUMED_NOISE if obs.noisy else 1e-6
-            ranked = [(text, rms, cand.complexity, floor) for cand, text, rms in simulated_rank(res, obs, names)]
-            ranked += [(e, r, c, floor) for e, r, c in power_law_candidates(obs, table, rows)]
+            if res is not None:
+                ranked = [(text, rms, cand.complexity, floor) for cand, text, rms in simulated_rank(res, obs, names)]
+                ranked += [(e, r, c, floor) for e, r, c in power_law_candidates(obs, table, rows)]
             # where nothing read from the table explains the records, the simulator is asked
             # directly: monomial forms first, then exponential ones (docs/systems.md)
             for scan in (lambda: monomial_scan(obs, self._domains, self._output_unit), lambda: exp_scan(obs, self._domains)):
                 if min((r for _, r, _, _ in ranked), default=math.inf) <= SCAN_ABOVE * floor:
                     break
                 ranked += [(e, r, c, floor) for e, r, c in scan()]
-        else:
+        elif res is not None:
             ranked = [(c.expression, c.error, c.complexity, res.tol) for c in res.candidates]
         # scores snapped as the search ranks them (SCORE_DIGITS), ties in the order found
         ranked.sort(key=lambda t: round(math.log10(max(t[1], t[3], 1e-300)) + COMPLEXITY_WEIGHT * t[2], SCORE_DIGITS))
@@ -641,9 +645,9 @@ class SymbolicPolicy:
                 arr = np.array([u[j]])
                 v = c.low if c.high == c.low else (log_uniform(arr, c.low, c.high) if c.scale == "log" else linear_uniform(arr, c.low, c.high))[0]
                 p[c.key] = float(v)
-            for c in sp.controls:
+            for c in sp.controls:  # the others at the pool's value, as the spec types it (a count stays an int)
                 if c.key not in p and c.pool_value is not None:
-                    p[c.key] = float(c.pool_value)
+                    p[c.key] = c.pool_value
             pts.append(p)
         return tuple(pts)
 
