@@ -89,3 +89,49 @@ def test_noisy_planner_explores_until_its_last_turn():
                    noisy=noise_flag)
         pol.begin("explore", task_view(task), CONFIGURATIONS["variance_n"], 0)
         assert pol.act(obs).kind == want, (noise_flag, turns_left)
+
+
+def test_simpler_exponents():
+    from etc_fast.policies.symbolic._simplify import simpler_exponents
+
+    assert simpler_exponents(1.4937)[0] == 1.5
+    assert simpler_exponents(0.9568)[0] == 1.0
+    assert simpler_exponents(-0.97)[0] == -1.0
+    assert simpler_exponents(1.25) == [1.0, 1.5]  # cheaper values only, integers before halves
+    for p in (1.0, 2.0, 1.5, 0.0, float("nan")):  # cheapest within the window already, zero, undefined
+        assert simpler_exponents(p) == []
+    assert all(v > 0 for v in simpler_exponents(0.1))  # never 0, never the other sign
+
+
+def _fitted_form(law, variables, n=16):
+    """A search's best form for a made-up law (noiseless), with its view's atom matrix."""
+    task = make_task("t", law, variables)
+    X, y = sobol_points(task, n)
+    res = search(X, y, domains(task), noise=0.0)
+    form = res.forms[0]
+    A = np.column_stack([a.values(X) for a in form.atoms])
+    return task, form, A, y
+
+
+@pytest.mark.parametrize("level, snapped", [(0.01, True), (1e-5, False)])
+def test_noisy_exponent_snaps_only_where_the_data_cannot_tell(level, snapped):
+    """``a**1.4937`` fitted to data of ``a**1.5``: at 1% noise the F-test takes the simpler exponent and
+    refits the constant; at 0.001% noise the records tell 1.4937 from 1.5 for a law of ``a**1.4937``."""
+    import dataclasses
+
+    from etc_fast.policies.symbolic._forms import predict
+    from etc_fast.policies.symbolic._simplify import simplify_exponents
+
+    task, form, A, _y = _fitted_form("2.7*a**1.5/b**0.5", [("a", "log", 0.5, 20), ("b", "log", 0.1, 10)])
+    j = next(k for k, p in enumerate(form.exps[0]) if p == 1.5)
+    bent = dataclasses.replace(form, exps=(tuple(1.4937 if k == j else p for k, p in enumerate(form.exps[0])),))
+    truth = form if snapped else bent
+    y = noisy(predict(truth, A), level, seed=3)
+    out = simplify_exponents(bent, A, y, n_params=3)
+    if snapped:
+        assert out is not None and out[1] == 1
+        assert out[0].exps == form.exps
+        assert out[0].params[0] == pytest.approx(2.7, rel=0.02)
+    else:
+        assert out is None
+

@@ -261,3 +261,34 @@ def test_the_offline_baselines_experiments_keep_a_count_control_an_integer():
     outs = rec.observations["outputs"]
     assert outs and not any(isinstance(o, dict) and "error" in o for o in outs)
     assert all(isinstance(r["num_points"], int) for r in rec.observations["requests"])
+
+
+@pytest.mark.parametrize("system", ["vanilla_equation", "complex_system"])
+def test_the_exponent_snapping_knob_reaches_every_search_of_both_tiers(monkeypatch, system):
+    """``symbolic: {snap_exponents: true}`` sets the exponent step's count in every search a noisy
+    trial runs, on an equation and on a system alike; off by default; a non-boolean is refused."""
+    import etc_fast.policies.symbolic._incremental as I
+    import etc_fast.policies.symbolic._policy as P
+    from etc_fast.policies import create_policy
+    from etc_fast.policies.symbolic._search import SearchLimits
+    from etc_fast.protocol import TrialSpec, get_configuration, run_trial
+
+    assert SearchLimits().exponent_simplify_top == 0
+    with pytest.raises(ValueError, match="snap_exponents"):
+        create_policy("symbolic", snap_exponents="yes")
+    seen = []
+    real = P.search
+
+    def counted(X, y, domains, **kw):
+        seen.append((kw.get("limits") or SearchLimits()).exponent_simplify_top)
+        return real(X, y, domains, **kw)
+
+    monkeypatch.setattr(P, "search", counted)
+    monkeypatch.setattr(I, "search", counted)
+    spec = TrialSpec(model="symbolic", config=get_configuration("variance_c"), task="m2_magnetic_force",
+                     difficulty="medium", system=system, noise=0.01)
+    rec = run_trial(spec, create_policy("symbolic", snap_exponents=True))
+    assert rec.status == "completed" and seen and set(seen) == {SearchLimits().simplify_top}
+    seen.clear()
+    run_trial(spec, create_policy("symbolic"))
+    assert seen and set(seen) == {0}

@@ -21,7 +21,8 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["VariableDomain", "angle_unit_of", "Atom", "Outer", "OUTERS", "make_atoms", "exponent_options", "exponent_cost", "format_exponent"]
+__all__ = ["VariableDomain", "angle_unit_of", "Atom", "Outer", "OUTERS", "make_atoms", "exponent_options", "exponent_cost",
+           "simple_exponent_values", "format_exponent"]
 
 _TWO_PI = 2.0 * math.pi
 
@@ -160,6 +161,11 @@ def _build_simple_exponents() -> list[tuple[float, float]]:
 _SIMPLE = _build_simple_exponents()
 _SIMPLE_V = np.array([v for v, _ in _SIMPLE])
 _SIMPLE_C = np.array([c for _, c in _SIMPLE])
+
+
+def simple_exponent_values() -> list[tuple[float, float]]:
+    """``(value, cost)`` of every exponent the grammar writes without a fitted digit (cost below 4)."""
+    return list(_SIMPLE)
 
 
 @functools.lru_cache(maxsize=4096)

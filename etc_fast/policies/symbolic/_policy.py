@@ -46,6 +46,7 @@ and its small edits. So a
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import warnings
@@ -218,6 +219,9 @@ class SymbolicPolicy:
         baseline_batch: Points per baseline experiment round (``None``: 8 for d <= 2, else 4 d).
         margin: Observations beyond the parameter count needed before drafting.
         limits: Count caps of the search (``None``: :class:`SearchLimits` defaults).
+        snap_exponents: On noisy data, also try the fitted exponents of the best laws at simpler
+            values under the F-test that fixes constants (``SearchLimits.exponent_simplify_top``
+            set to ``simplify_top``; docs/symbolic.md, "Noisy data"). Off by default.
 
     Attributes:
         last_search: The result of the latest search.
@@ -227,7 +231,7 @@ class SymbolicPolicy:
 
     def __init__(self, seed: int = 0, time_limit_s: float | None = DEFAULT_TIME_LIMIT_S, committee_size: int = 5,
                  baseline_batch: int | None = None, margin: int = 3, limits: SearchLimits | None = None,
-                 **removed: Any) -> None:
+                 snap_exponents: bool = False, **removed: Any) -> None:
         if "time_budget_s" in removed:
             raise ValueError("time_budget_s is gone: it silently shortened searches on a busy machine. The search "
                              "is bounded by counts (limits); time_limit_s is a wall-clock limit that fails the "
@@ -239,6 +243,11 @@ class SymbolicPolicy:
             raise ValueError(f"time_limit_s must be a positive number of seconds or null, got {time_limit_s!r}")
         if limits is not None and not isinstance(limits, SearchLimits):
             raise ValueError(f"limits must be a SearchLimits or None, got {type(limits).__name__}")
+        if not isinstance(snap_exponents, bool):
+            raise ValueError(f"snap_exponents must be true or false, got {snap_exponents!r}")
+        if snap_exponents:
+            base = limits if limits is not None else SearchLimits()
+            limits = dataclasses.replace(base, exponent_simplify_top=base.simplify_top)
         if not (isinstance(committee_size, int) and 2 <= committee_size <= 5):
             raise ValueError(f"committee_size must be an integer in 2..5, got {committee_size!r}")
         if baseline_batch is not None and not (isinstance(baseline_batch, int) and baseline_batch >= 1):

@@ -72,7 +72,7 @@ from etc_fast.policies.symbolic._grammar import (
 )
 from etc_fast.policies.symbolic._lsq import _best_third_columns, error_scale, refit_relative
 from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
-from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants
+from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants, simplify_exponents
 from kernels.programs import evaluate_programs
 
 __all__ = ["Candidate", "SearchLimits", "SearchResult", "SearchTimeLimit", "search", "relative_errors",
@@ -224,6 +224,9 @@ class SearchLimits:
         signed_pair_evals: Column pairs scored for the extra seeds of the signed family's triples.
         simplify_top: Best candidates whose constants are tried at simple numbers (noisy data only,
             :mod:`._simplify`).
+        exponent_simplify_top: Of those, the best whose fitted exponents are first tried at simpler
+            values (noisy data only, :func:`._simplify.simplify_exponents`); 0 (the default): none.
+            ``SymbolicPolicy(snap_exponents=True)`` sets it to ``simplify_top``.
         cexp_rates: Rates per sign on the screening grid of the compound-exponential families
             (:mod:`._expfamilies`).
         cexp_basins: Screened basins (rate minima) per compound family zoomed in on before ranking.
@@ -255,6 +258,7 @@ class SearchLimits:
     signed_library: int = 1500
     signed_pair_evals: int = 2000000
     simplify_top: int = 6
+    exponent_simplify_top: int = 0
     cexp_rates: int = 10
     cexp_basins: int = 24
     cexp_top: int = 4
@@ -263,11 +267,13 @@ class SearchLimits:
     cexp_snaps: int = 3
 
     def __post_init__(self) -> None:
+        may_be_zero = {"exponent_simplify_top"}  # a step that is off by default
         bad = [f.name for f in dataclasses.fields(self)
                if not (isinstance(getattr(self, f.name), int) and not isinstance(getattr(self, f.name), bool)
-                       and getattr(self, f.name) >= 1)]
+                       and getattr(self, f.name) >= (0 if f.name in may_be_zero else 1))]
         if bad:
-            raise ValueError(f"SearchLimits: {', '.join(bad)} must be positive integers, got "
+            raise ValueError(f"SearchLimits: {', '.join(bad)} must be positive integers (exponent_simplify_top: "
+                             "0 or more), got "
                              + ", ".join(f"{b}={getattr(self, b)!r}" for b in bad))
 
 
@@ -474,6 +480,16 @@ class _Collector:
         if all(map(math.isfinite, form.params)):
             self._forced[id(form)] = n_fixed
             self._pending.append(form)
+
+    def supersede(self, old: _Form, form: _Form, n_fixed: int) -> None:
+        """Queue ``form`` in place of ``old``'s entry, which is dropped (a law with simpler
+        exponents that the data cannot tell from ``old``; ``n_fixed`` constants fixed)."""
+        if all(map(math.isfinite, form.params)):
+            key = _structure_key(old)
+            if self.entries.get(key, (None,) * 6)[5] is old:
+                del self.entries[key]
+                self.fixed.pop(key, None)
+            self.replace(form, n_fixed)
 
     def _score(self, e: float, cx: float, n: int) -> float:
         s = math.log10(max(e, self.floor)) + COMPLEXITY_WEIGHT * cx
@@ -958,17 +974,23 @@ def _simplify_noisy(col: _Collector, lim: SearchLimits) -> None:
     noise), the floor becomes ``s * sqrt(chi2_0.99(n) / n)``, the relative RMS error that noise of
     that level stays under with probability 0.99 (at most the assumed level's floor), so laws that
     fit significantly worse than the best are not ranked as equal, whatever the true noise. Then
-    the constants of the best ``lim.simplify_top`` laws are tried at simple numbers.
+    the constants of the best ``lim.simplify_top`` laws are tried at simple numbers; with
+    ``lim.exponent_simplify_top``, the exponents of the best of them are first tried at simpler
+    values, and a law with simpler exponents takes the place of the one it came from.
     """
     est = noise_floor_estimate((e, n, _n_params(form)) for (_s, _cx, e, _m, n, form) in col.entries.values())
     n = int(col.yf.size)
     if est is not None and n:
         col.set_floor(min(col.floor, max(1e-12, est * math.sqrt(float(chi2.ppf(0.99, n)) / n))))
     yf = col.yf
-    for _err, form in col.top_forms(lim.simplify_top):
+    for i, (_err, form) in enumerate(col.top_forms(lim.simplify_top)):
         A = col.atoms_matrix(form.atoms)[col.fin]
-        out = simplify_constants(form, A, yf, _n_params(form))
-        if out is not None:
+        snapped = simplify_exponents(form, A, yf, _n_params(form)) if i < lim.exponent_simplify_top else None
+        base = snapped[0] if snapped is not None else form
+        out = simplify_constants(base, A, yf, _n_params(base))
+        if snapped is not None:
+            col.supersede(form, *(out if out is not None else (base, 0)))
+        elif out is not None:
             col.replace(*out)
     col.flush()
 

@@ -19,6 +19,14 @@ observations cannot tell the difference:
   are fixed greedily (the fixing that raises ``S1`` least first), and each further fixing is tested
   jointly against the full fit.
 
+* **exponents** (:func:`simplify_exponents`, run first): a fitted exponent that is not already one
+  of the grammar's cheapest values is tried at up to two simpler ones (:func:`simpler_exponents`:
+  lower :func:`._grammar.exponent_cost`, the same sign, within :data:`EXPONENT_WINDOW` (0.3), never
+  0), the constants refitted, and the same F-test decides, exponents counted as parameters. Each
+  round fixes the cheapest exponent the test accepts (then the smallest ``S1``), tested jointly with
+  the ones fixed before. An exponent the data cannot tell from a simpler one is the simpler one:
+  ``I2**1.4937`` is ``I2**1.5`` unless the records say otherwise.
+
 The noise level never enters the test: it uses the fit's own residual, so it adapts to the true
 noise (an agent is told only that data are noisy). The search calls this only for noisy data;
 noise-free fits stay as fitted (their constants are exact already).
@@ -33,10 +41,12 @@ import numpy as np
 from scipy.stats import f as f_dist
 
 from etc_fast.policies.symbolic._forms import Form, predict
+from etc_fast.policies.symbolic._grammar import exponent_cost, simple_exponent_values
 from etc_fast.policies.symbolic._lsq import error_scale, refit_relative
 
-__all__ = ["simple_numbers", "simplify_constants", "noise_floor_estimate", "DENOMINATORS", "MAX_SIMPLE",
-           "MAX_RELATIVE_SHIFT", "ALPHA"]
+__all__ = ["simple_numbers", "simplify_constants", "simpler_exponents", "simplify_exponents",
+           "noise_floor_estimate", "DENOMINATORS", "MAX_SIMPLE", "MAX_RELATIVE_SHIFT", "ALPHA",
+           "EXPONENT_WINDOW"]
 
 #: Denominators of the simple numbers a fitted constant may be replaced by.
 DENOMINATORS = (1, 2, 3, 4)
@@ -46,6 +56,8 @@ MAX_SIMPLE = 10.0
 MAX_RELATIVE_SHIFT = 0.3
 #: Significance level of the F-test (a fixing is refused when the fit gets worse at this level).
 ALPHA = 0.01
+#: Largest distance between a fitted exponent and a simpler exponent tried for it.
+EXPONENT_WINDOW = 0.3
 
 
 def simple_numbers(c: float, max_options: int = 2) -> list[float]:
@@ -140,6 +152,107 @@ def simplify_constants(form: Form, A: np.ndarray, y: np.ndarray, n_params: int, 
         return None
     params = tuple(float(fixed.get(i, v)) for i, v in enumerate(cur))
     return dataclasses.replace(form, params=params), len(fixed)
+
+
+def simpler_exponents(p: float, max_options: int = 2) -> list[float]:
+    """Exponents simpler than ``p`` near it, cheapest first.
+
+    Args:
+        p: A fitted exponent.
+        max_options: Most exponents returned.
+
+    Returns:
+        Up to ``max_options`` values of lower :func:`._grammar.exponent_cost` than ``p``, of its
+        sign, within :data:`EXPONENT_WINDOW` of it and not 0, ordered by cost and then by distance
+        to ``p``; empty for 0, a non-finite ``p`` or one of the cheapest values already.
+    """
+    if not math.isfinite(p) or p == 0.0:
+        return []
+    own = exponent_cost(p)
+    opts = [(cost, abs(v - p), v) for v, cost in simple_exponent_values()
+            if v != 0.0 and (v > 0) == (p > 0) and cost < own and abs(v - p) <= EXPONENT_WINDOW]
+    return [v for _c, _d, v in sorted(opts)[:max_options]]
+
+
+def _exponent_slots(form: Form) -> list[tuple[int, int]]:
+    """``(term, atom)`` of every non-zero exponent; term ``len(form.exps)`` is ``exp_exps``."""
+    rows = list(form.exps) + ([form.exp_exps] if form.exp_exps is not None else [])
+    return [(t, j) for t, row in enumerate(rows) for j, pj in enumerate(row) if pj != 0.0]
+
+
+def _with_exponents(form: Form, values: dict[tuple[int, int], float]) -> Form:
+    rows = [list(r) for r in form.exps] + ([list(form.exp_exps)] if form.exp_exps is not None else [])
+    for (t, j), v in values.items():
+        rows[t][j] = v
+    k = len(form.exps)
+    return dataclasses.replace(form, exps=tuple(tuple(r) for r in rows[:k]),
+                               exp_exps=tuple(rows[k]) if form.exp_exps is not None else None)
+
+
+def simplify_exponents(form: Form, A: np.ndarray, y: np.ndarray, n_params: int, *, alpha: float = ALPHA,
+                       max_nfev: int = 40) -> tuple[Form, int] | None:
+    """The form with as many exponents at simpler values as the F-test allows (module docstring).
+
+    Args:
+        form: A fitted form.
+        A: float64[n, m] atom values of the form's view (rows with a finite output).
+        y: float64[n] the outputs.
+        n_params: Constants and exponents the data determined for the full form.
+        alpha: Significance level of the test.
+        max_nfev: Residual evaluations per refit.
+
+    Returns:
+        ``(simplified form, number of exponents fixed)``, or ``None`` when none could be fixed (or
+        the data leave no residual degree of freedom).
+    """
+    n = int(y.size)
+    dof = n - n_params
+    slots = _exponent_slots(form)
+    if dof < 1 or not slots:
+        return None
+    rows = list(form.exps) + ([form.exp_exps] if form.exp_exps is not None else [])
+    options = {s: simpler_exponents(float(rows[s[0]][s[1]])) for s in slots}
+    if not any(options.values()):
+        return None
+    scale = error_scale(y, 0.0)
+    p0 = np.asarray(form.params, dtype=np.float64)
+    if form.params:
+        full, _ = refit_relative(form, A, y, scale, p0, {}, max_nfev)
+        s0 = _rel_sse(form, A, y, scale, full)
+        s_start = _rel_sse(form, A, y, scale, p0)
+        if s_start < s0:
+            full, s0 = p0, s_start
+    else:
+        full, s0 = p0, _rel_sse(form, A, y, scale, p0)
+    if not math.isfinite(s0) or s0 <= 0.0:
+        return None
+    s2 = s0 / dof
+    fixed: dict[tuple[int, int], float] = {}
+    cur = full
+    while True:
+        k = len(fixed) + 1
+        crit = float(f_dist.ppf(1.0 - alpha, k, dof))
+        best = None
+        for slot in slots:
+            if slot in fixed:
+                continue
+            for v in options[slot]:
+                trial = {**fixed, slot: v}
+                cand = _with_exponents(form, trial)
+                p = refit_relative(cand, A, y, scale, cur, {}, max_nfev)[0] if cand.params else cur
+                s = _rel_sse(cand, A, y, scale, p)
+                if not math.isfinite(s) or (s - s0) / k / s2 > crit:
+                    continue
+                key = (exponent_cost(v), s)
+                if best is None or key < best[0]:
+                    best = (key, trial, p)
+        if best is None:
+            break
+        _key, fixed, cur = best
+    if not fixed:
+        return None
+    out = _with_exponents(form, fixed)
+    return dataclasses.replace(out, params=tuple(float(v) for v in cur)), len(fixed)
 
 
 def noise_floor_estimate(entries) -> float | None:
