@@ -135,3 +135,42 @@ def test_noisy_exponent_snaps_only_where_the_data_cannot_tell(level, snapped):
     else:
         assert out is None
 
+
+
+def test_fitted_literals():
+    from etc_fast.policies.symbolic._policy import fitted_literals
+
+    assert fitted_literals("np.degrees(np.acos(1*n1*np.sin(np.radians(angle1))/n2))") == 0  # names' digits
+    assert fitted_literals("-1.5*N0*t + 1*N0 + x**(2/3) + 0.3333333333333333*y + 1.2*z") == 0
+    assert fitted_literals("0.992461497415*n1/n2**0.956845661839") == 2
+    assert fitted_literals("1/(np.exp(1.04e-14*omega**1.5/T) + 1)") == 1  # tiny, not a simple number
+    assert fitted_literals("12*x + 0.001*y") == 2  # above 10, below the simple fractions
+
+
+def _synthesis_final(task, X, y, draft, noisy):
+    pol = SymbolicPolicy()
+    cfg = CONFIGURATIONS["variance_c"]
+    pol.begin("synthesis", task_view(task), cfg, 0)
+    a = pol.act(_obs("synthesis", task, X, y, allowed=("final",), draft=draft, turns_left=2, noisy=noisy))
+    if a.kind == "analysis":
+        a = pol.act(_obs("synthesis", task, X, y, allowed=("final",), draft=draft, turn=1, turns_left=1,
+                         feedback_kind="analysis", noisy=noisy))
+    assert a.kind == "final"
+    return a
+
+
+def test_noisy_synthesis_prefers_the_law_with_fewer_fitted_numbers():
+    """A draft that fits 1% noise better only through extra fitted digits (an exponent 0.957 where the
+    law has 1) gives way to the search's law when that explains the records too; noiseless, or
+    when the draft is the plainer law, the draft is kept."""
+    task = make_task("t", "a*b**2/c", [("a", "log", 0.5, 10), ("b", "log", 0.5, 5), ("c", "log", 0.5, 5)])
+    X, y = sobol_points(task, 16)
+    yn = noisy(y, 0.01, seed=1)
+    bent = "def discovered_law(a, b, c):\n    import numpy as np\n    return 1.01377*a*b**2/c**0.957311\n"
+    a = _synthesis_final(task, X, yn, bent, noisy=True)
+    assert a.source != bent and StructuralJudge().judge(a.source, task).credited, a.raw
+    assert "fewer fitted numbers" in a.raw
+    plain = "def discovered_law(a, b, c):\n    import numpy as np\n    return a*b**2/c\n"
+    assert _synthesis_final(task, X, yn, plain, noisy=True).source == plain
+    bent_exact = "def discovered_law(a, b, c):\n    import numpy as np\n    return 2.5*a*b**2/c\n"
+    assert _synthesis_final(task, X, 2.5 * y, bent_exact, noisy=False).source == bent_exact

@@ -32,7 +32,10 @@ constants and ranks by the noise it estimates (:mod:`._simplify`).
 
 Synthesis (phase ``synthesis``): the search is refitted on all observations; the draft is kept
 unless the observations disagree with it (after refitting its constants) and the search finds a
-candidate that fits better.
+candidate that fits better. On noisy observations, where both explain the records within the
+search's tolerance, the search's best law replaces the draft when it is written with fewer fitted
+numbers (:func:`fitted_literals`): a draft's extra fitted digits buy a fit inside the noise, which
+is no evidence for them.
 
 Baseline role (phases ``baseline`` and ``final``): free-form experiment design without diagnostics:
 batches of scrambled Sobol points (seeded) over the input domains, ``8`` points per round for one or
@@ -71,7 +74,7 @@ from etc_fast.policies.symbolic._search import (
 if TYPE_CHECKING:
     from etc_fast.systems import DerivedTableCache
 
-__all__ = ["SymbolicPolicy", "is_confident", "noise_level", "ASSUMED_NOISE", "ANALYSIS_CODE"]
+__all__ = ["SymbolicPolicy", "is_confident", "noise_level", "fitted_literals", "ASSUMED_NOISE", "ANALYSIS_CODE"]
 
 #: Relative noise level the policy assumes when it is told only that measurements are noisy (it
 #: never learns the true level, like an LLM agent). It sets the search's error floor and the
@@ -202,6 +205,28 @@ def same_law(a: str, b: str) -> bool:
         return bool(sp.cancel(ea - eb) == 0)
     except Exception:  # noqa: BLE001 - SymPy cannot read or decide it: not shown to be the same law
         return False
+
+
+_LITERAL = re.compile(r"(?<![\w.])(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+#: Denominators of the numbers a law writes without fitted digits (``2``, ``0.5``, ``1.2``, ``2/3``).
+PLAIN_DENOMINATORS = (1, 2, 3, 4, 5, 10)
+
+
+def fitted_literals(source: str) -> int:
+    """Numbers in a law's text that carry fitted digits.
+
+    A literal is plain when it is 0 or ``p/q`` with ``q`` in :data:`PLAIN_DENOMINATORS` and
+    ``|p/q| <= 10`` (the simple constants and exponents the search writes: ``2``, ``0.5``, ``1.2``,
+    ``1/3``); any other (``1.0239``, ``0.0462939``, ``1.04e-14``) counts. Digits inside names
+    (``n1``, ``I_0``) are not literals.
+    """
+    count = 0
+    for tok in _LITERAL.findall(source):
+        v = abs(float(tok))
+        plain = v == 0.0 or (v <= 10.0 and any(round(v * q) >= 1 and abs(v * q - round(v * q)) <= 1e-9 * v * q
+                                                for q in PLAIN_DENOMINATORS))
+        count += not plain
+    return count
 
 
 class SymbolicPolicy:
@@ -458,6 +483,12 @@ class SymbolicPolicy:
         best = res.best
         if obs.draft:
             derr = self._draft_error(obs.draft, obs)
+            simpler = (obs.noisy and best is not None and best.error <= res.tol
+                       and fitted_literals(best.source) < fitted_literals(obs.draft))
+            if simpler:  # noisy: both explain the records; the law that needs fewer fitted numbers
+                return Action(kind="final", source=best.source,
+                              raw=f"final: {best.expression} (error {best.error:.2e}; fewer fitted numbers than "
+                                  f"the draft, error {derr:.2e})")
             if derr <= res.tol or best is None or best.error >= derr:
                 return Action(kind="final", source=obs.draft, raw=f"draft kept (error {derr:.2e})")
         if best is None:
