@@ -193,13 +193,7 @@ def simplify_exponents(form: Form, A: np.ndarray, y: np.ndarray, n_params: int, 
                        max_nfev: int = 40) -> tuple[Form, int] | None:
     """The form with as many exponents at simpler values as the F-test allows (module docstring).
 
-    Args:
-        form: A fitted form.
-        A: float64[n, m] atom values of the form's view (rows with a finite output).
-        y: float64[n] the outputs.
-        n_params: Constants and exponents the data determined for the full form.
-        alpha: Significance level of the test.
-        max_nfev: Residual evaluations per refit.
+    The arguments are those of :func:`simplify_constants`.
 
     Returns:
         ``(simplified form, number of exponents fixed)``, or ``None`` when none could be fixed (or
