@@ -98,6 +98,51 @@ def _rel_sse(form: Form, A: np.ndarray, y: np.ndarray, scale: np.ndarray, params
     return float(r @ r) if np.all(np.isfinite(r)) else math.inf
 
 
+def _full_fit(form: Form, A: np.ndarray, y: np.ndarray, scale: np.ndarray, max_nfev: int) -> tuple[np.ndarray, float]:
+    """``(constants, relative SSE)`` of ``form`` with every constant refitted (the fitted ones kept
+    where the refit is no better)."""
+    p0 = np.asarray(form.params, dtype=np.float64)
+    full, _ = refit_relative(form, A, y, scale, p0, {}, max_nfev)
+    s0 = _rel_sse(form, A, y, scale, full)
+    s_start = _rel_sse(form, A, y, scale, p0)
+    return (p0, s_start) if s_start < s0 else (full, s0)
+
+
+def _greedy_fixings(slots, options_of, rank, fit, full: np.ndarray, s0: float, dof: int, alpha: float):
+    """The greedy nested F-test shared by the constants and the exponents (module docstring).
+
+    Each round tries every slot not yet fixed at each of ``options_of(slot, cur)``, refitted by
+    ``fit(trial, cur) -> (S1, constants)``; a fixing passes when
+    ``((S1 - S0) / k) / (S0 / dof) <= F_{1 - alpha}(k, dof)`` with ``k`` the fixings so far plus
+    one, and the passing one of least ``rank(value, S1)`` (the first of equals) is kept.
+
+    Returns:
+        ``(fixed, constants)``: the fixings as ``{slot: value}`` and the constants refitted with them.
+    """
+    slots = list(slots)
+    s2 = s0 / dof
+    fixed: dict = {}
+    cur = full
+    while True:
+        k = len(fixed) + 1
+        crit = float(f_dist.ppf(1.0 - alpha, k, dof))
+        best = None
+        for slot in slots:
+            if slot in fixed:
+                continue
+            for v in options_of(slot, cur):
+                trial = {**fixed, slot: v}
+                s, p = fit(trial, cur)
+                if not math.isfinite(s) or (s - s0) / k / s2 > crit:
+                    continue
+                key = rank(v, s)
+                if best is None or key < best[0]:
+                    best = (key, trial, p)
+        if best is None:
+            return fixed, cur
+        _key, fixed, cur = best
+
+
 def simplify_constants(form: Form, A: np.ndarray, y: np.ndarray, n_params: int, *, alpha: float = ALPHA,
                        max_nfev: int = 40) -> tuple[Form, int] | None:
     """The form with as many constants at simple numbers as the F-test allows.
@@ -119,35 +164,16 @@ def simplify_constants(form: Form, A: np.ndarray, y: np.ndarray, n_params: int, 
     if dof < 1 or not form.params:
         return None
     scale = error_scale(y, 0.0)
-    p0 = np.asarray(form.params, dtype=np.float64)
-    full, _ = refit_relative(form, A, y, scale, p0, {}, max_nfev)
-    s0 = _rel_sse(form, A, y, scale, full)
-    s_start = _rel_sse(form, A, y, scale, p0)
-    if s_start < s0:
-        full, s0 = p0, s_start
+    full, s0 = _full_fit(form, A, y, scale, max_nfev)
     if not math.isfinite(s0) or s0 <= 0.0:
         return None
-    s2 = s0 / dof
-    fixed: dict[int, float] = {}
-    cur = full
-    while len(fixed) < p0.size:
-        k = len(fixed) + 1
-        crit = float(f_dist.ppf(1.0 - alpha, k, dof))
-        best = None
-        for i in range(p0.size):
-            if i in fixed:
-                continue
-            for v in simple_numbers(float(cur[i])):
-                trial = {**fixed, i: v}
-                p, _ = refit_relative(form, A, y, scale, cur, trial, max_nfev)
-                s = _rel_sse(form, A, y, scale, p)
-                if not math.isfinite(s) or (s - s0) / k / s2 > crit:
-                    continue
-                if best is None or s < best[0]:
-                    best = (s, trial, p)
-        if best is None:
-            break
-        _s, fixed, cur = best
+
+    def fit(trial: dict[int, float], cur: np.ndarray) -> tuple[float, np.ndarray]:
+        p, _ = refit_relative(form, A, y, scale, cur, trial, max_nfev)
+        return _rel_sse(form, A, y, scale, p), p
+
+    fixed, cur = _greedy_fixings(range(full.size), lambda i, cur: simple_numbers(float(cur[i])),
+                                 lambda _v, s: (s,), fit, full, s0, dof, alpha)
     if not fixed:
         return None
     params = tuple(float(fixed.get(i, v)) for i, v in enumerate(cur))
@@ -174,14 +200,14 @@ def simpler_exponents(p: float, max_options: int = 2) -> list[float]:
     return [v for _c, _d, v in sorted(opts)[:max_options]]
 
 
-def _exponent_slots(form: Form) -> list[tuple[int, int]]:
-    """``(term, atom)`` of every non-zero exponent; term ``len(form.exps)`` is ``exp_exps``."""
-    rows = list(form.exps) + ([form.exp_exps] if form.exp_exps is not None else [])
-    return [(t, j) for t, row in enumerate(rows) for j, pj in enumerate(row) if pj != 0.0]
+def _exponent_rows(form: Form) -> list[tuple[float, ...]]:
+    """The form's exponent vectors: one per term, then ``exp_exps`` where the form has one."""
+    return list(form.exps) + ([form.exp_exps] if form.exp_exps is not None else [])
 
 
 def _with_exponents(form: Form, values: dict[tuple[int, int], float]) -> Form:
-    rows = [list(r) for r in form.exps] + ([list(form.exp_exps)] if form.exp_exps is not None else [])
+    """``form`` with the exponent at each ``(row, atom)`` of :func:`_exponent_rows` set to its value."""
+    rows = [list(r) for r in _exponent_rows(form)]
     for (t, j), v in values.items():
         rows[t][j] = v
     k = len(form.exps)
@@ -201,48 +227,25 @@ def simplify_exponents(form: Form, A: np.ndarray, y: np.ndarray, n_params: int, 
     """
     n = int(y.size)
     dof = n - n_params
-    slots = _exponent_slots(form)
+    rows = _exponent_rows(form)
+    slots = [(t, j) for t, row in enumerate(rows) for j, pj in enumerate(row) if pj != 0.0]
     if dof < 1 or not slots:
         return None
-    rows = list(form.exps) + ([form.exp_exps] if form.exp_exps is not None else [])
-    options = {s: simpler_exponents(float(rows[s[0]][s[1]])) for s in slots}
+    options = {sl: simpler_exponents(float(rows[sl[0]][sl[1]])) for sl in slots}
     if not any(options.values()):
         return None
     scale = error_scale(y, 0.0)
-    p0 = np.asarray(form.params, dtype=np.float64)
-    if form.params:
-        full, _ = refit_relative(form, A, y, scale, p0, {}, max_nfev)
-        s0 = _rel_sse(form, A, y, scale, full)
-        s_start = _rel_sse(form, A, y, scale, p0)
-        if s_start < s0:
-            full, s0 = p0, s_start
-    else:
-        full, s0 = p0, _rel_sse(form, A, y, scale, p0)
+    full, s0 = _full_fit(form, A, y, scale, max_nfev)
     if not math.isfinite(s0) or s0 <= 0.0:
         return None
-    s2 = s0 / dof
-    fixed: dict[tuple[int, int], float] = {}
-    cur = full
-    while True:
-        k = len(fixed) + 1
-        crit = float(f_dist.ppf(1.0 - alpha, k, dof))
-        best = None
-        for slot in slots:
-            if slot in fixed:
-                continue
-            for v in options[slot]:
-                trial = {**fixed, slot: v}
-                cand = _with_exponents(form, trial)
-                p = refit_relative(cand, A, y, scale, cur, {}, max_nfev)[0] if cand.params else cur
-                s = _rel_sse(cand, A, y, scale, p)
-                if not math.isfinite(s) or (s - s0) / k / s2 > crit:
-                    continue
-                key = (exponent_cost(v), s)
-                if best is None or key < best[0]:
-                    best = (key, trial, p)
-        if best is None:
-            break
-        _key, fixed, cur = best
+
+    def fit(trial: dict[tuple[int, int], float], cur: np.ndarray) -> tuple[float, np.ndarray]:
+        cand = _with_exponents(form, trial)
+        p, _ = refit_relative(cand, A, y, scale, cur, {}, max_nfev)  # no constants: ``cur`` as it is
+        return _rel_sse(cand, A, y, scale, p), p
+
+    fixed, cur = _greedy_fixings(slots, lambda sl, _cur: options[sl], lambda v, s: (exponent_cost(v), s), fit,
+                                 full, s0, dof, alpha)
     if not fixed:
         return None
     out = _with_exponents(form, fixed)
