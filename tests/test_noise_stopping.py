@@ -128,6 +128,9 @@ def test_fitted_constants_and_law_noise():
     assert fitted_constants("6.67e-05*m1*m2/r**1.5") == 1  # 1.5 is simple, the scale is fitted
     assert fitted_constants("2*q1*q2/distance**3 + 0.25*x") == 0
     assert fitted_constants("acos(1.00029*n1*sin(t)**1.0014/n2) + 3.5e3") == 3
+    # a tiny constant is fitted, not 0 (it was counted as simple once: 1.04e-14 is within 1e-9 of 0)
+    assert fitted_constants("1/(exp(1.04e-14*omega**1.5/T) + 1)") == 1
+    assert fitted_constants("0.5 - 2.3e-10*omega/T") == 1
     r = np.array([0.01, -0.02, 0.015, 0.0, -0.005])
     y = np.full(5, 2.0)
     assert law_noise(y * (1 + r), y, 1.0, 1) == pytest.approx(np.sqrt(np.sum(r**2) / 3))

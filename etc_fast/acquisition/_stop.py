@@ -130,16 +130,12 @@ def relative_scale(h, y) -> float:
 
 
 def fitted_constants(text: str) -> int:
-    """Numbers in a law's text that are not simple (``p/q``, ``q <= 4``, ``|p/q| <= 10``): the
-    constants the proposer fitted, which its residuals must be corrected for."""
-    import re
+    """Numbers in a law's text that are not simple in :data:`etc_fast.expr.CONSTANTS` (``0`` and
+    ``p/q`` with ``q <= 4`` and ``|p/q| <= 10``): the constants the proposer fitted, which its
+    residuals must be corrected for. A tiny constant (``1.04e-14``) is fitted, not ``0``."""
+    from etc_fast.expr import CONSTANTS, fitted_numbers
 
-    n = 0
-    for tok in re.findall(r"(?<![A-Za-z_])\d+\.?\d*(?:[eE][-+]?\d+)?", text):
-        v = float(tok)
-        if not any(abs(v * q - round(v * q)) <= 1e-9 * max(1.0, v * q) and v <= 10 for q in (1, 2, 3, 4)):
-            n += 1
-    return n
+    return fitted_numbers(text, CONSTANTS)
 
 
 def law_noise(h, y, a: float, n_fitted: int) -> float | None:

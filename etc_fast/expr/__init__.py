@@ -13,6 +13,7 @@ undefined, never raising).
 """
 
 from etc_fast.expr._errors import ExprError
+from etc_fast.expr._numbers import CONSTANTS, EXPONENTS, LITERALS, SimpleRange, fitted_numbers
 from etc_fast.expr._parse import MAX_DEPTH, MAX_LENGTH, MAX_OPS, parse
 from etc_fast.expr._program import Packed, Program, evaluate_many, pack
 
@@ -26,4 +27,9 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_LENGTH",
     "MAX_OPS",
+    "SimpleRange",
+    "CONSTANTS",
+    "LITERALS",
+    "EXPONENTS",
+    "fitted_numbers",
 ]

@@ -21,6 +21,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from etc_fast.expr import EXPONENTS
+
 __all__ = ["VariableDomain", "angle_unit_of", "Atom", "Outer", "OUTERS", "make_atoms", "exponent_options", "exponent_cost",
            "simple_exponent_values", "format_exponent"]
 
@@ -147,10 +149,18 @@ def make_atoms(domains: Sequence[VariableDomain]) -> list[list[Atom]]:
 # ----------------------------------------------------------------------------------------
 # Exponents
 # ----------------------------------------------------------------------------------------
+#: Description cost of a simple exponent by its denominator (the exponent 1 and 0 cost nothing).
+_EXPONENT_COST = {1: 0.5, 2: 1.0, 3: 1.5, 4: 1.5, 5: 2.0, 10: 2.0}
+
+
 def _build_simple_exponents() -> list[tuple[float, float]]:
+    """``(value, cost)`` of the exponents simple in :data:`etc_fast.expr.EXPONENTS`, each at the
+    cost of its smallest denominator."""
     vals: dict[float, float] = {}
-    for q, cost in ((1, 0.5), (2, 1.0), (3, 1.5), (4, 1.5), (5, 2.0), (10, 2.0)):
-        for k in range(-6 * q, 6 * q + 1):
+    bound = int(EXPONENTS.max_abs)
+    for q in EXPONENTS.denominators:
+        cost = _EXPONENT_COST[q]
+        for k in range(-bound * q, bound * q + 1):
             v = k / q
             key = round(v, 12)
             if key not in vals:

@@ -59,6 +59,8 @@ import numpy as np
 from scipy.stats import qmc
 
 from etc_fast.core import Action, Observation, ProtocolConfig, TaskView
+from etc_fast.expr import LITERALS, fitted_numbers
+from etc_fast.expr._numbers import LITERAL
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
 from etc_fast.policies.symbolic._incremental import IncrementalSearch, array_digest
@@ -207,26 +209,14 @@ def same_law(a: str, b: str) -> bool:
         return False
 
 
-_LITERAL = re.compile(r"(?<![\w.])(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
-#: Denominators of the numbers a law writes without fitted digits (``2``, ``0.5``, ``1.2``, ``2/3``).
-PLAIN_DENOMINATORS = (1, 2, 3, 4, 5, 10)
-
-
 def fitted_literals(source: str) -> int:
-    """Numbers in a law's text that carry fitted digits.
-
-    A literal is plain when it is 0 or ``p/q`` with ``q`` in :data:`PLAIN_DENOMINATORS` and
-    ``|p/q| <= 10`` (the simple constants and exponents the search writes: ``2``, ``0.5``, ``1.2``,
-    ``1/3``); any other (``1.0239``, ``0.0462939``, ``1.04e-14``) counts. Digits inside names
+    """Numbers in a law's text that carry fitted digits: literals not simple in
+    :data:`etc_fast.expr.LITERALS` (``0`` and ``p/q`` with ``q`` in 1, 2, 3, 4, 5, 10 and
+    ``|p/q| <= 10``: the simple constants and exponents the search writes, ``2``, ``0.5``, ``1.2``,
+    ``1/3``). Any other (``1.0239``, ``0.0462939``, ``1.04e-14``) counts; digits inside names
     (``n1``, ``I_0``) are not literals.
     """
-    count = 0
-    for tok in _LITERAL.findall(source):
-        v = abs(float(tok))
-        plain = v == 0.0 or (v <= 10.0 and any(round(v * q) >= 1 and abs(v * q - round(v * q)) <= 1e-9 * v * q
-                                                for q in PLAIN_DENOMINATORS))
-        count += not plain
-    return count
+    return fitted_numbers(source, LITERALS)
 
 
 class SymbolicPolicy:
@@ -731,14 +721,11 @@ class SymbolicPolicy:
         return Action(kind="final", source=fallback, raw="no observations; product of inputs submitted")
 
 
-_LITERAL = re.compile(r"(?<![\w.])(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
-
-
 def snap_literals(text: str, digits: int = LAW_DIGITS) -> str:
     """``text`` with every numeric literal written to ``digits`` significant digits (as the
     equation tier writes its fitted constants): a submitted system law then carries no digits
     that only a CPU's last bits chose."""
-    return _LITERAL.sub(lambda m: format(float(m.group(0)), f".{digits}g"), text)
+    return LITERAL.sub(lambda m: format(float(m.group(0)), f".{digits}g"), text)
 
 
 def system_source(text: str, names: list[str], digits: int = LAW_DIGITS) -> str:

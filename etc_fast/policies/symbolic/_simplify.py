@@ -40,6 +40,7 @@ import math
 import numpy as np
 from scipy.stats import f as f_dist
 
+from etc_fast.expr import CONSTANTS
 from etc_fast.policies.symbolic._forms import Form, predict
 from etc_fast.policies.symbolic._grammar import exponent_cost, simple_exponent_values
 from etc_fast.policies.symbolic._lsq import error_scale, refit_relative
@@ -48,10 +49,10 @@ __all__ = ["simple_numbers", "simplify_constants", "simpler_exponents", "simplif
            "noise_floor_estimate", "DENOMINATORS", "MAX_SIMPLE", "MAX_RELATIVE_SHIFT", "ALPHA",
            "EXPONENT_WINDOW"]
 
-#: Denominators of the simple numbers a fitted constant may be replaced by.
-DENOMINATORS = (1, 2, 3, 4)
-#: Largest magnitude of a simple number.
-MAX_SIMPLE = 10.0
+#: Denominators of the simple numbers a fitted constant may be replaced by (:data:`etc_fast.expr.CONSTANTS`).
+DENOMINATORS = CONSTANTS.denominators
+#: Largest magnitude of a simple number (:data:`etc_fast.expr.CONSTANTS`).
+MAX_SIMPLE = CONSTANTS.max_abs
 #: Largest relative distance between a fitted constant and a simple number tried for it.
 MAX_RELATIVE_SHIFT = 0.3
 #: Significance level of the F-test (a fixing is refused when the fit gets worse at this level).
