@@ -192,6 +192,14 @@ def compute_diagnostics(variables: Sequence[str], X: np.ndarray, y: np.ndarray, 
     )
 
 
+def _rms_text(rms: float | None) -> str:
+    """The power-law fit's residual RMS; one at rounding level (below 1e-12, where CPUs differ in
+    the last bits of ``log``) is written as such, so the prompt is the same on every machine."""
+    if rms is not None and math.isfinite(rms) and rms < 1e-12:
+        return "below 1e-12 (rounding)"
+    return format_number(rms, 4) if rms is not None else "nan"
+
+
 def _advisory_text(
     names: list[str],
     sens: dict[str, float | None],
@@ -222,7 +230,7 @@ def _advisory_text(
         lines.append(f"  b0 = {format_number(intercept, 8)}  (scale exp(b0) = {format_number(math.exp(intercept), 8) if intercept < 700 else 'overflow'})")
         for name, b in exponents.items():
             lines.append(f"  exponent of {name}: {format_number(b, 6)}")
-        lines.append(f"  R^2 = {format_number(r2, 8) if r2 is not None else 'undefined'}, residual RMS in ln(y) = {format_number(rms, 4)}")
+        lines.append(f"  R^2 = {format_number(r2, 8) if r2 is not None else 'undefined'}, residual RMS in ln(y) = {_rms_text(rms)}")
         if fit_note:
             lines.append(f"  note: {fit_note}")
     if excluded:
