@@ -113,3 +113,66 @@ def test_the_scans_own_constants_never_take_a_law_inputs_name():
     assert S._tag(["q1", "q2", "distance"]) == "s"
     tag = S._tag(["s", "ss_x", "K"])
     assert not any(n.startswith(tag) for n in ["s", "ss_x", "K"])
+
+
+def _counted_scan(obs, domains):
+    calls = []
+
+    def scan():
+        calls.append(len(obs.system.requests))
+        return S.exp_scan(obs, domains)
+
+    return calls, scan
+
+
+def test_kept_scan_forms_answer_new_records_while_they_still_explain_them():
+    """The scan runs once; on more records of the same law its forms are re-scored, not re-scanned,
+    and the kept best law is the law a scan from scratch finds."""
+    def law(N0, lambda_constant, t):
+        return N0 * np.exp(-(lambda_constant ** 0.5) * t)
+
+    kept = S.KeptScans()
+    first, more = _obs("m5_radioactive_decay", "complex_system", law, 10), _obs("m5_radioactive_decay", "complex_system", law, 16)
+    calls, scan = _counted_scan(first, DECAY_DOMAINS)
+    a = kept.forms("exp", first, DECAY_DOMAINS, scan)
+    calls2, scan2 = _counted_scan(more, DECAY_DOMAINS)
+    b = kept.forms("exp", more, DECAY_DOMAINS, scan2)
+    assert calls == [10] and calls2 == [] and (kept.runs, kept.reuses) == (1, 1)
+    assert [t for t, _, _ in b] == [t for t, _, _ in a]  # the same forms, misfits on the new records
+    text, rms, _ = min(b, key=lambda t: (t[1], t[2]))
+    assert rms < 1e-5
+    fresh, fresh_rms, _ = min(S.exp_scan(more, DECAY_DOMAINS), key=lambda t: (t[1], t[2]))
+    X = np.array([[n, lam, t] for n in (2.0, 50.0) for lam in (2e-3, 5e-2) for t in (0.3, 4.0)])
+    assert _agrees(text, fresh, ["N0", "lambda_constant", "t"], X) and fresh_rms < 1e-5
+
+
+def test_a_kept_scan_runs_again_where_its_forms_stop_explaining_the_records():
+    def law(N0, lambda_constant, t):
+        return N0 * np.exp(-(lambda_constant ** 0.5) * t)
+
+    def other(N0, lambda_constant, t):
+        return N0 * np.exp(-lambda_constant * t ** 2)
+
+    kept = S.KeptScans()
+    obs = _obs("m5_radioactive_decay", "complex_system", law, 10)
+    kept.forms("exp", obs, DECAY_DOMAINS, _counted_scan(obs, DECAY_DOMAINS)[1])
+    changed = _obs("m5_radioactive_decay", "complex_system", other, 12)
+    calls, scan = _counted_scan(changed, DECAY_DOMAINS)
+    out = kept.forms("exp", changed, DECAY_DOMAINS, scan)
+    assert calls == [12] and (kept.runs, kept.reuses) == (2, 0)
+    X = np.array([[n, lam, t] for n in (2.0, 50.0) for lam in (2e-3, 5e-2) for t in (0.3, 4.0)])
+    assert _agrees(min(out, key=lambda t: (t[1], t[2]))[0], "N0*exp(-lambda_constant*t**2)",
+                   ["N0", "lambda_constant", "t"], X)
+
+
+def test_a_scan_that_found_nothing_and_another_apparatus_both_scan_again():
+    kept = S.KeptScans()
+    obs = _obs("m4_snell_law", "complex_system", lambda n1, n2, a: a, 6)
+    n = []
+    assert kept.forms("exp", obs, SNELL_DOMAINS, lambda: n.append(1) or []) == []
+    assert kept.forms("exp", obs, SNELL_DOMAINS, lambda: n.append(1) or []) == []
+    assert n == [1, 1]
+    other = SimpleNamespace(system=SimpleNamespace(module="m4_snell_law", system="simple_system",
+                                                   requests=obs.system.requests, series=obs.system.series))
+    kept.forms("exp", obs, SNELL_DOMAINS, lambda: [("1.0*n1", 0.5, 1.0)])
+    assert kept.forms("exp", other, SNELL_DOMAINS, lambda: n.append(1) or []) == [] and n == [1, 1, 1]

@@ -64,6 +64,7 @@ from etc_fast.expr._numbers import LITERAL
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
 from etc_fast.policies.symbolic._incremental import IncrementalSearch, array_digest
+from etc_fast.policies.symbolic._simscan import KeptScans
 from etc_fast.policies.symbolic._search import (
     DEFAULT_TIME_LIMIT_S,
     Candidate,
@@ -296,12 +297,16 @@ class SymbolicPolicy:
         # cannot change the answer (_incremental.py); a new trial (task or seed) starts afresh.
         self._engine = IncrementalSearch()
         self._engine_key: tuple | None = None
+        # The simulator scans of the current trial, by scan: their forms, re-scored on new records
+        # and scanned again only where the best of them stops explaining the records (_simscan.KeptScans).
+        self._scans = KeptScans()
 
     # -- protocol ------------------------------------------------------------------------
     def begin(self, phase: str, task: TaskView, config: ProtocolConfig, seed: int) -> None:
         engine_key = (int(seed), repr(task.variables), repr(getattr(task, "output_description", "")))
         if engine_key != self._engine_key:
             self._engine, self._engine_key = IncrementalSearch(), engine_key
+            self._scans = KeptScans()
         self._phase = phase
         self._task = task
         self._config = config
@@ -581,10 +586,12 @@ class SymbolicPolicy:
                 ranked += [(e, r, c, floor) for e, r, c in power_law_candidates(obs, table, rows)]
             # where nothing read from the table explains the records, the simulator is asked
             # directly: monomial forms first, then exponential ones (docs/systems.md)
-            for scan in (lambda: monomial_scan(obs, self._domains, self._output_unit), lambda: exp_scan(obs, self._domains)):
+            scans = (("monomial", lambda: monomial_scan(obs, self._domains, self._output_unit)),
+                     ("exp", lambda: exp_scan(obs, self._domains)))
+            for name, scan in scans:
                 if min((r for _, r, _, _ in ranked), default=math.inf) <= SCAN_ABOVE * floor:
                     break
-                ranked += [(e, r, c, floor) for e, r, c in scan()]
+                ranked += [(e, r, c, floor) for e, r, c in self._scans.forms(name, obs, self._domains, scan)]
         elif res is not None:
             ranked = [(c.expression, c.error, c.complexity, res.tol) for c in res.candidates]
         # scores snapped as the search ranks them (SCORE_DIGITS), ties in the order found

@@ -15,8 +15,10 @@ halves where the records allow it. Every count is fixed (grid sizes, :data:`SCAN
 :data:`SCAN_REFINE`), so the result depends only on the records.
 
 The policy runs it only where none of its ranked laws explains the records (``SCAN_ABOVE`` times
-the floor), so a trial whose table works is not touched. Nothing here names a module or reads the
-hidden law.
+the floor), so a trial whose table works is not touched, and it keeps each scan's forms across the
+trial's decisions (:class:`KeptScans`): on new records they are re-scored, and the scan runs again
+only where the best of them stops explaining the records as it did. Nothing here names a module or
+reads the hidden law.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import numpy as np
 from etc_fast.policies.symbolic._grammar import OUTERS, Atom, VariableDomain, exponent_cost, make_atoms
 from etc_fast.policies.symbolic._systems import UNSEEN
 
-__all__ = ["SCAN_ABOVE", "exp_scan", "monomial_scan"]
+__all__ = ["SCAN_ABOVE", "KeptScans", "exp_scan", "monomial_scan"]
 
 #: The scan runs when the best ranked law misfits the records by more than this many times the floor.
 SCAN_ABOVE = 10.0
@@ -360,3 +362,44 @@ def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, flo
         cx = 1.0 + EXP_COST + sum(1.0 + exponent_cost(vals[k]) for k in (*pk, *qk) if k in vals and vals[k] != 0.0)
         out.append((build(vals, up, uq), r, cx))
     return out
+
+
+class KeptScans:
+    """The forms of one trial's scans, re-used while they still explain the records.
+
+    A scan is a fixed grid refitted through the simulator, seconds of forward-model calls, and an
+    apparatus whose records no ranked law explains (a reading with its own random loss, a noisy
+    difference of two samples) asks for it at every decision. :meth:`forms` runs a scan the first
+    time; afterwards it re-scores the forms the last run found on the records as they are now (their
+    constants as fitted, one forward-model call each) and runs the scan again only where the best
+    re-scored misfit exceeds ``SNAP_FACTOR * max(m, UNSEEN)``, ``m`` the best misfit when the scan
+    last ran: the test the scan's own simplifications use for "explains the records as well". The
+    reference is the scan's, not the last re-score's, so a slow drift cannot pass the test step by
+    step. A scan that found nothing runs again. Where the test passes, the answer can differ from a
+    scan from scratch only by what the new records would move: the kept constants are not refitted
+    (docs/symbolic.md, "The scans, kept across decisions").
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[tuple, list[tuple[str, float, float]], float]] = {}
+        #: Scans run and scans answered by their kept forms, for tests and profiles.
+        self.runs = 0
+        self.reuses = 0
+
+    def forms(self, name: str, obs: Any, domains: Sequence[VariableDomain],
+              scan: Callable[[], list[tuple[str, float, float]]]) -> list[tuple[str, float, float]]:
+        """``scan()``'s forms ``(expression, records rms misfit, complexity)``, or the kept ones re-scored."""
+        so = obs.system
+        key = (so.module, so.system, tuple(d.name for d in domains))
+        kept = self._kept.get(name)
+        if kept is not None and kept[0] == key and kept[1]:
+            recs = _Records(so)
+            names = [d.name for d in domains]
+            again = [(text, recs.text_rms(text, names), cx) for text, _, cx in kept[1]]
+            if min(r for _, r, _ in again) <= SNAP_FACTOR * max(kept[2], UNSEEN):
+                self.reuses += 1
+                return again
+        out = scan()
+        self.runs += 1
+        self._kept[name] = (key, list(out), min((r for _, r, _ in out), default=math.inf))
+        return out
