@@ -176,3 +176,17 @@ def test_a_scan_that_found_nothing_and_another_apparatus_both_scan_again():
                                                    requests=obs.system.requests, series=obs.system.series))
     kept.forms("exp", obs, SNELL_DOMAINS, lambda: [("1.0*n1", 0.5, 1.0)])
     assert kept.forms("exp", other, SNELL_DOMAINS, lambda: n.append(1) or []) == [] and n == [1, 1, 1]
+
+
+def test_kept_scan_forms_serve_only_records_that_extend_the_scanned_ones():
+    """Other records of the same apparatus (another trial, a different first experiment) scan again."""
+    def law(N0, lambda_constant, t):
+        return N0 * np.exp(-(lambda_constant ** 0.5) * t)
+
+    kept = S.KeptScans()
+    obs = _obs("m5_radioactive_decay", "complex_system", law, 10)
+    kept.forms("exp", obs, DECAY_DOMAINS, _counted_scan(obs, DECAY_DOMAINS)[1])
+    elsewhere = _obs("m5_radioactive_decay", "complex_system", law, 12, seed=9)  # the same law, other experiments
+    calls, scan = _counted_scan(elsewhere, DECAY_DOMAINS)
+    kept.forms("exp", elsewhere, DECAY_DOMAINS, scan)
+    assert calls == [12] and (kept.runs, kept.reuses) == (2, 0)

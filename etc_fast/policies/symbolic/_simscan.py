@@ -375,13 +375,14 @@ class KeptScans:
     re-scored misfit exceeds ``SNAP_FACTOR * max(m, UNSEEN)``, ``m`` the best misfit when the scan
     last ran: the test the scan's own simplifications use for "explains the records as well". The
     reference is the scan's, not the last re-score's, so a slow drift cannot pass the test step by
-    step. A scan that found nothing runs again. Where the test passes, the answer can differ from a
+    step. Only records that extend the ones the scan read (the same first experiments, the same
+    readings) re-use it; a scan that found nothing runs again. Where the test passes, the answer can differ from a
     scan from scratch only by what the new records would move: the kept constants are not refitted
     (docs/symbolic.md, "The scans, kept across decisions").
     """
 
     def __init__(self) -> None:
-        self._kept: dict[str, tuple[tuple, list[tuple[str, float, float]], float]] = {}
+        self._kept: dict[str, tuple[tuple, list[tuple[str, float, float]], float, int, str]] = {}
         #: Scans run and scans answered by their kept forms, for tests and profiles.
         self.runs = 0
         self.reuses = 0
@@ -392,7 +393,8 @@ class KeptScans:
         so = obs.system
         key = (so.module, so.system, tuple(d.name for d in domains))
         kept = self._kept.get(name)
-        if kept is not None and kept[0] == key and kept[1]:
+        if (kept is not None and kept[0] == key and kept[1] and len(so.requests) >= kept[3]
+                and _records_digest(so, kept[3]) == kept[4]):  # the records the scan read, extended
             recs = _Records(so)
             names = [d.name for d in domains]
             again = [(text, recs.text_rms(text, names), cx) for text, _, cx in kept[1]]
@@ -401,5 +403,18 @@ class KeptScans:
                 return again
         out = scan()
         self.runs += 1
-        self._kept[name] = (key, list(out), min((r for _, r, _ in out), default=math.inf))
+        n = len(so.requests)
+        self._kept[name] = (key, list(out), min((r for _, r, _ in out), default=math.inf), n, _records_digest(so, n))
         return out
+
+
+def _records_digest(so: Any, n: int) -> str:
+    """SHA-256 of the first ``n`` experiments: their controls and their records."""
+    import hashlib
+    import json
+
+    h = hashlib.sha256(json.dumps(list(so.requests)[:n], sort_keys=True, default=repr).encode())
+    series = np.ascontiguousarray(np.asarray(so.series, dtype=np.float64)[:n])
+    h.update(repr(series.shape).encode())
+    h.update(series.tobytes())
+    return h.hexdigest()
