@@ -64,7 +64,6 @@ from etc_fast.expr._numbers import LITERAL
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
 from etc_fast.policies.symbolic._incremental import IncrementalSearch, array_digest
-from etc_fast.policies.symbolic._simscan import KeptScans
 from etc_fast.policies.symbolic._search import (
     DEFAULT_TIME_LIMIT_S,
     Candidate,
@@ -73,6 +72,7 @@ from etc_fast.policies.symbolic._search import (
     relative_errors,
     search,
 )
+from etc_fast.policies.symbolic._simscan import KeptScans
 
 if TYPE_CHECKING:
     from etc_fast.systems import DerivedTableCache

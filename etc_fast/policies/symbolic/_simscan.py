@@ -24,7 +24,9 @@ reads the hidden law.
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
+import json
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -376,9 +378,9 @@ class KeptScans:
     last ran: the test the scan's own simplifications use for "explains the records as well". The
     reference is the scan's, not the last re-score's, so a slow drift cannot pass the test step by
     step. Only records that extend the ones the scan read (the same first experiments, the same
-    readings) re-use it; a scan that found nothing runs again. Where the test passes, the answer can differ from a
-    scan from scratch only by what the new records would move: the kept constants are not refitted
-    (docs/symbolic.md, "The scans, kept across decisions").
+    readings) re-use it; a scan that found nothing runs again. Where the test passes, the answer
+    can differ from a scan from scratch only by what the new records would move: the kept
+    constants are not refitted (docs/symbolic.md, "The scans, kept across decisions").
     """
 
     def __init__(self) -> None:
@@ -410,9 +412,6 @@ class KeptScans:
 
 def _records_digest(so: Any, n: int) -> str:
     """SHA-256 of the first ``n`` experiments: their controls and their records."""
-    import hashlib
-    import json
-
     h = hashlib.sha256(json.dumps(list(so.requests)[:n], sort_keys=True, default=repr).encode())
     series = np.ascontiguousarray(np.asarray(so.series, dtype=np.float64)[:n])
     h.update(repr(series.shape).encode())
