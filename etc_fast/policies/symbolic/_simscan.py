@@ -29,11 +29,12 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from etc_fast.policies.symbolic._grammar import OUTERS, Atom, VariableDomain, exponent_cost, make_atoms
+from etc_fast.policies.symbolic._incremental import array_digest
 from etc_fast.policies.symbolic._systems import UNSEEN
 
 __all__ = ["SCAN_ABOVE", "KeptScans", "exp_scan", "monomial_scan"]
@@ -366,6 +367,17 @@ def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, flo
     return out
 
 
+class _Kept(NamedTuple):
+    """One scan's state: the apparatus and inputs it ran for, its forms, their best misfit then,
+    and the experiments it read (their count and :func:`_records_digest`)."""
+
+    key: tuple
+    forms: list[tuple[str, float, float]]
+    best: float
+    n: int
+    digest: str
+
+
 class KeptScans:
     """The forms of one trial's scans, re-used while they still explain the records.
 
@@ -384,7 +396,7 @@ class KeptScans:
     """
 
     def __init__(self) -> None:
-        self._kept: dict[str, tuple[tuple, list[tuple[str, float, float]], float, int, str]] = {}
+        self._kept: dict[str, _Kept] = {}
         #: Scans run and scans answered by their kept forms, for tests and profiles.
         self.runs = 0
         self.reuses = 0
@@ -395,25 +407,23 @@ class KeptScans:
         so = obs.system
         key = (so.module, so.system, tuple(d.name for d in domains))
         kept = self._kept.get(name)
-        if (kept is not None and kept[0] == key and kept[1] and len(so.requests) >= kept[3]
-                and _records_digest(so, kept[3]) == kept[4]):  # the records the scan read, extended
+        if (kept is not None and kept.key == key and kept.forms and len(so.requests) >= kept.n
+                and _records_digest(so, kept.n) == kept.digest):  # the records the scan read, extended
             recs = _Records(so)
             names = [d.name for d in domains]
-            again = [(text, recs.text_rms(text, names), cx) for text, _, cx in kept[1]]
-            if min(r for _, r, _ in again) <= SNAP_FACTOR * max(kept[2], UNSEEN):
+            again = [(text, recs.text_rms(text, names), cx) for text, _, cx in kept.forms]
+            if min(r for _, r, _ in again) <= SNAP_FACTOR * max(kept.best, UNSEEN):
                 self.reuses += 1
                 return again
         out = scan()
         self.runs += 1
         n = len(so.requests)
-        self._kept[name] = (key, list(out), min((r for _, r, _ in out), default=math.inf), n, _records_digest(so, n))
+        self._kept[name] = _Kept(key, list(out), min((r for _, r, _ in out), default=math.inf), n, _records_digest(so, n))
         return out
 
 
 def _records_digest(so: Any, n: int) -> str:
-    """SHA-256 of the first ``n`` experiments: their controls and their records."""
+    """SHA-256 of the first ``n`` experiments: their controls and their records (hashed as the
+    policy's system-search key hashes them)."""
     h = hashlib.sha256(json.dumps(list(so.requests)[:n], sort_keys=True, default=repr).encode())
-    series = np.ascontiguousarray(np.asarray(so.series, dtype=np.float64)[:n])
-    h.update(repr(series.shape).encode())
-    h.update(series.tobytes())
-    return h.hexdigest()
+    return array_digest(np.asarray(so.series, dtype=np.float64)[:n], h=h)
