@@ -292,3 +292,33 @@ def test_the_exponent_snapping_knob_reaches_every_search_of_both_tiers(monkeypat
     seen.clear()
     run_trial(spec, create_policy("symbolic"))
     assert seen and set(seen) == {0}
+
+
+@pytest.mark.parametrize("system", ["vanilla_equation", "complex_system"])
+def test_the_commitment_snaps_exponents_on_both_tiers_unless_turned_off(monkeypatch, system):
+    """``symbolic: {synthesis_snap: ...}`` (on by default): a noisy planner's synthesis re-ranks its
+    laws with the exponent step (``exponent_simplify_top`` set) on an equation and on a system
+    alike, and the exploration's searches never take it; off, no search or refit takes it; a
+    non-boolean is refused."""
+    import etc_fast.policies.symbolic._policy as P
+    from etc_fast.policies import create_policy
+    from etc_fast.policies.symbolic._search import SearchLimits
+    from etc_fast.protocol import TrialSpec, get_configuration, run_trial
+
+    with pytest.raises(ValueError, match="synthesis_snap"):
+        create_policy("symbolic", synthesis_snap=1)
+    steps = []
+    real = P.refit_result
+
+    def counted(prev, X, y, domains, **kw):
+        steps.append((kw.get("limits") or SearchLimits()).exponent_simplify_top)
+        return real(prev, X, y, domains, **kw)
+
+    monkeypatch.setattr(P, "refit_result", counted)
+    spec = TrialSpec(model="symbolic", config=get_configuration("variance_c"), task="m2_magnetic_force",
+                     difficulty="medium", system=system, noise=0.01)
+    rec = run_trial(spec, create_policy("symbolic"))
+    assert rec.status == "completed" and steps == [SearchLimits().simplify_top]
+    steps.clear()
+    rec = run_trial(spec, create_policy("symbolic", synthesis_snap=False))
+    assert rec.status == "completed" and steps == []

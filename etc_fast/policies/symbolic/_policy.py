@@ -69,6 +69,7 @@ from etc_fast.policies.symbolic._search import (
     Candidate,
     SearchLimits,
     SearchResult,
+    refit_result,
     relative_errors,
     search,
 )
@@ -238,6 +239,10 @@ class SymbolicPolicy:
         snap_exponents: On noisy data, also try the fitted exponents of the best laws at simpler
             values under the F-test that fixes constants (``SearchLimits.exponent_simplify_top``
             set to ``simplify_top``; docs/symbolic.md, "Noisy data"). Off by default.
+        synthesis_snap: On noisy data, the commitment (a planner's synthesis) first re-ranks the
+            search's laws with that exponent step (:meth:`_snapped`), on an equation's observations
+            and on a system's derived table alike: the committed law is snapped by evidence while
+            the exploration's committees keep their fitted exponents. On by default.
 
     Attributes:
         last_search: The result of the latest search.
@@ -247,7 +252,7 @@ class SymbolicPolicy:
 
     def __init__(self, seed: int = 0, time_limit_s: float | None = DEFAULT_TIME_LIMIT_S, committee_size: int = 5,
                  baseline_batch: int | None = None, margin: int = 3, limits: SearchLimits | None = None,
-                 snap_exponents: bool = False, **removed: Any) -> None:
+                 snap_exponents: bool = False, synthesis_snap: bool = True, **removed: Any) -> None:
         if "time_budget_s" in removed:
             raise ValueError("time_budget_s is gone: it silently shortened searches on a busy machine. The search "
                              "is bounded by counts (limits); time_limit_s is a wall-clock limit that fails the "
@@ -261,6 +266,9 @@ class SymbolicPolicy:
             raise ValueError(f"limits must be a SearchLimits or None, got {type(limits).__name__}")
         if not isinstance(snap_exponents, bool):
             raise ValueError(f"snap_exponents must be true or false, got {snap_exponents!r}")
+        if not isinstance(synthesis_snap, bool):
+            raise ValueError(f"synthesis_snap must be true or false, got {synthesis_snap!r}")
+        self.synthesis_snap = synthesis_snap
         if snap_exponents:
             base = limits if limits is not None else SearchLimits()
             limits = dataclasses.replace(base, exponent_simplify_top=base.simplify_top)
@@ -475,6 +483,8 @@ class SymbolicPolicy:
         res, ask = self._decision_search(obs, "analysis" in obs.allowed and obs.turns_left > 0)
         if ask is not None:
             return ask
+        if obs.noisy and self.synthesis_snap:
+            res = self._snapped(res, obs.X, obs.y, noise_level(obs))
         best = res.best
         if obs.draft:
             derr = self._draft_error(obs.draft, obs)
@@ -491,6 +501,23 @@ class SymbolicPolicy:
             src = f"def discovered_law({', '.join(names)}):\n    return {' * '.join(names)}\n"
             return Action(kind="final", source=src, raw="no candidate found; product of inputs submitted")
         return Action(kind="final", source=best.source, raw=f"final: {best.expression} (error {best.error:.2e})")
+
+    def _snapped(self, res: SearchResult, X: np.ndarray, y: np.ndarray, noise: float) -> SearchResult:
+        """``res``'s laws re-ranked on ``X, y`` with the exponent step of ``snap_exponents``.
+
+        Each fitted exponent of the best laws is tried at simpler values and kept simpler where the
+        constants' F-test does not reject it (:func:`._simplify.simplify_exponents`). Done once, at
+        the commitment (the equation tier's observations, a system's derived table): the
+        exploration's committees keep the fitted exponents, so the measurements a trial takes do
+        not depend on this knob.
+        """
+        lim = self.limits if self.limits is not None else SearchLimits()
+        if lim.exponent_simplify_top or not res.forms:
+            return res  # every search already took the step (snap_exponents), or nothing to re-rank
+        lim = dataclasses.replace(lim, exponent_simplify_top=lim.simplify_top)
+        out = refit_result(res, X, y, self._domains, noise=noise, limits=lim)
+        self.last_search = out
+        return out
 
     def _baseline_batch(self) -> int:
         d = len(self._domains)
@@ -551,15 +578,18 @@ class SymbolicPolicy:
                 times = record_times(so.module, so.system, list(so.outputs))
                 self._sys_table = (len(so.requests), self._sys_tables.table(so.module, so.system, list(so.requests), so.series, times))
             table = self._sys_table[1]
-        key = _system_search_key(full, obs.noisy, self._output_unit, self._domains, so, table)
+        # the commitment of a noisy trial re-ranks with simpler exponents (synthesis_snap, _snapped)
+        snap = bool(obs.noisy and self.synthesis_snap and obs.phase == "synthesis")
+        key = _system_search_key(full, obs.noisy, self._output_unit, self._domains, so, table, snap)
         if self._sys_memo is not None and self._sys_memo[0] == key:
             self.last_search = self._sys_memo[1][0]
             return self._sys_memo[1][0], list(self._sys_memo[1][1])
-        res, ranked = self._system_search_on(obs, table, full)
+        res, ranked = self._system_search_on(obs, table, full, snap)
         self._sys_memo = (key, (res, list(ranked)))
         return res, ranked
 
-    def _system_search_on(self, obs: Observation, table: Any, full: bool) -> tuple[SearchResult | None, list]:
+    def _system_search_on(self, obs: Observation, table: Any, full: bool,
+                          snap: bool = False) -> tuple[SearchResult | None, list]:
         from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT, SCORE_DIGITS
         from etc_fast.policies.symbolic._simscan import SCAN_ABOVE, exp_scan, monomial_scan
         from etc_fast.policies.symbolic._systems import power_law_candidates, simulated_rank, table_noise, usable_rows
@@ -578,6 +608,8 @@ class SymbolicPolicy:
             else:
                 res = search(table.X[rows], table.y[rows], self._domains, noise=noise, time_limit_s=self.time_limit_s,
                              mode="diagnostic", limits=self.limits, output_unit=self._output_unit)
+            if snap:
+                res = self._snapped(res, table.X[rows], table.y[rows], noise)
             self.last_search = res
         if full:
             floor = ASSUMED_NOISE if obs.noisy else 1e-6
@@ -761,13 +793,14 @@ def system_source(text: str, names: list[str], digits: int = LAW_DIGITS) -> str:
 
 
 def _system_search_key(full: bool, noisy: bool, output_unit: str | None, domains: list[VariableDomain], so: Any,
-                       table: Any) -> str:
+                       table: Any, snap: bool = False) -> str:
     """SHA-256 of everything a system search reads: the mode, the noise flag, the output unit, the
-    variable domains, the records (requests and series) and the derived table."""
+    variable domains, the records (requests and series), the derived table, and whether the
+    commitment's exponent step runs (``snap``)."""
     import hashlib
     import json
 
     h = hashlib.sha256()
-    h.update(json.dumps([full, noisy, output_unit, [repr(d) for d in domains], list(so.requests)], sort_keys=True,
+    h.update(json.dumps([full, noisy, output_unit, [repr(d) for d in domains], list(so.requests), snap], sort_keys=True,
                         default=repr).encode())
     return array_digest(so.series, table.X, table.y, table.misfit, table.sigma, h=h)
