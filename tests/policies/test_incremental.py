@@ -73,3 +73,44 @@ def test_records_that_are_not_an_extension_are_searched_afresh():
     eng.search(X[:10], y[:10], domains(task))
     eng.search(X[5:20], y[5:20], domains(task))  # not a prefix extension
     assert eng.counts == {"search": 2, "same": 0, "refit": 0}
+
+
+def _scattered(n_first, n_more, law_more=None, seed=3):
+    """Records of ``2 a^2 b`` with a 1.5% random factor the stated noise level (1e-6) does not see
+    (an apparatus that draws its own losses); the rows after ``n_first`` follow ``law_more`` if given."""
+    task = make_task("t", "2*a**2*b", [("a", "log", 0.5, 5), ("b", "log", 1, 10)])
+    X, y = sobol_points(task, n_first + n_more)
+    rng = np.random.default_rng(seed)
+    y = y * (1 + 0.015 * rng.uniform(-1.7, 1.7, y.size))
+    if law_more is not None:
+        y[n_first:] = law_more(X[n_first:]) * (1 + 0.015 * rng.uniform(-1.7, 1.7, n_more))
+    return task, X, y
+
+
+def test_scatter_keeps_a_law_whose_misfit_is_the_records_own_scatter():
+    """With ``scatter``, a best law that misfits the records beyond the stated noise (here 1.5%
+    against 1e-6) but predicts new rows of the same scatter is refitted, not searched again; without
+    it every batch is searched; both answer with the same law."""
+    task, X, y = _scattered(16, 16)
+    kept, plain = IncrementalSearch(), IncrementalSearch()
+    for n in (16, 24, 32):
+        a = kept.search(X[:n], y[:n], domains(task), noise=1e-6, scatter=True)
+        b = plain.search(X[:n], y[:n], domains(task), noise=1e-6)
+        assert a.best.error > 100 * a.tol  # the records' own scatter, far above the stated noise
+        assert a.best.structure == b.best.structure, (n, a.best.expression, b.best.expression)
+    assert kept.counts == {"search": 1, "same": 0, "refit": 2}
+    assert plain.counts == {"search": 3, "same": 0, "refit": 0}
+
+
+def test_scatter_still_searches_records_the_kept_law_does_not_predict():
+    task, X, y = _scattered(16, 16, law_more=lambda X: 2 * X[:, 0] ** 3 * X[:, 1])
+    eng = IncrementalSearch()
+    eng.search(X[:16], y[:16], domains(task), noise=1e-6, scatter=True)
+    eng.search(X, y, domains(task), noise=1e-6, scatter=True)
+    assert eng.counts == {"search": 2, "same": 0, "refit": 0}
+    # noiseless records are never kept by the scatter rule: it needs the noisy regime
+    task, X, y = _scattered(16, 16)
+    eng = IncrementalSearch()
+    eng.search(X[:16], y[:16], domains(task), scatter=True)
+    eng.search(X, y, domains(task), scatter=True)
+    assert eng.counts["refit"] == 0

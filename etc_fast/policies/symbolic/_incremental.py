@@ -84,6 +84,15 @@ def explains(result: SearchResult, noisy: bool) -> bool:
     return result.explained if not noisy else bool(best.error <= result.tol and best.validated(3))
 
 
+def _kept_law(result: SearchResult, noisy: bool, scatter: bool) -> bool:
+    """:func:`explains`; with ``scatter`` on noisy records, any validated best law with residual
+    degrees of freedom (the prediction test then holds new rows to the law's own scatter)."""
+    if scatter and noisy:
+        best = result.best
+        return best is not None and best.validated(3) and best.n_used > best.n_params
+    return explains(result, noisy)
+
+
 def prediction_holds(result: SearchResult, X_new: np.ndarray, y_new: np.ndarray, noisy: bool) -> bool:
     """Whether ``result``'s best law, constants as fitted, predicts the new rows ``X_new, y_new``.
 
@@ -126,8 +135,12 @@ class IncrementalSearch:
 
     def search(self, X: np.ndarray, y: np.ndarray, domains: Sequence[VariableDomain], *, noise: float = 0.0,
                time_limit_s: float | None = None, limits: SearchLimits | None = None,
-               output_unit: str | None = None, max_candidates: int = 30) -> SearchResult:
-        """A full-mode :func:`._search.search` of ``X, y``, or the state refitted (module docstring)."""
+               output_unit: str | None = None, max_candidates: int = 30, scatter: bool = False) -> SearchResult:
+        """A full-mode :func:`._search.search` of ``X, y``, or the state refitted (module docstring).
+
+        ``scatter``: noisy records whose best law misfits them beyond the stated noise (a system's
+        table, whose noise level is the readings' precision, from an apparatus that draws its own
+        random numbers) are kept by the prediction test alone (:func:`_kept_law`)."""
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
         key = (noise > 0, tuple(repr(d) for d in domains), output_unit, limits, max_candidates)
@@ -137,7 +150,7 @@ class IncrementalSearch:
             if y.size == n_old and noise == st.noise and array_digest(X, y) == st.digest:
                 self.counts["same"] += 1
                 return st.result
-            if (y.size > n_old and explains(st.result, noise > 0)
+            if (y.size > n_old and _kept_law(st.result, noise > 0, scatter)
                     and array_digest(X[:n_old], y[:n_old]) == st.digest
                     and prediction_holds(st.result, X[n_old:], y[n_old:], noise > 0)):
                 if st.signature is None:
@@ -146,7 +159,7 @@ class IncrementalSearch:
                 if signature == st.signature:
                     res = refit_result(st.result, X, y, domains, noise=noise, max_candidates=max_candidates,
                                        limits=limits)
-                    if explains(res, noise > 0) and \
+                    if _kept_law(res, noise > 0, scatter) and \
                             res.candidates[0].structure == st.result.candidates[0].structure:
                         self.counts["refit"] += 1
                         self._state = _State(key, X.copy(), y.copy(), noise, res, array_digest(X, y), signature)

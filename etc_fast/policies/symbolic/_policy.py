@@ -603,8 +603,12 @@ class SymbolicPolicy:
         if rows.sum() >= 2:  # a table to search on (an apparatus that calls the law twice may leave none)
             noise = table_noise(table, rows, obs.noisy, ASSUMED_NOISE)
             if full:
+                # the table's noise level is the readings' precision: an apparatus that draws its own
+                # random numbers (m11's loss) scatters the records beyond it, so a kept law is held
+                # to its own scatter by the prediction test (_incremental.IncrementalSearch, scatter)
                 res = self._engine.search(table.X[rows], table.y[rows], self._domains, noise=noise,
-                                          time_limit_s=self.time_limit_s, limits=self.limits, output_unit=self._output_unit)
+                                          time_limit_s=self.time_limit_s, limits=self.limits, output_unit=self._output_unit,
+                                          scatter=True)
             else:
                 res = search(table.X[rows], table.y[rows], self._domains, noise=noise, time_limit_s=self.time_limit_s,
                              mode="diagnostic", limits=self.limits, output_unit=self._output_unit)

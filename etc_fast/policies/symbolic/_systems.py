@@ -41,15 +41,21 @@ MAX_ROW_MISFIT = 1e4
 SIGMA_FACTOR = 10.0
 #: Largest relative uncertainty of a derived law value that is kept.
 MAX_ROW_SIGMA = 1e-3
+#: Largest relative uncertainty of a row kept when too few rows are good: a value uncertain by
+#: more than itself says nothing of the law (m11-complex's constant law, pinned at a bound of its
+#: fit with an uncertainty of 1e147, is no law sample).
+MAX_FALLBACK_SIGMA = 1.0
 
 
 def usable_rows(table: Any, d: int) -> np.ndarray:
-    """Rows of the derived table to search on: finite, and reproduced by a constant law to 100 precisions."""
+    """Rows of the derived table to search on: finite, and reproduced by a constant law to 100
+    precisions; when fewer than ``d + 2`` are, the better half of the finite rows whose value is
+    known to within itself (relative uncertainty at most :data:`MAX_FALLBACK_SIGMA`)."""
     ok = np.isfinite(table.y) & np.all(np.isfinite(table.X), axis=1) & np.isfinite(table.misfit) & np.isfinite(table.sigma)
     good = ok & (table.misfit <= MAX_ROW_MISFIT) & (table.sigma <= MAX_ROW_SIGMA)
     if good.sum() >= d + 2:
         return good
-    idx = np.flatnonzero(ok)
+    idx = np.flatnonzero(ok & (table.sigma <= MAX_FALLBACK_SIGMA))
     keep = idx[np.argsort(table.sigma[idx], kind="stable")[: max(d + 2, idx.size // 2)]]
     out = np.zeros_like(ok)
     out[keep] = True
