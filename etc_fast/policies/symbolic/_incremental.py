@@ -19,6 +19,10 @@ grows. :class:`IncrementalSearch` keeps the last full search and, for a new call
      in-sample residual variance, ``(SSR_new / m) / (SSR_old / (n - p)) <= F_0.99(m, n - p)``
      (a prediction that fails it means the law stopped explaining the records);
    * after refitting, the best law has the same structure and still explains all the rows;
+   * with ``scatter`` (the system tier: a derived table's stated noise is the readings' precision,
+     which an apparatus drawing its own random numbers exceeds), "explains" on noisy records means
+     only a validated law with residual degrees of freedom: the prediction test alone then decides
+     whether the law still explains the records as well as it did;
 
    then the previous candidates are refitted (warm-started) and re-ranked on all rows
    (:func:`._search.refit_result`) instead of searching again.
