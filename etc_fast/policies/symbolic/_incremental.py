@@ -80,21 +80,18 @@ class _State:
     signature: tuple | None = None  # family_signature of X, y, computed when first needed
 
 
-def explains(result: SearchResult, noisy: bool) -> bool:
-    """Whether ``result``'s best law explains its records (noiseless: exactly; noisy: to the noise)."""
+def explains(result: SearchResult, noisy: bool, scatter: bool = False) -> bool:
+    """Whether ``result``'s best law explains its records (noiseless: exactly; noisy: to the noise).
+
+    With ``scatter``, on noisy records any validated best law counts, whatever its error: the
+    prediction test then holds new rows to the law's own scatter (:class:`IncrementalSearch`).
+    """
     best = result.best
     if best is None:
         return False
-    return result.explained if not noisy else bool(best.error <= result.tol and best.validated(3))
-
-
-def _kept_law(result: SearchResult, noisy: bool, scatter: bool) -> bool:
-    """:func:`explains`; with ``scatter`` on noisy records, any validated best law with residual
-    degrees of freedom (the prediction test then holds new rows to the law's own scatter)."""
-    if scatter and noisy:
-        best = result.best
-        return best is not None and best.validated(3) and best.n_used > best.n_params
-    return explains(result, noisy)
+    if not noisy:
+        return result.explained
+    return bool(best.validated(3) and (scatter or best.error <= result.tol))
 
 
 def prediction_holds(result: SearchResult, X_new: np.ndarray, y_new: np.ndarray, noisy: bool) -> bool:
@@ -144,7 +141,7 @@ class IncrementalSearch:
 
         ``scatter``: noisy records whose best law misfits them beyond the stated noise (a system's
         table, whose noise level is the readings' precision, from an apparatus that draws its own
-        random numbers) are kept by the prediction test alone (:func:`_kept_law`)."""
+        random numbers) are kept by the prediction test alone (:func:`explains`)."""
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
         key = (noise > 0, tuple(repr(d) for d in domains), output_unit, limits, max_candidates)
@@ -154,7 +151,7 @@ class IncrementalSearch:
             if y.size == n_old and noise == st.noise and array_digest(X, y) == st.digest:
                 self.counts["same"] += 1
                 return st.result
-            if (y.size > n_old and _kept_law(st.result, noise > 0, scatter)
+            if (y.size > n_old and explains(st.result, noise > 0, scatter)
                     and array_digest(X[:n_old], y[:n_old]) == st.digest
                     and prediction_holds(st.result, X[n_old:], y[n_old:], noise > 0)):
                 if st.signature is None:
@@ -163,7 +160,7 @@ class IncrementalSearch:
                 if signature == st.signature:
                     res = refit_result(st.result, X, y, domains, noise=noise, max_candidates=max_candidates,
                                        limits=limits)
-                    if _kept_law(res, noise > 0, scatter) and \
+                    if explains(res, noise > 0, scatter) and \
                             res.candidates[0].structure == st.result.candidates[0].structure:
                         self.counts["refit"] += 1
                         self._state = _State(key, X.copy(), y.copy(), noise, res, array_digest(X, y), signature)

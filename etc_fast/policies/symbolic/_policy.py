@@ -484,7 +484,7 @@ class SymbolicPolicy:
         if ask is not None:
             return ask
         if obs.noisy and self.synthesis_snap:
-            res = self._snapped(res, obs.X, obs.y, noise_level(obs))
+            res = self.last_search = self._snapped(res, obs.X, obs.y, noise_level(obs))
         best = res.best
         if obs.draft:
             derr = self._draft_error(obs.draft, obs)
@@ -515,9 +515,7 @@ class SymbolicPolicy:
         if lim.exponent_simplify_top or not res.forms:
             return res  # every search already took the step (snap_exponents), or nothing to re-rank
         lim = dataclasses.replace(lim, exponent_simplify_top=lim.simplify_top)
-        out = refit_result(res, X, y, self._domains, noise=noise, limits=lim)
-        self.last_search = out
-        return out
+        return refit_result(res, X, y, self._domains, noise=noise, limits=lim)
 
     def _baseline_batch(self) -> int:
         d = len(self._domains)
