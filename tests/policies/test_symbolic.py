@@ -265,30 +265,6 @@ def test_interpreter_search_costs_an_analysis_turn():
     assert a.kind in ("draft", "committee") and all(f.endswith(":id") for f in pol.last_search.families_tried)
 
 
-def test_no_analysis_before_a_two_constant_law_can_be_validated():
-    """An analysis costs a turn; on fewer rows than margin + 2 the C agent decides from the
-    diagnostic search (no law with two constants could be validated), from margin + 2 on it asks."""
-    from etc_fast.policies.symbolic._policy import analysis_pays
-
-    assert [analysis_pays(n) for n in (3, 4, 5, 6)] == [False, False, True, True]
-    assert not analysis_pays(5, margin=4) and analysis_pays(6, margin=4)
-    task = described_task("trig", "4*sin(a)**2*b", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)])
-    X, y = sobol_points(task, 8)
-    for n, asks in ((4, False), (5, True)):
-        pol = SymbolicPolicy()
-        pol.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
-        a = pol.act(_obs("explore", task, X[:n], y[:n]))
-        assert (a.kind == "analysis") == asks, (n, a.kind)
-        if not asks:
-            assert a.kind in ("draft", "committee") and all(f.endswith(":id") for f in pol.last_search.families_tried)
-    # rows whose output is not finite do not count
-    y_nan = y[:5].copy()
-    y_nan[0] = np.nan
-    pol = SymbolicPolicy()
-    pol.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
-    assert pol.act(_obs("explore", task, X[:5], y_nan)).kind != "analysis"
-
-
 def test_no_interpreter_uses_diagnostics():
     task = make_task("t", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
     X, y = sobol_points(task, 8)

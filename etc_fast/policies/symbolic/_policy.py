@@ -17,8 +17,7 @@ Which search runs depends on the configuration:
   only as the agent's analysis: it sends an ``analysis`` action (:data:`ANALYSIS_CODE`, NumPy
   summaries run in the sandbox), which uses the turn, and runs the full search on the same
   observations at the next decision. New observations need a new analysis. When the diagnostic
-  search is already confident, or no analysis can be sent any more, or the table is still too small
-  to validate a law with two constants (:func:`analysis_pays`), it decides without one.
+  search is already confident, or no analysis can be sent any more, it decides without one.
 
 Noise: the observation says only whether measurements are noisy; the policy then assumes a
 relative noise level of :data:`ASSUMED_NOISE` (an agent is never told the true level), or the
@@ -159,17 +158,6 @@ def noise_level(obs: Observation) -> float:
     if getattr(diag, "noise_basis", None) == "replicates":
         return max(MIN_NOISE, float(est))
     return max(MIN_NOISE, min(ASSUMED_NOISE, float(est)))
-
-
-def analysis_pays(n_finite: int, margin: int = 3) -> bool:
-    """Whether an analysis (the full grammar search, which costs a turn) can pay on ``n_finite`` rows.
-
-    A law is validated only with ``margin`` rows beyond its constants (:meth:`Candidate.validated`),
-    so on fewer than ``margin + 2`` rows no law with two or more constants can be: the full search
-    could offer nothing the agent would act on beyond the diagnostic search's one-constant power
-    laws, and the agent decides from the diagnostic search instead.
-    """
-    return n_finite >= margin + 2
 
 
 def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, complexity_gap: float = 3.0,
@@ -433,8 +421,7 @@ class SymbolicPolicy:
 
         Without an interpreter: the diagnostic search. With one: the analysed full search when
         this turn follows an analysis of the same observations; otherwise the diagnostic search
-        when it is already confident or the table is too small for an analysis to pay
-        (:func:`analysis_pays`), else an analysis action when ``can_analyse``, else the
+        when it is already confident, else an analysis action when ``can_analyse``, else the
         diagnostic search (the agent decides without its analysis).
         """
         if not obs.interpreter:
@@ -444,8 +431,7 @@ class SymbolicPolicy:
             self.last_search = res
             return res, None
         cheap = self._search(obs, False)
-        if (is_confident(cheap, self.margin, noisy=obs.noisy) or not can_analyse
-                or not analysis_pays(int(np.isfinite(obs.y).sum()), self.margin)):
+        if is_confident(cheap, self.margin, noisy=obs.noisy) or not can_analyse:
             return cheap, None
         return None, self._analysis_action(obs)
 
