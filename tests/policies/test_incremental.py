@@ -40,6 +40,18 @@ def test_same_records_return_the_last_result():
     assert other is not first and eng.counts["search"] == 2
 
 
+def test_a_monomials_only_search_is_never_reused_for_the_whole_grammar():
+    task = make_task("t", "3.1*a**2/b + a", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
+    X, y = sobol_points(task, 12)
+    eng = IncrementalSearch()
+    mono = eng.search(X[:4], y[:4], domains(task), monomials_only=True)
+    assert all(f.startswith("mono:") for f in mono.families_tried)
+    assert eng.search(X[:4], y[:4], domains(task), monomials_only=True) is mono
+    whole = eng.search(X[:4], y[:4], domains(task))
+    assert any(not f.startswith("mono:") for f in whole.families_tried)
+    assert eng.counts == {"search": 2, "same": 1, "refit": 0}
+
+
 def test_a_law_that_stops_explaining_the_records_is_searched_again():
     # the first 10 records follow a**2, the next ones a**2 + a**3 (large a): the refit fails, a search runs
     a_task = make_task("t", "2*a**2", [("a", "log", 0.1, 10)])

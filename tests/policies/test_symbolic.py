@@ -265,6 +265,35 @@ def test_interpreter_search_costs_an_analysis_turn():
     assert a.kind in ("draft", "committee") and all(f.endswith(":id") for f in pol.last_search.families_tried)
 
 
+def test_analysis_of_a_small_noiseless_table_fits_monomials_only():
+    """Below margin + 2 finite rows no two-constant law can be validated: the analysed search fits
+    the one-constant families only; from margin + 2 rows on, and on noisy tables, the whole grammar."""
+    task = described_task("trig", "4*sin(a)**2*b", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)])
+    X, y = sobol_points(task, 8)
+
+    def analysed(n, noisy=False, y_rows=None):
+        pol = SymbolicPolicy()
+        pol.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
+        yy = y[:n] if y_rows is None else y_rows
+        first = pol.act(_obs("explore", task, X[:n], yy, noisy=noisy))
+        assert first.kind == "analysis"
+        pol.act(_obs("explore", task, X[:n], yy, turn=1, feedback_kind="analysis", noisy=noisy))
+        return pol.last_search.families_tried
+
+    small = analysed(4)
+    assert small and all(f.startswith("mono:") for f in small) and "mono:binomial" not in small
+    assert any(f.startswith(("sum:", "signed:")) for f in analysed(5))
+    y_nan = y[:5].copy()
+    y_nan[0] = np.nan  # a row without a finite output does not count
+    assert all(f.startswith("mono:") for f in analysed(5, y_rows=y_nan))
+    assert any(f.startswith(("sum:", "signed:")) for f in analysed(4, noisy=True))
+    # the search itself: monomials_only keeps every outer and view of the monomials, nothing else
+    doms = [VariableDomain("a", "linear", 0.1, 1.5), VariableDomain("b", "log", 1, 10)]
+    full = search(X, y, doms, mode="full")
+    mono = search(X, y, doms, mode="full", monomials_only=True)
+    assert mono.families_tried == tuple(f for f in full.families_tried if f.startswith("mono:") and f != "mono:binomial")
+
+
 def test_no_interpreter_uses_diagnostics():
     task = make_task("t", "3.1*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
     X, y = sobol_points(task, 8)

@@ -136,7 +136,8 @@ class IncrementalSearch:
 
     def search(self, X: np.ndarray, y: np.ndarray, domains: Sequence[VariableDomain], *, noise: float = 0.0,
                time_limit_s: float | None = None, limits: SearchLimits | None = None,
-               output_unit: str | None = None, max_candidates: int = 30, scatter: bool = False) -> SearchResult:
+               output_unit: str | None = None, max_candidates: int = 30, scatter: bool = False,
+               monomials_only: bool = False) -> SearchResult:
         """A full-mode :func:`._search.search` of ``X, y``, or the state refitted (module docstring).
 
         ``scatter``: noisy records whose best law misfits them beyond the stated noise (a system's
@@ -144,7 +145,7 @@ class IncrementalSearch:
         random numbers) are kept by the prediction test alone (:func:`explains`)."""
         X = np.ascontiguousarray(X, dtype=np.float64)
         y = np.ascontiguousarray(y, dtype=np.float64).reshape(-1)
-        key = (noise > 0, tuple(repr(d) for d in domains), output_unit, limits, max_candidates)
+        key = (noise > 0, tuple(repr(d) for d in domains), output_unit, limits, max_candidates, monomials_only)
         st = self._state
         if st is not None and st.key == key and X.shape[1] == st.X.shape[1]:
             n_old = st.y.size
@@ -166,7 +167,7 @@ class IncrementalSearch:
                         self._state = _State(key, X.copy(), y.copy(), noise, res, array_digest(X, y), signature)
                         return res
         res = search(X, y, domains, noise=noise, time_limit_s=time_limit_s, mode="full", limits=limits,
-                     output_unit=output_unit, max_candidates=max_candidates)
+                     output_unit=output_unit, max_candidates=max_candidates, monomials_only=monomials_only)
         self.counts["search"] += 1
         self._state = _State(key, X.copy(), y.copy(), noise, res, array_digest(X, y))
         return res

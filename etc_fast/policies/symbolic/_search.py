@@ -1010,6 +1010,7 @@ def search(
     max_candidates: int = 30,
     limits: SearchLimits | None = None,
     output_unit: str | None = None,
+    monomials_only: bool = False,
 ) -> SearchResult:
     """Search the grammar for laws explaining ``y`` from ``X``.
 
@@ -1031,6 +1032,8 @@ def search(
         limits: Count caps of the search (``None``: :class:`SearchLimits` defaults).
         output_unit: ``"deg"`` when the output's description says it is an angle in degrees (the
             degree versions of the inverse trigonometric outers are tried only then).
+        monomials_only: Full mode on a table too small to validate a law with two constants:
+            only the one-constant families (a monomial under every outer and view) are fitted.
 
     Returns:
         A :class:`SearchResult` with candidates best first.
@@ -1099,7 +1102,7 @@ def search(
         for outer in outers:
             for view in views:
                 steps.append((f"mono:{outer.name}", mono_step(outer, view)))
-        if mode == "full":  # a power of a two-input sum times a monomial (_binomial.py)
+        if mode == "full" and not monomials_only:  # a power of a two-input sum times a monomial (_binomial.py)
             for atom in binomial_atoms(X[fin], yf, raw_view):
                 steps.append(("mono:binomial", mono_step(ident, raw_view + (atom,))))
 
@@ -1120,7 +1123,9 @@ def search(
                 _fit_ratio(col, view, outer, col.atoms_matrix(view), z_of(outer), lim)
             return run
 
-        if mode == "full":
+        if mode == "full" and monomials_only:
+            pass
+        elif mode == "full":
             for view in views:
                 steps.append(("sum:id", sum_step(ident, view, 3)))
                 steps.append(("exp:id", exp_step(view)))
