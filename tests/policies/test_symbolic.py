@@ -292,6 +292,8 @@ def test_analysis_of_a_small_noiseless_table_fits_monomials_only():
     full = search(X, y, doms, mode="full")
     mono = search(X, y, doms, mode="full", monomials_only=True)
     assert mono.families_tried == tuple(f for f in full.families_tried if f.startswith("mono:") and f != "mono:binomial")
+    with pytest.raises(ValueError, match="monomials_only"):
+        search(X, y, doms, mode="diagnostic", monomials_only=True)
 
 
 def test_no_interpreter_uses_diagnostics():

@@ -1048,6 +1048,8 @@ def search(
         raise ValueError(f"search: X must be (n, {len(domains)}) with n = len(y) = {y.shape[0]}, got {X.shape}")
     if mode not in ("full", "diagnostic"):
         raise ValueError(f"search: mode must be 'full' or 'diagnostic', got {mode!r}")
+    if monomials_only and mode != "full":
+        raise ValueError("search: monomials_only narrows a full search; the diagnostic mode has its own families")
     if time_limit_s is not None and not (isinstance(time_limit_s, (int, float)) and not isinstance(time_limit_s, bool)
                                          and time_limit_s > 0):
         raise ValueError(f"search: time_limit_s must be a positive number of seconds or None, got {time_limit_s!r}")
@@ -1123,9 +1125,7 @@ def search(
                 _fit_ratio(col, view, outer, col.atoms_matrix(view), z_of(outer), lim)
             return run
 
-        if mode == "full" and monomials_only:
-            pass
-        elif mode == "full":
+        if mode == "full" and not monomials_only:
             for view in views:
                 steps.append(("sum:id", sum_step(ident, view, 3)))
                 steps.append(("exp:id", exp_step(view)))
@@ -1143,7 +1143,7 @@ def search(
             # compound exponentials (differences, saturations, logistic, occupation numbers, nested)
             steps.append(("cexp:id", lambda: fit_compound(col, views[0], col.atoms_matrix(views[0]), z_of(ident), lim)))
 
-        else:
+        elif mode == "diagnostic":
             steps.append(("sum:id", sum_step(ident, raw_view, 2)))
 
         for name, run in steps:
