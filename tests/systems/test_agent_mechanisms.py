@@ -204,7 +204,8 @@ def test_a_synthesis_on_the_records_already_searched_does_not_search_again(monke
 
                 def search(self, X, y, domains, **kw):
                     return counted(X, y, domains, noise=kw["noise"], time_limit_s=kw["time_limit_s"], mode="full",
-                                   limits=kw["limits"], output_unit=kw["output_unit"], max_candidates=30)
+                                   limits=kw["limits"], output_unit=kw["output_unit"], max_candidates=30,
+                                   monomials_only=kw.get("monomials_only", False))
 
             monkeypatch.setattr(P, "IncrementalSearch", EverySearch)
         rec = run_trial(spec, create_policy("symbolic"))
