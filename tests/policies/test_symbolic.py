@@ -271,13 +271,13 @@ def test_analysis_of_a_small_noiseless_table_fits_monomials_only():
     task = described_task("trig", "4*sin(a)**2*b", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)])
     X, y = sobol_points(task, 8)
 
-    def analysed(n, noisy=False, y_rows=None):
+    def analysed(n, noisy=False, y_rows=None, left=None):
         pol = SymbolicPolicy()
         pol.begin("explore", task_view(task), CONFIGURATIONS["variance_c"], 0)
         yy = y[:n] if y_rows is None else y_rows
-        first = pol.act(_obs("explore", task, X[:n], yy, noisy=noisy))
+        first = pol.act(_obs("explore", task, X[:n], yy, noisy=noisy, left=left))
         assert first.kind == "analysis"
-        pol.act(_obs("explore", task, X[:n], yy, turn=1, feedback_kind="analysis", noisy=noisy))
+        pol.act(_obs("explore", task, X[:n], yy, turn=1, feedback_kind="analysis", noisy=noisy, left=left))
         return pol.last_search.families_tried
 
     small = analysed(4)
@@ -287,6 +287,9 @@ def test_analysis_of_a_small_noiseless_table_fits_monomials_only():
     y_nan[0] = np.nan  # a row without a finite output does not count
     assert all(f.startswith("mono:") for f in analysed(5, y_rows=y_nan))
     assert any(f.startswith(("sum:", "signed:")) for f in analysed(4, noisy=True))
+    # no measurement can follow (the budget is spent): the best law may be submitted, whole grammar
+    assert any(f.startswith(("sum:", "signed:")) for f in analysed(4, left=0))
+    assert all(f.startswith("mono:") for f in analysed(4, left=4))
     # the search itself: monomials_only keeps every outer and view of the monomials, nothing else
     doms = [VariableDomain("a", "linear", 0.1, 1.5), VariableDomain("b", "log", 1, 10)]
     full = search(X, y, doms, mode="full")

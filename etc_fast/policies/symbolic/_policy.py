@@ -355,9 +355,13 @@ class SymbolicPolicy:
             ex = obs.diagnostics.exponents
             hint = [float(ex.get(d.name) or 0.0) for d in self._domains]
         if full:
-            # a noiseless table too small to validate a law with two constants: only the families
-            # of one-constant laws (monomials) are worth fitting (docs/symbolic.md)
-            small = not obs.noisy and int(np.isfinite(obs.y).sum()) < self.margin + 2
+            # an exploration turn that more measurements can follow, on a noiseless table too small
+            # to validate a law with two constants: only the one-constant families (monomials) are
+            # fitted; a search whose best law may be submitted (the last turn, an exhausted budget,
+            # a synthesis or a baseline) fits the whole grammar (docs/symbolic.md)
+            small = (not obs.noisy and obs.phase == "explore" and obs.turns_left > 0
+                     and (obs.measurements_left is None or obs.measurements_left > 0)
+                     and int(np.isfinite(obs.y).sum()) < self.margin + 2)
             res = self._engine.search(obs.X, obs.y, self._domains, noise=noise_level(obs), time_limit_s=self.time_limit_s,
                                       limits=self.limits, output_unit=self._output_unit, monomials_only=small)
         else:
