@@ -194,6 +194,11 @@ _FUNCTIONS = frozenset({"exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
+def budget_left(obs: Observation) -> bool:
+    """Whether the measurement budget allows another measurement (no budget: always)."""
+    return obs.measurements_left is None or obs.measurements_left > 0
+
+
 def same_law(a: str, b: str) -> bool:
     """Whether two search expressions are one function once their constants are written to
     :data:`SAME_LAW_DIGITS` digits (SymPy, the constants as exact rationals: their difference
@@ -355,20 +360,22 @@ class SymbolicPolicy:
             ex = obs.diagnostics.exponents
             hint = [float(ex.get(d.name) or 0.0) for d in self._domains]
         if full:
-            # an exploration turn that more measurements can follow, on a noiseless table too small
-            # to validate a law with two constants: only the one-constant families (monomials) are
-            # fitted; a search whose best law may be submitted (the last turn, an exhausted budget,
-            # a synthesis or a baseline) fits the whole grammar (docs/symbolic.md)
-            small = (not obs.noisy and obs.phase == "explore" and obs.turns_left > 0
-                     and (obs.measurements_left is None or obs.measurements_left > 0)
-                     and int(np.isfinite(obs.y).sum()) < self.margin + 2)
             res = self._engine.search(obs.X, obs.y, self._domains, noise=noise_level(obs), time_limit_s=self.time_limit_s,
-                                      limits=self.limits, output_unit=self._output_unit, monomials_only=small)
+                                      limits=self.limits, output_unit=self._output_unit,
+                                      monomials_only=self._monomials_suffice(obs))
         else:
             res = search(obs.X, obs.y, self._domains, noise=noise_level(obs), time_limit_s=self.time_limit_s,
                          mode="diagnostic", exponent_hint=hint, limits=self.limits, output_unit=self._output_unit)
         self.last_search = res
         return res
+
+    def _monomials_suffice(self, obs: Observation) -> bool:
+        """An exploration turn that more measurements can follow, on a noiseless table too small to
+        validate a law with two constants (``margin + 2`` finite outputs): only the one-constant
+        families (monomials) are fitted. A search whose best law may be submitted (the last turn, a
+        spent budget, a synthesis, a baseline) fits the whole grammar (docs/symbolic.md)."""
+        return (not obs.noisy and obs.phase == "explore" and obs.turns_left > 0 and budget_left(obs)
+                and int(np.isfinite(obs.y).sum()) < self.margin + 2)
 
     def _committee(self, res: SearchResult) -> tuple[str, ...]:
         cands = list(res.candidates)
@@ -546,7 +553,7 @@ class SymbolicPolicy:
 
     def _baseline(self, obs: Observation) -> Action:
         left = obs.measurements_left
-        can_measure = "experiment" in obs.allowed and (left is None or left > 0)
+        can_measure = "experiment" in obs.allowed and budget_left(obs)
         res = None
         if obs.y.size:
             res, ask = self._decision_search(obs, "analysis" in obs.allowed)
@@ -752,7 +759,7 @@ class SymbolicPolicy:
             return Action(kind="final", source=src, raw=f"final: {why}")
         # baseline / final
         left = obs.measurements_left
-        can_measure = "experiment" in obs.allowed and (left is None or left > 0)
+        can_measure = "experiment" in obs.allowed and budget_left(obs)
         res, ranked = None, []
         if obs.system.requests:
             res, ranked, ask = self._system_decision(obs, "analysis" in obs.allowed)
