@@ -373,6 +373,28 @@ def test_policy_identical_at_any_time_limit():
         == _planner(task, SymbolicPolicy(time_limit_s=None))
 
 
+def test_an_overdetermined_exact_fit_stops_the_costliest_families():
+    """Noiseless: an exact fit (complexity <= 12) with more finite outputs than parameters stops the
+    signed and compound families; the cheaper families still run until the fit is validated (three
+    outputs more than its parameters), when they stop too. Noisy records need the validated fit."""
+    task = described_task("mono", "2.5*a**1.5/b**0.5", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)])
+    doms = [VariableDomain("a", "linear", 0.1, 1.5), VariableDomain("b", "log", 1, 10)]
+
+    def families(n, noise=0.0):
+        X, y = sobol_points(task, n)
+        if noise:
+            y = y * (1 + noise * np.random.default_rng(n).standard_normal(n))
+        res = search(X, y, doms, noise=noise)
+        assert res.best.structure == "C*a**1.5/b**0.5" and res.best.n_params == 3
+        return {f.split(":")[0] for f in res.families_tried}
+
+    everything = {"mono", "sum", "exp", "ratio", "signed", "cexp"}
+    assert families(3) == everything  # as many outputs as parameters: no test passed yet
+    assert families(4) == families(5) == everything - {"signed", "cexp"}
+    assert families(6) == {"mono"}  # validated
+    assert families(4, noise=1e-3) == families(5, noise=1e-3) == everything
+
+
 def test_search_limits_cap_the_work():
     from etc_fast.policies.symbolic import SearchLimits
 

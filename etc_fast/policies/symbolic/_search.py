@@ -82,8 +82,13 @@ COMPLEXITY_WEIGHT = 0.35
 #: Decimals of a score kept when ranking (scores are log10 errors plus complexity: 1e-9 is a relative
 #: error difference of about 2e-9, far above the last-bit differences of two CPUs' arithmetic).
 SCORE_DIGITS = 9
-#: A validated exact fit (within the noise level) of at most this complexity stops the families that
-#: can only be more complex (sums, exponentials, ratios, signed and compound families).
+#: A validated exact fit (within the noise level; three finite outputs more than its parameters) of
+#: at most this complexity stops the families that can only be more complex (sums, exponentials,
+#: ratios, signed and compound families). On noiseless records an exact fit with one finite output
+#: more than its parameters (it agreed with that output to the exact-fit tolerance: a test the law
+#: passed) already stops the two costliest families, the signed and the compound ones, which come
+#: last; the cheaper families still run, since one of them may write the same law with fewer
+#: parameters, which the records then validate (docs/symbolic.md, "Overdetermined exact fits").
 EXACT_SKIP_COMPLEXITY = 12.0
 _ERR_CAP = 10.0
 _HALVES = np.arange(-8, 9) / 2.0
@@ -393,8 +398,9 @@ class _Collector:
         self._static: dict[tuple, tuple] = {}
         self._order: dict[tuple, str] = {}  # structure key -> its repr (deterministic tie-break)
         self._pending: list[_Form] = []
-        self.best_exact_cx = np.inf
-        self.exact_tol = tol  # error at or below which a validated fit stops the more complex families
+        self.best_exact_cx = np.inf  # least complexity of a validated exact fit (EXACT_SKIP_COMPLEXITY)
+        self.best_overdetermined_cx = np.inf  # the same for a noiseless exact fit with n > parameters
+        self.exact_tol = tol  # error at or below which a fit counts as exact (EXACT_SKIP_COMPLEXITY)
         self.noisy = False  # noisy data: an error above the floor also costs n * log10(error / floor), and
         # the exponent snapping window covers three standard errors of the fitted exponents
         self.n_forms = 0
@@ -472,6 +478,8 @@ class _Collector:
                 self.fixed[key] = forced or 0
             if e <= self.exact_tol and n >= n_params + 3:
                 self.best_exact_cx = min(self.best_exact_cx, cx)
+            if e <= self.exact_tol and n > n_params and not self.noisy:
+                self.best_overdetermined_cx = min(self.best_overdetermined_cx, cx)
             out.append((form, e))
         return out
 
@@ -1153,6 +1161,9 @@ def search(
                 break
             # a validated exact fit already found: skip families that can only be more complex
             if name.startswith(("sum", "exp", "ratio", "signed", "cexp")) and exact_simple(EXACT_SKIP_COMPLEXITY):
+                continue
+            # noiseless: an overdetermined exact fit skips the costliest two (EXACT_SKIP_COMPLEXITY)
+            if name.startswith(("signed", "cexp")) and col.best_overdetermined_cx <= EXACT_SKIP_COMPLEXITY:
                 continue
             run()
             col.flush()
