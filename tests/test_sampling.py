@@ -181,3 +181,21 @@ def test_rounded_fingerprint_survives_last_bit_differences():
     assert rounded_sha256(nudged) == rounded_sha256(y)
     assert rounded_sha256(y * (1 + 1e-7)) != rounded_sha256(y)
     assert rounded_sha256(y.reshape(1000, 5)) != rounded_sha256(y)
+
+
+def test_rounded_fingerprint_kept_by_exact_bytes():
+    """A repeated fingerprint comes from the memo: the same as computed afresh, and keyed by the
+    array's bytes, shape and digits (an array changed in place is hashed again)."""
+    from etc_fast import sampling
+
+    y = np.random.default_rng(6).lognormal(0.0, 3.0, 300)
+    sampling._ROUNDED.clear()
+    first = sampling.rounded_sha256(y)
+    assert len(sampling._ROUNDED) == 1 and sampling.rounded_sha256(y.copy()) == first
+    fresh = sampling.rounded_sha256(y, digits=9)
+    sampling._ROUNDED.clear()
+    assert sampling.rounded_sha256(y, digits=9) == fresh == first
+    assert sampling.rounded_sha256(y, digits=6) != first
+    assert sampling.rounded_sha256(y.reshape(100, 3)) != first
+    y[0] *= 2.0
+    assert sampling.rounded_sha256(y) != first
