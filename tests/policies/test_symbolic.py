@@ -374,14 +374,17 @@ def test_policy_identical_at_any_time_limit():
 
 
 def test_an_overdetermined_exact_fit_stops_the_costliest_families():
-    """Noiseless: an exact fit (complexity <= 12) with more finite outputs than parameters stops the
+    """Noiseless: an exact fit (complexity <= 12) with more distinct points than parameters stops the
     signed and compound families; the cheaper families still run until the fit is validated (three
     outputs more than its parameters), when they stop too. Noisy records need the validated fit."""
     task = described_task("mono", "2.5*a**1.5/b**0.5", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)])
     doms = [VariableDomain("a", "linear", 0.1, 1.5), VariableDomain("b", "log", 1, 10)]
 
-    def families(n, noise=0.0):
+    def families(n, noise=0.0, repeat=False):
         X, y = sobol_points(task, n)
+        if repeat:  # the first point measured again: a row, but no new point to test a fit on
+            X, y = np.vstack([X, X[:1]]), np.concatenate([y, y[:1]])
+            n += 1
         if noise:
             y = y * (1 + noise * np.random.default_rng(n).standard_normal(n))
         res = search(X, y, doms, noise=noise)
@@ -389,7 +392,8 @@ def test_an_overdetermined_exact_fit_stops_the_costliest_families():
         return {f.split(":")[0] for f in res.families_tried}
 
     everything = {"mono", "sum", "exp", "ratio", "signed", "cexp"}
-    assert families(3) == everything  # as many outputs as parameters: no test passed yet
+    assert families(3) == everything  # as many points as parameters: no test passed yet
+    assert families(3, repeat=True) == everything
     assert families(4) == families(5) == everything - {"signed", "cexp"}
     assert families(6) == {"mono"}  # validated
     assert families(4, noise=1e-3) == families(5, noise=1e-3) == everything

@@ -84,11 +84,12 @@ COMPLEXITY_WEIGHT = 0.35
 SCORE_DIGITS = 9
 #: A validated exact fit (within the noise level; three finite outputs more than its parameters) of
 #: at most this complexity stops the families that can only be more complex (sums, exponentials,
-#: ratios, signed and compound families). On noiseless records an exact fit with one finite output
-#: more than its parameters (it agreed with that output to the exact-fit tolerance: a test the law
-#: passed) already stops the two costliest families, the signed and the compound ones, which come
-#: last; the cheaper families still run, since one of them may write the same law with fewer
-#: parameters, which the records then validate (docs/symbolic.md, "Overdetermined exact fits").
+#: ratios, signed and compound families). On noiseless records an exact fit with one distinct input
+#: point (with a finite output) more than its parameters already stops the two costliest families,
+#: the signed and the compound ones, which come last: agreeing with that spare point to the
+#: exact-fit tolerance is a test the law passed. The cheaper families still run, since one of them
+#: may write the same law with fewer parameters, which the records then validate (docs/symbolic.md,
+#: "Overdetermined exact fits").
 EXACT_SKIP_COMPLEXITY = 12.0
 _ERR_CAP = 10.0
 _HALVES = np.arange(-8, 9) / 2.0
@@ -400,6 +401,8 @@ class _Collector:
         self._pending: list[_Form] = []
         self.best_exact_cx = np.inf  # least complexity of a validated exact fit (EXACT_SKIP_COMPLEXITY)
         self.best_overdetermined_cx = np.inf  # the same for a noiseless exact fit with n > parameters
+        # points that can test a fit: a repeated input row with a finite output is no new test
+        self.n_points = int(np.unique(X[self.fin], axis=0).shape[0]) if yf.size else 0
         self.exact_tol = tol  # error at or below which a fit counts as exact (EXACT_SKIP_COMPLEXITY)
         self.noisy = False  # noisy data: an error above the floor also costs n * log10(error / floor), and
         # the exponent snapping window covers three standard errors of the fitted exponents
@@ -478,7 +481,7 @@ class _Collector:
                 self.fixed[key] = forced or 0
             if e <= self.exact_tol and n >= n_params + 3:
                 self.best_exact_cx = min(self.best_exact_cx, cx)
-            if e <= self.exact_tol and n > n_params and not self.noisy:
+            if e <= self.exact_tol and self.n_points > n_params and not self.noisy:
                 self.best_overdetermined_cx = min(self.best_overdetermined_cx, cx)
             out.append((form, e))
         return out
