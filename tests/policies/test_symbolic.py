@@ -399,6 +399,26 @@ def test_an_overdetermined_exact_fit_stops_the_costliest_families():
     assert families(4, noise=1e-3) == families(5, noise=1e-3) == everything
 
 
+def test_a_repeated_search_is_answered_from_the_memo():
+    """The same inputs give the result a second run would give, without running it; any input that
+    the result depends on (records, noise, hint, narrowing, limits) is a new search."""
+    from etc_fast.policies.symbolic import _search as S
+    from etc_fast.policies.symbolic._search import SearchLimits
+
+    task = described_task("mono", "2.5*a**1.5/b**0.5 + a", [("a", "linear", 0.1, 1.5), ("b", "log", 1, 10)])
+    doms = [VariableDomain("a", "linear", 0.1, 1.5), VariableDomain("b", "log", 1, 10)]
+    X, y = sobol_points(task, 5)
+    first = search(X, y, doms)
+    assert search(X.copy(), y.copy(), doms, time_limit_s=1e-9) is first  # a hit runs nothing, so no limit is reached
+    others = [search(X, y, doms, noise=1e-3), search(X, y, doms, monomials_only=True),
+              search(X, y, doms, mode="diagnostic"), search(X, y, doms, mode="diagnostic", exponent_hint=[1.5, -0.5]),
+              search(X, y, doms, limits=SearchLimits(max_views=2)), search(X, y[::-1].copy(), doms)]
+    assert all(o is not first for o in others) and len({id(o) for o in others}) == len(others)
+    S._MEMO.clear()
+    fresh = search(X, y, doms)
+    assert fresh is not first and fresh.candidates == first.candidates
+
+
 def test_search_limits_cap_the_work():
     from etc_fast.policies.symbolic import SearchLimits
 
