@@ -36,7 +36,6 @@ incremental result can differ from a search from scratch on the same rows.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,6 +46,7 @@ from etc_fast.policies.symbolic._grammar import VariableDomain
 from etc_fast.policies.symbolic._search import (
     SearchLimits,
     SearchResult,
+    array_digest,
     family_signature,
     refit_result,
     relative_errors,
@@ -57,16 +57,6 @@ __all__ = ["IncrementalSearch", "array_digest", "explains", "prediction_holds"]
 
 #: Significance level of the noisy prediction test (the new rows' errors against the law's own).
 PREDICTION_ALPHA = 0.01
-
-
-def array_digest(*arrays: np.ndarray, h: hashlib._Hash | None = None) -> str:
-    """SHA-256 of float64 arrays, shape and bytes (``h``: a hash to continue, e.g. over a header)."""
-    h = hashlib.sha256() if h is None else h
-    for a in arrays:
-        a = np.ascontiguousarray(a, dtype=np.float64)
-        h.update(repr(a.shape).encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
 
 
 @dataclasses.dataclass

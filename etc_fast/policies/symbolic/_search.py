@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import hashlib
 import itertools
 import math
@@ -79,7 +80,7 @@ from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_
 from kernels.programs import evaluate_programs
 
 __all__ = ["Candidate", "SearchLimits", "SearchResult", "SearchTimeLimit", "search", "relative_errors",
-           "COMPLEXITY_WEIGHT", "DEFAULT_TIME_LIMIT_S"]
+           "COMPLEXITY_WEIGHT", "DEFAULT_TIME_LIMIT_S", "array_digest"]
 
 COMPLEXITY_WEIGHT = 0.35
 #: Decimals of a score kept when ranking (scores are log10 errors plus complexity: 1e-9 is a relative
@@ -404,14 +405,17 @@ class _Collector:
         self._pending: list[_Form] = []
         self.best_exact_cx = np.inf  # least complexity of a validated exact fit (EXACT_SKIP_COMPLEXITY)
         self.best_overdetermined_cx = np.inf  # the same for a noiseless exact fit with n > parameters
-        # points that can test a fit: a repeated input row with a finite output is no new test
-        self.n_points = int(np.unique(X[self.fin], axis=0).shape[0]) if yf.size else 0
         self.exact_tol = tol  # error at or below which a fit counts as exact (EXACT_SKIP_COMPLEXITY)
         self.noisy = False  # noisy data: an error above the floor also costs n * log10(error / floor), and
         # the exponent snapping window covers three standard errors of the fitted exponents
         self.n_forms = 0
         self._forced: dict[int, int] = {}  # id(form) -> constants fixed by simplification (replaces its structure)
         self.fixed: dict[tuple, int] = {}  # structure key -> constants its kept form has at simple numbers
+
+    @functools.cached_property
+    def n_points(self) -> int:
+        """Distinct input points with a finite output (a point measured again tests no fit anew)."""
+        return int(np.unique(self.X[self.fin], axis=0).shape[0])
 
     def atoms_matrix(self, atoms: tuple[Atom, ...]) -> np.ndarray:
         if atoms not in self._A:
@@ -484,7 +488,7 @@ class _Collector:
                 self.fixed[key] = forced or 0
             if e <= self.exact_tol and n >= n_params + 3:
                 self.best_exact_cx = min(self.best_exact_cx, cx)
-            if e <= self.exact_tol and self.n_points > n_params and not self.noisy:
+            if e <= self.exact_tol and not self.noisy and self.n_points > n_params:
                 self.best_overdetermined_cx = min(self.best_overdetermined_cx, cx)
             out.append((form, e))
         return out
@@ -1215,10 +1219,17 @@ def _memo_key(X: np.ndarray, y: np.ndarray, domains: Sequence[VariableDomain], n
     """SHA-256 of every input of :func:`search` that its result depends on (not ``time_limit_s``)."""
     hint = None if exponent_hint is None else [float(v) for v in exponent_hint]
     header = repr((mode, float(noise), hint, int(max_candidates), lim, output_unit, bool(monomials_only),
-                   [repr(d) for d in domains], X.shape))
-    h = hashlib.sha256(header.encode())
-    h.update(X.tobytes())
-    h.update(y.tobytes())
+                   [repr(d) for d in domains]))
+    return array_digest(X, y, h=hashlib.sha256(header.encode()))
+
+
+def array_digest(*arrays: np.ndarray, h: hashlib._Hash | None = None) -> str:
+    """SHA-256 of float64 arrays, shape and bytes (``h``: a hash to continue, e.g. over a header)."""
+    h = hashlib.sha256() if h is None else h
+    for a in arrays:
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        h.update(repr(a.shape).encode())
+        h.update(a.tobytes())
     return h.hexdigest()
 
 
