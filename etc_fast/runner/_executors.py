@@ -301,13 +301,14 @@ class TrialWorker:
 
 
 def _prestart_helpers(judge: str) -> None:
-    """Start the helper processes a trial needs (the sandbox zygote, the structural judge's server)
+    """Start the helper processes a trial needs (the sandbox zygotes, the structural judge's server)
     in background threads, so that their imports overlap other start-up work instead of the first
     trial. Each is started by exec, once per process; a failure is reported by the first use."""
     with contextlib.suppress(Exception):
-        from etc_fast.sandbox import zygote
+        from etc_fast.sandbox import LEAN_PRELOAD, zygote
 
         zygote().prestart()
+        zygote(LEAN_PRELOAD).prestart()
     if judge == "structural":
         with contextlib.suppress(Exception):
             from etc_fast.evaluate import judge_server

@@ -16,7 +16,7 @@ from etc_fast.sandbox._law import LAW_IMPORTS, LawCall, call_law, check_signatur
 from etc_fast.sandbox._limits import SandboxLimits
 from etc_fast.sandbox._probe import IsolationError, probe_layers, require_isolation
 from etc_fast.sandbox._supervisor import clean_text
-from etc_fast.sandbox._zygote import popen_child, reap_child, zygote, zygote_versions
+from etc_fast.sandbox._zygote import LEAN_PRELOAD, popen_child, reap_child, zygote, zygote_versions
 
 __all__ = [
     "popen_child",
@@ -24,6 +24,7 @@ __all__ = [
     "clean_text",
     "signature_pattern",
     "zygote",
+    "LEAN_PRELOAD",
     "zygote_versions",
     "SandboxLimits",
     "LawCall",

@@ -43,7 +43,8 @@ class CodeRun:
     layers: dict = dataclasses.field(default_factory=dict)
 
 
-def run_code(code: str, data: Mapping[str, object] | None = None, *, limits: SandboxLimits | None = None) -> CodeRun:
+def run_code(code: str, data: Mapping[str, object] | None = None, *, limits: SandboxLimits | None = None,
+             reuse: bool = False) -> CodeRun:
     """Execute model-written Python in the sandbox with ``data`` preloaded as variables.
 
     ``np``/``numpy`` and ``math`` are predefined; imports are limited to :data:`CODE_IMPORTS`
@@ -54,6 +55,8 @@ def run_code(code: str, data: Mapping[str, object] | None = None, *, limits: San
         code: Python source.
         data: Variable name -> numbers, strings, (nested) lists/dicts or numeric NumPy arrays.
         limits: Sandbox limits (defaults to :class:`SandboxLimits()`).
+        reuse: The same code on the same data and limits that already ran to the end in this
+            process returns that run again without running (``run_job``'s ``reuse``).
 
     Raises:
         TypeError / ValueError: when ``code`` or ``data`` themselves are malformed.
@@ -73,7 +76,7 @@ def run_code(code: str, data: Mapping[str, object] | None = None, *, limits: San
         "preload": list(PRELOAD) if "scipy" in code else [],
         "read_packages": list(CODE_READ),
     }
-    run = run_job(job, limits)
+    run = run_job(job, limits, reuse=reuse)
     if run.ok and run.reply.get("ok"):
         return CodeRun(True, None, run.stdout, run.truncated, run.wall_s, run.layers)
     error = run.error if not run.ok else str(run.reply.get("error") or "failed without a reason")

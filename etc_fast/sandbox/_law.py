@@ -71,7 +71,8 @@ def prepare_source(source: str, arg_names: Sequence[str]) -> str:
     return source[:line_start] + "\n".join(lines) + "\n" + source[line_start:]
 
 
-def call_law(source: str, X, *, arg_names: Sequence[str], limits: SandboxLimits | None = None) -> LawCall:
+def call_law(source: str, X, *, arg_names: Sequence[str], limits: SandboxLimits | None = None,
+             reuse: bool = False) -> LawCall:
     """Run ``discovered_law`` from ``source`` on every row of ``X`` inside the sandbox.
 
     The source passes NewtonBench's signature pre-check, gets its ``import`` lines, and is exec'd with
@@ -85,6 +86,8 @@ def call_law(source: str, X, *, arg_names: Sequence[str], limits: SandboxLimits 
         X: float64[n, d] inputs, columns in signature order.
         arg_names: The task's variable names (signature order).
         limits: Sandbox limits (defaults to :class:`SandboxLimits()`).
+        reuse: A call of the same source on the same inputs and limits that already returned
+            values in this process returns them again without running (``run_job``'s ``reuse``).
 
     Returns:
         :class:`LawCall`; never raises because of the submission.
@@ -112,7 +115,7 @@ def call_law(source: str, X, *, arg_names: Sequence[str], limits: SandboxLimits 
         "allowed_imports": list(LAW_IMPORTS),
         "read_packages": list(LAW_IMPORTS),
     }
-    run = run_job(job, limits)
+    run = run_job(job, limits, reuse=reuse)
 
     def failed(error: str) -> LawCall:
         return LawCall(False, clean_text(error, ERROR_CHARS), None, run.stdout, run.wall_s, run.layers)

@@ -45,11 +45,11 @@ def load_corpus() -> dict:
 def sandbox_processes(*, zygotes: bool = False) -> list[int]:
     """Pids of live sandbox processes started from this checkout (zygotes and their children).
 
-    This process's own zygote lives as long as the process and is left out unless ``zygotes``.
+    This process's own zygotes live as long as the process and are left out unless ``zygotes``.
     """
-    from etc_fast.sandbox._zygote import zygote
+    from etc_fast.sandbox._zygote import zygote_pids
 
-    own = None if zygotes else zygote().pid
+    own = set() if zygotes else zygote_pids()
     found = []
     needle = RUNNER.encode()
     for entry in os.listdir("/proc"):
@@ -57,7 +57,7 @@ def sandbox_processes(*, zygotes: bool = False) -> list[int]:
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if needle in f.read() and int(entry) != own:
+                if needle in f.read() and int(entry) not in own:
                     found.append(int(entry))
         except OSError:
             continue

@@ -91,11 +91,12 @@ def check(results: dict, params: dict, srv) -> list:
     return problems
 
 
-def test_corpus_as_root_or_current_user(scene, monkeypatch):
+@pytest.mark.parametrize("full", [False, True], ids=["lean zygote", "full zygote"])
+def test_corpus_as_root_or_current_user(scene, monkeypatch, full):
     params, srv = scene
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    results = json.loads(json.dumps(run_corpus(params)))
+    results = json.loads(json.dumps(run_corpus(params, full=full)))
     grew_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
     problems = check(results, params, srv)
     assert grew_mb < 200, f"harness memory grew by {grew_mb:.0f} MB"
@@ -149,7 +150,8 @@ def _readable_copy(dest: Path) -> Path:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="setpriv and the kernel layers are Linux-only")
-def test_corpus_as_unprivileged_user(scene):
+@pytest.mark.parametrize("full", [False, True], ids=["lean zygote", "full zygote"])
+def test_corpus_as_unprivileged_user(scene, full):
     if os.geteuid() != 0:
         pytest.skip("not root: the suite already runs unprivileged (the test above)")
     if not shutil.which("setpriv"):
@@ -162,7 +164,7 @@ def test_corpus_as_unprivileged_user(scene):
         params, srv = scene
         main = _readable_copy(shim / "src") / "tests" / "sandbox" / "_corpus_main.py"
         env = {"PATH": "/usr/bin:/bin", "OPENAI_API_KEY": FAKE_KEY, "LANG": "C.UTF-8"}
-        proc = subprocess.run([*NOBODY, py, str(main), json.dumps(params)],
+        proc = subprocess.run([*NOBODY, py, str(main), json.dumps(params), *(["full"] if full else [])],
                               capture_output=True, text=True, timeout=300, cwd="/tmp", env=env)
     finally:
         shutil.rmtree(shim, ignore_errors=True)

@@ -8,6 +8,7 @@ of the planting call.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -122,7 +123,7 @@ print(json.dumps(seen))
 def test_one_zygote_serves_many_calls_and_was_started_by_exec(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_KEY)
     z = Zygote()
-    monkeypatch.setattr(_supervisor, "zygote", lambda: z)
+    monkeypatch.setattr(_supervisor, "zygote", lambda *_: z)
     try:
         for _ in range(3):
             r = call_law(LAW, X, arg_names=["a"], limits=SHORT)
@@ -162,7 +163,8 @@ def _check_planted(out: dict, tag: str) -> None:
     assert out["zygote_before"] == out["zygote_after"] == seen["ppid"]  # the zygote survived and was reused
 
 
-def test_nothing_a_child_plants_reaches_the_next_child_as_an_unprivileged_user():
+@pytest.mark.parametrize("full", [False, True], ids=["lean zygote", "full zygote"])
+def test_nothing_a_child_plants_reaches_the_next_child_as_an_unprivileged_user(full):
     """The same as user 65534 (a user namespace per child instead of the uid drop)."""
     import shutil
     import subprocess
@@ -181,7 +183,7 @@ def test_nothing_a_child_plants_reaches_the_next_child_as_an_unprivileged_user()
         if py is None:
             pytest.skip("no Python with NumPy/SciPy that user 65534 can run")
         main = _readable_copy(shim / "src") / "tests" / "sandbox" / "_planted_main.py"
-        proc = subprocess.run([*NOBODY, py, str(main), tag], capture_output=True, text=True, timeout=300, cwd="/tmp",
+        proc = subprocess.run([*NOBODY, py, str(main), tag, *(["full"] if full else [])], capture_output=True, text=True, timeout=300, cwd="/tmp",
                               env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
     finally:
         shutil.rmtree(shim, ignore_errors=True)
@@ -191,11 +193,12 @@ def test_nothing_a_child_plants_reaches_the_next_child_as_an_unprivileged_user()
     _check_planted(out, tag)
 
 
-def test_nothing_a_child_plants_reaches_the_next_child(tmp_path):
+@pytest.mark.parametrize("full", [False, True], ids=["lean zygote", "full zygote"])
+def test_nothing_a_child_plants_reaches_the_next_child(full):
     from tests.sandbox._planted_main import plant_and_check
 
     tag = uuid.uuid4().hex[:12]
-    _check_planted(plant_and_check(tag), tag)
+    _check_planted(plant_and_check(tag, full=full), tag)
 
 
 def test_planting_runs_concurrently_do_not_meet():
@@ -219,7 +222,7 @@ def test_planting_runs_concurrently_do_not_meet():
 
 def test_a_killed_zygote_is_restarted(monkeypatch):
     z = Zygote()
-    monkeypatch.setattr(_supervisor, "zygote", lambda: z)
+    monkeypatch.setattr(_supervisor, "zygote", lambda *_: z)
     try:
         assert call_law(LAW, X, arg_names=["a"], limits=SHORT).ok
         first = z.pid
@@ -237,7 +240,7 @@ def test_a_killed_zygote_is_restarted(monkeypatch):
 
 def test_a_zygote_that_stops_answering_is_replaced(monkeypatch):
     z = Zygote()
-    monkeypatch.setattr(_supervisor, "zygote", lambda: z)
+    monkeypatch.setattr(_supervisor, "zygote", lambda *_: z)
     monkeypatch.setattr(_supervisor, "ANSWER_S", 3.0)
     try:
         assert call_law(LAW, X, arg_names=["a"], limits=SHORT).ok
@@ -254,7 +257,7 @@ def test_a_zygote_that_stops_answering_is_replaced(monkeypatch):
 
 def test_a_zygote_with_threads_refuses_to_fork(monkeypatch):
     z = Zygote(extra={"test_thread": True})
-    monkeypatch.setattr(_supervisor, "zygote", lambda: z)
+    monkeypatch.setattr(_supervisor, "zygote", lambda *_: z)
     try:
         r = call_law(LAW, X, arg_names=["a"], limits=SHORT)
         assert not r.ok
@@ -297,3 +300,54 @@ def test_interpreter_calls_find_scipy_preloaded():
     r = run_code(code, limits=SHORT)
     assert r.ok, r.error
     assert r.stdout.split() == ["True", "0.5"]
+
+
+def test_jobs_that_do_not_name_scipy_are_forked_by_the_lean_zygote():
+    from etc_fast.sandbox._zygote import LEAN_PRELOAD, PRELOAD, preload_for, zygote_pids
+
+    # the job's text must not spell the name: 'sci' + 'py'
+    look = "sys = np.__dict__['__builtins__']['__import__']('sys')\nprint('sci' + 'py' in sys.modules, os_pid())\n"
+    look = look.replace("os_pid()", "np.__dict__['__builtins__']['__import__']('os').getppid()")
+    lean = run_code(look, limits=SHORT)
+    full = run_code(look + "# scipy\n", limits=SHORT)
+    assert lean.ok and full.ok, (lean.error, full.error)
+    (lean_loaded, lean_parent), (full_loaded, full_parent) = (r.stdout.split() for r in (lean, full))
+    assert (lean_loaded, full_loaded) == ("False", "True")
+    assert lean_parent != full_parent and {int(lean_parent), int(full_parent)} <= zygote_pids()
+    assert preload_for({"kind": "law", "source": "def discovered_law(a):\n    return a\n"}) == LEAN_PRELOAD
+    assert preload_for({"kind": "law", "source": "import scipy.special\n"}) == PRELOAD
+    assert preload_for({"kind": "code", "code": None}) == PRELOAD  # not text: the full zygote
+
+
+def test_a_job_met_again_with_reuse_returns_the_run_that_completed(monkeypatch):
+    from etc_fast.sandbox import _supervisor as sup
+
+    monkeypatch.setattr(sup, "_REUSED", sup.collections.OrderedDict())
+    ran = []
+    real = sup._run_payload
+    monkeypatch.setattr(sup, "_run_payload", lambda *a: ran.append(1) or real(*a))
+    law = "def discovered_law(a):\n    return a * np.random.random()\n"
+    first = call_law(law, X, arg_names=["a"], limits=SHORT, reuse=True)
+    again = call_law(law, X, arg_names=["a"], limits=SHORT, reuse=True)
+    assert first.ok and again.ok and len(ran) == 1
+    np.testing.assert_array_equal(first.values, again.values)  # the first run's draws, not new ones
+    assert not np.shares_memory(first.values, again.values)
+    fresh = call_law(law, X, arg_names=["a"], limits=SHORT)  # without reuse: a run of its own
+    assert len(ran) == 2 and not np.array_equal(fresh.values, first.values)
+    # other inputs, other limits, another text: each runs
+    call_law(law, X + 1.0, arg_names=["a"], limits=SHORT, reuse=True)
+    call_law(law, X, arg_names=["a"], limits=dataclasses.replace(SHORT, wall_s=SHORT.wall_s + 1), reuse=True)
+    call_law(law + "\n", X, arg_names=["a"], limits=SHORT, reuse=True)
+    assert len(ran) == 5
+    # a failure is never kept: it runs again
+    bad = "def discovered_law(a):\n    raise ValueError('no')\n    return a\n"
+    assert not call_law(bad, X, arg_names=["a"], limits=SHORT, reuse=True).ok
+    assert not call_law(bad, X, arg_names=["a"], limits=SHORT, reuse=True).ok
+    assert len(ran) == 7
+    # analysis code as well, and the isolation requirement is part of the job
+    code = "print(np.random.random())"
+    a, b = (run_code(code, {"z": 1}, limits=SHORT, reuse=True) for _ in range(2))
+    assert a.ok and a.stdout == b.stdout and len(ran) == 8
+    monkeypatch.setenv(sup.ENV_REQUIRE, "1")
+    run_code(code, {"z": 1}, limits=SHORT, reuse=True)
+    assert len(ran) == 9
