@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import glob
-import shutil
 import os
+import shutil
 import signal
 import subprocess
 import sys

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from etc_fast.sandbox import LAYERS, IsolationError, require_isolation
-from etc_fast.sandbox import _probe
+from etc_fast.sandbox import LAYERS, IsolationError, _probe, require_isolation
 from etc_fast.sandbox._supervisor import ENV_REQUIRE, clean_text
 
 
