@@ -267,9 +267,13 @@ def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str 
     fk, pk = f"{tag}K", [f"{tag}p{j}" for j in range(len(atoms))]
     keys = [fk, *pk]
     scored = []
+    # row (e, k) is [k, *grid[e]], e major: the order of the grid's points and then the factors
+    rows = np.empty((len(grid), len(SCAN_FACTORS), 1 + grid.shape[1]))
+    rows[:, :, 0] = SCAN_FACTORS[None, :]
+    rows[:, :, 1:] = grid[:, None, :]
+    rows = rows.reshape(-1, 1 + grid.shape[1])
     for oi, outer in enumerate(outers):
         prog = parse(outer.render(_monomial(atoms, pk, fk), _fn), names)
-        rows = np.array([[k, *e] for e in grid for k in SCAN_FACTORS])
         rms = _scan(recs, prog, _columns(prog, keys), rows).reshape(len(grid), len(SCAN_FACTORS))
         best = np.argmin(rms, axis=1)  # the first of equals: a fixed order
         scored += [(float(rms[gi, best[gi]]), oi, gi, float(SCAN_FACTORS[best[gi]])) for gi in range(len(grid))
@@ -345,7 +349,13 @@ def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, flo
 
     everything = list(range(d))
     prog = parse(build({k: k for k in [fk, gk, *pk, *qk]}, everything, everything), names)
-    rows = np.array([[K, g, *p, *q] for p, q in structures for g in EXP_GRID for K in EXP_GRID])
+    # row (s, g, K) is [K, g, *p, *q] of structure s = (p, q): structures, then g, then K
+    n_grid = len(EXP_GRID)
+    rows = np.empty((len(structures), n_grid, n_grid, 2 + 2 * d))
+    rows[:, :, :, 0] = EXP_GRID[None, None, :]
+    rows[:, :, :, 1] = EXP_GRID[None, :, None]
+    rows[:, :, :, 2:] = np.array([[*p, *q] for p, q in structures], dtype=np.float64)[:, None, None, :]
+    rows = rows.reshape(-1, 2 + 2 * d)
     rms = _scan(recs, prog, _columns(prog, [fk, gk, *pk, *qk]), rows).reshape(len(structures), -1)
     best = np.argmin(rms, axis=1)  # the first of equals: a fixed order
     order = sorted(range(len(structures)), key=lambda i: (float(rms[i, best[i]]), i))
