@@ -268,10 +268,10 @@ def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str 
     keys = [fk, *pk]
     scored = []
     # row (e, k) is [k, *grid[e]], e major: the order of the grid's points and then the factors
-    rows = np.empty((len(grid), len(SCAN_FACTORS), 1 + grid.shape[1]))
-    rows[:, :, 0] = SCAN_FACTORS[None, :]
-    rows[:, :, 1:] = grid[:, None, :]
-    rows = rows.reshape(-1, 1 + grid.shape[1])
+    block = np.empty((len(grid), len(SCAN_FACTORS), 1 + grid.shape[1]))
+    block[:, :, 0] = SCAN_FACTORS[None, :]
+    block[:, :, 1:] = grid[:, None, :]
+    rows = block.reshape(-1, 1 + grid.shape[1])
     for oi, outer in enumerate(outers):
         prog = parse(outer.render(_monomial(atoms, pk, fk), _fn), names)
         rms = _scan(recs, prog, _columns(prog, keys), rows).reshape(len(grid), len(SCAN_FACTORS))
@@ -351,11 +351,11 @@ def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, flo
     prog = parse(build({k: k for k in [fk, gk, *pk, *qk]}, everything, everything), names)
     # row (s, g, K) is [K, g, *p, *q] of structure s = (p, q): structures, then g, then K
     n_grid = len(EXP_GRID)
-    rows = np.empty((len(structures), n_grid, n_grid, 2 + 2 * d))
-    rows[:, :, :, 0] = EXP_GRID[None, None, :]
-    rows[:, :, :, 1] = EXP_GRID[None, :, None]
-    rows[:, :, :, 2:] = np.array([[*p, *q] for p, q in structures], dtype=np.float64)[:, None, None, :]
-    rows = rows.reshape(-1, 2 + 2 * d)
+    cube = np.empty((len(structures), n_grid, n_grid, 2 + 2 * d))
+    cube[:, :, :, 0] = EXP_GRID[None, None, :]
+    cube[:, :, :, 1] = EXP_GRID[None, :, None]
+    cube[:, :, :, 2:] = np.array([[*p, *q] for p, q in structures], dtype=np.float64)[:, None, None, :]
+    rows = cube.reshape(-1, 2 + 2 * d)
     rms = _scan(recs, prog, _columns(prog, [fk, gk, *pk, *qk]), rows).reshape(len(structures), -1)
     best = np.argmin(rms, axis=1)  # the first of equals: a fixed order
     order = sorted(range(len(structures)), key=lambda i: (float(rms[i, best[i]]), i))
