@@ -619,3 +619,42 @@ def test_a_runner_up_that_is_the_same_law_does_not_block_confidence():
     assert not is_confident(with_rival(f"({best.expression})*exp(1e-9*a)"))
     noisy = dataclasses.replace(res, exact_tol=1e-3)
     assert not is_confident(with_rival(best.expression.replace("- b", "- 1.00000000000004*b"), noisy))
+
+
+def test_exact_fits_on_a_few_records_tie_whatever_the_last_bits():
+    """On three records many two-term sums fit exactly; which of them the sums family fits must not
+    follow the last bits of their residuals (another CPU's arithmetic): outputs moved by an ulp or
+    two give the same candidates (constants to 6 digits). Without the snap they do not."""
+    import re
+
+    from etc_fast.policies.symbolic import _search as S
+
+    doms = [VariableDomain("I_0", "log", 100.0, 2000.0), VariableDomain("theta", "linear", 1e-6, 1.5707963267948966)]
+    # three records of a law the sums family does not hold: many two-term sums fit them exactly
+    X = np.array([[447.213595499958, 0.7853986633974483], [945.7416090031758, 0.7853986633974483],
+                  [447.213595499958, 1.1780974950961725]])
+    y = np.array([894.4271909996922, 1891.4832180058784, 763.4412034028734])
+
+    def candidates(yy):
+        S._MEMO.clear()
+        res = search(X, yy, doms, mode="diagnostic", exponent_hint=[1.0, -0.3905331272847124])
+        return [re.sub(r"\d+\.\d+", lambda m: f"{float(m.group()):.6g}", c.expression) for c in res.candidates]
+
+    rng = np.random.default_rng(0)
+
+    def moved():
+        yy = y.copy()
+        for j in range(len(yy)):
+            for _ in range(int(rng.integers(0, 3))):
+                yy[j] = np.nextafter(yy[j], np.inf if rng.random() < 0.5 else -np.inf)
+        return yy
+
+    base = candidates(y)
+    assert sum(len(re.findall(r"[+-] ", c)) == 1 for c in base) >= 3  # several exact two-term sums
+    assert all(candidates(moved()) == base for _ in range(8))
+    try:  # the residuals compared as they are: the ulps choose other sums
+        snapped, S._snapped = S._snapped, lambda v, scale: v
+        assert any(candidates(moved()) != base for _ in range(8))
+    finally:
+        S._snapped = snapped
+        S._MEMO.clear()

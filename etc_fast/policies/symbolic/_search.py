@@ -86,6 +86,10 @@ COMPLEXITY_WEIGHT = 0.35
 #: Decimals of a score kept when ranking (scores are log10 errors plus complexity: 1e-9 is a relative
 #: error difference of about 2e-9, far above the last-bit differences of two CPUs' arithmetic).
 SCORE_DIGITS = 9
+#: Decimals of a residual sum of squares, as a fraction of the records' own, kept when the sums
+#: family compares candidate columns: an exact fit's residual is rounding (about 1e-16 of the
+#: records' sum of squares and below), so 12 decimals make every exact fit a tie.
+RESIDUAL_DIGITS = 12
 #: A validated exact fit (within the noise level; three finite outputs more than its parameters) of
 #: at most this complexity stops the families that can only be more complex (sums, exponentials,
 #: ratios, signed and compound families). On noiseless records an exact fit with one distinct input
@@ -789,7 +793,13 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLim
     proj = U.T @ t
     res1 = tt2 - proj**2
     K = int(min(len(E), max(min(6, lim.sum_first), min(lim.sum_first, 200000 // max(len(E) * max(n, 1), 1) * 10))))
-    firsts = np.argsort(res1, kind="stable")[:K]
+    # noiseless: residuals are compared as fractions of the records' sum of squares snapped to
+    # RESIDUAL_DIGITS decimals: on a few records many columns fit exactly, and which one a CPU's
+    # last bits put first must not choose the law (ties go to the lower column index). Noisy
+    # records (every system table too) compare them as they are: there a residual is the noise's,
+    # about noise^2 of the sum of squares (1e-12 at 1e-6), which the snap would blur.
+    scale = (tt2 if tt2 > 0 else 1.0) if not col.noisy else 0.0
+    firsts = np.argsort(_snapped(res1, scale), kind="stable")[:K]
     pairs: dict[tuple[int, int], float] = {}
     for a in firsts:
         ua = U[:, a]
@@ -802,10 +812,11 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLim
             continue
         s = np.full(len(E), -np.inf)
         s[valid] = (Ut[:, valid].T @ tr / nn[valid]) ** 2
-        b = int(np.argmax(s))
+        trtr = float(tr @ tr)
+        b = int(np.argmin(np.where(valid, _snapped(trtr - s, scale), np.inf))) if scale else int(np.argmax(s))
         key = (min(a, b), max(a, b))
-        pairs[key] = float(tr @ tr - s[b])
-    best_pairs = sorted(pairs, key=lambda k: pairs[k])[:lim.sum_pairs]
+        pairs[key] = float(trtr - s[b])
+    best_pairs = sorted(pairs, key=lambda k: _snapped(pairs[k], scale))[:lim.sum_pairs]
     col.flush()
 
     def emit(idx):
@@ -822,7 +833,7 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLim
         triples = {}
         for pr in best_pairs[:lim.sum_triple_bases]:
             triples.update(_best_third_columns(U, t, pr))
-        for tr_idx in sorted(triples, key=lambda k: triples[k])[:lim.sum_triples]:
+        for tr_idx in sorted(triples, key=lambda k: _snapped(triples[k], scale))[:lim.sum_triples]:
             emit(tr_idx)
     fits = [(err, form) for form, err in col.flush()]
     if refine and fits:
@@ -830,6 +841,14 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLim
         err, form = fits[0]
         if col.tol < err < 3e-2:  # close but not exact: exponents may lie off the half-integer grid
             _refine_sum(col, form, Ao, zo, wscale, lim)
+
+
+def _snapped(v, scale: float):
+    """``v / scale`` rounded to :data:`RESIDUAL_DIGITS` decimals (an array or a float); ``v`` itself
+    when ``scale`` is 0."""
+    if not scale:
+        return v
+    return np.round(np.asarray(v) / scale, RESIDUAL_DIGITS) if isinstance(v, np.ndarray) else round(v / scale, RESIDUAL_DIGITS)
 
 
 def _first_stable(v: np.ndarray, k: int) -> np.ndarray:
