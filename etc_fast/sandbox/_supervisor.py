@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import collections
 import dataclasses
 import hashlib
 import json
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from etc_fast._lru import LRU
 from etc_fast.sandbox._limits import SandboxLimits
 from etc_fast.sandbox._runner import (  # limits the child applies too
     _MAX_JOB,
@@ -166,8 +166,7 @@ def _close(*fds: int) -> None:
 #: Successful runs kept for ``run_job(..., reuse=True)``, by the SHA-256 of the job's whole text
 #: (code or law, data, limits, allowed imports): at most this many, the oldest dropped first.
 REUSE_SIZE = 256
-_REUSED: collections.OrderedDict[str, RawRun] = collections.OrderedDict()
-_REUSED_LOCK = threading.Lock()
+_REUSED: LRU[str, RawRun] = LRU(REUSE_SIZE)
 
 
 def run_job(job: dict, limits: SandboxLimits, *, reuse: bool = False) -> RawRun:
@@ -187,17 +186,12 @@ def run_job(job: dict, limits: SandboxLimits, *, reuse: bool = False) -> RawRun:
     payload = json.dumps(job, allow_nan=True).encode()
     if reuse:  # the sandbox's identity and isolation requirement are part of what ran
         key = hashlib.sha256(payload + json.dumps(isolation_settings(), sort_keys=True).encode()).hexdigest()
-        with _REUSED_LOCK:
-            hit = _REUSED.get(key)
-            if hit is not None:
-                _REUSED.move_to_end(key)
-                return hit
+        hit = _REUSED.get(key)
+        if hit is not None:
+            return hit
         run = _run_payload(job, payload, limits, start)
         if run.ok and run.reply is not None and run.reply.get("ok") is True:
-            with _REUSED_LOCK:
-                _REUSED[key] = run
-                while len(_REUSED) > REUSE_SIZE:
-                    _REUSED.popitem(last=False)
+            _REUSED.put(key, run)
         return run
     return _run_payload(job, payload, limits, start)
 

@@ -322,7 +322,7 @@ def test_jobs_that_do_not_name_scipy_are_forked_by_the_lean_zygote():
 def test_a_job_met_again_with_reuse_returns_the_run_that_completed(monkeypatch):
     from etc_fast.sandbox import _supervisor as sup
 
-    monkeypatch.setattr(sup, "_REUSED", sup.collections.OrderedDict())
+    monkeypatch.setattr(sup, "_REUSED", sup.LRU(sup.REUSE_SIZE))
     ran = []
     real = sup._run_payload
     monkeypatch.setattr(sup, "_run_payload", lambda *a: ran.append(1) or real(*a))

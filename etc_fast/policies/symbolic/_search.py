@@ -47,13 +47,11 @@ trial with error kind ``search_time_limit``) instead of returning a shorter sear
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 import hashlib
 import itertools
 import math
-import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -61,6 +59,7 @@ import numpy as np
 from scipy.optimize import least_squares
 from scipy.stats import chi2
 
+from etc_fast._lru import LRU
 from etc_fast.errors import InfrastructureError
 from etc_fast.policies.symbolic._binomial import binomial_atoms
 from etc_fast.policies.symbolic._expfamilies import fit_compound
@@ -1096,11 +1095,9 @@ def search(
     if not isinstance(lim, SearchLimits):
         raise ValueError(f"search: limits must be a SearchLimits, got {type(lim).__name__}")
     key = _memo_key(X, y, domains, noise, mode, exponent_hint, max_candidates, lim, output_unit, monomials_only)
-    with _MEMO_LOCK:
-        hit = _MEMO.get(key)
-        if hit is not None:
-            _MEMO.move_to_end(key)
-            return hit
+    hit = _MEMO.get(key)
+    if hit is not None:
+        return hit
     col = new_collector(X, y, domains, noise)
     fin = np.isfinite(y)
     tried: list[str] = []
@@ -1216,10 +1213,7 @@ def search(
         check_time()
 
     res = _result(col, max_candidates, t0, tuple(tried), capped=capped)
-    with _MEMO_LOCK:
-        _MEMO[key] = res
-        if len(_MEMO) > _MEMO_KEPT:
-            _MEMO.popitem(last=False)
+    _MEMO.put(key, res)
     return res
 
 
@@ -1227,9 +1221,8 @@ def search(
 # inputs, and the trials of a study meet the same tables again: every configuration of a task starts
 # from the same bootstrap records, and configurations that choose alike share their first batches
 # (full.yaml: 391 of 1,734 searches). A repeated table gets the result a second run would give.
-_MEMO: collections.OrderedDict[str, SearchResult] = collections.OrderedDict()
-_MEMO_LOCK = threading.Lock()
 _MEMO_KEPT = 512
+_MEMO: LRU[str, SearchResult] = LRU(_MEMO_KEPT)
 
 
 def _memo_key(X: np.ndarray, y: np.ndarray, domains: Sequence[VariableDomain], noise: float, mode: str,
