@@ -26,6 +26,7 @@ from typing import Protocol
 import numpy as np
 from scipy.stats import qmc
 
+from etc_fast._lru import LRU
 from etc_fast._portable import unit_doubles
 
 __all__ = [
@@ -79,14 +80,13 @@ def rounded_sha256(a: np.ndarray, digits: int = FINGERPRINT_DIGITS) -> str:
     h = hashlib.sha256(repr(a.shape).encode())
     fmt = f"%.{int(digits) - 1}e"
     h.update(",".join(fmt % v for v in a.ravel().tolist()).encode())
-    if len(_ROUNDED) >= _ROUNDED_KEPT:
-        _ROUNDED.clear()
-    _ROUNDED[key] = out = h.hexdigest()
+    out = h.hexdigest()
+    _ROUNDED.put(key, out)
     return out
 
 
-_ROUNDED: dict[tuple, str] = {}
 _ROUNDED_KEPT = 4096
+_ROUNDED: LRU[tuple, str] = LRU(_ROUNDED_KEPT)
 
 
 def grid_seed(task_name: str, grid_version: str = GRID_VERSION) -> int:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from etc_fast.sandbox._imports import CODE_IMPORTS, CODE_READ
 from etc_fast.sandbox._limits import SandboxLimits
 from etc_fast.sandbox._supervisor import ERROR_CHARS, clean_text, encode_data, run_job
+from etc_fast.sandbox._zygote import names_scipy
 
 __all__ = ["CODE_IMPORTS", "PRELOAD", "CodeRun", "run_code"]
 
@@ -73,7 +74,7 @@ def run_code(code: str, data: Mapping[str, object] | None = None, *, limits: San
         "code": code,
         "data": encode_data(data),
         "allowed_imports": list(CODE_IMPORTS),
-        "preload": list(PRELOAD) if "scipy" in code else [],
+        "preload": list(PRELOAD) if names_scipy(code) else [],
         "read_packages": list(CODE_READ),
     }
     run = run_job(job, limits, reuse=reuse)

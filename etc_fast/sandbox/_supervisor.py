@@ -184,19 +184,20 @@ def run_job(job: dict, limits: SandboxLimits, *, reuse: bool = False) -> RawRun:
     start = time.monotonic()
     job = dict(job, limits=limits.to_job())
     payload = json.dumps(job, allow_nan=True).encode()
+    settings = isolation_settings()
     if reuse:  # the sandbox's identity and isolation requirement are part of what ran
-        key = hashlib.sha256(payload + json.dumps(isolation_settings(), sort_keys=True).encode()).hexdigest()
+        key = hashlib.sha256(payload + json.dumps(settings, sort_keys=True).encode()).hexdigest()
         hit = _REUSED.get(key)
         if hit is not None:
             return hit
-        run = _run_payload(job, payload, limits, start)
+        run = _run_payload(job, payload, settings, limits, start)
         if run.ok and run.reply is not None and run.reply.get("ok") is True:
             _REUSED.put(key, run)
         return run
-    return _run_payload(job, payload, limits, start)
+    return _run_payload(job, payload, settings, limits, start)
 
 
-def _run_payload(job: dict, payload: bytes, limits: SandboxLimits, start: float) -> RawRun:
+def _run_payload(job: dict, payload: bytes, settings: dict, limits: SandboxLimits, start: float) -> RawRun:
     if len(payload) > _MAX_JOB:  # the child would read a cut job and its reply could not be trusted
         what = "submission" if job.get("kind") == "law" else "analysis job (code and data)"
         return RawRun(
@@ -204,7 +205,6 @@ def _run_payload(job: dict, payload: bytes, limits: SandboxLimits, start: float)
             f"(limit {_MAX_JOB // 2**20} MiB)", reply=None, stdout="", stderr="", truncated=False,
             wall_s=time.monotonic() - start,
         )
-    settings = isolation_settings()
     zyg = zygote(preload_for(job))
     why = ""
     for _ in range(2):  # a zygote that failed before the job ran is replaced once

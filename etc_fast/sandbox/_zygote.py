@@ -26,8 +26,8 @@ import threading
 from pathlib import Path
 from typing import Any, TypedDict
 
-__all__ = ["LEAN_PRELOAD", "PRELOAD", "ZYGOTE_SCRIPT", "Zygote", "ZygoteError", "preload_for", "zygote", "zygote_pids",
-           "zygote_versions"]
+__all__ = ["LEAN_PRELOAD", "PRELOAD", "ZYGOTE_SCRIPT", "Zygote", "ZygoteError", "names_scipy", "preload_for", "zygote",
+           "zygote_pids", "zygote_versions"]
 
 ZYGOTE_SCRIPT = str(Path(__file__).with_name("_runner.py"))
 #: Modules the zygote imports once (a law or interpreter child finds them loaded): NumPy and the
@@ -289,12 +289,18 @@ def zygote(preload: tuple[str, ...] = PRELOAD) -> Zygote:
         return z
 
 
+def names_scipy(text: str) -> bool:
+    """Whether a job's text (a law's source, an analysis's code) names SciPy: such a job is forked
+    by the full zygote, and an analysis gets SciPy's modules loaded before its code runs."""
+    return "scipy" in text
+
+
 def preload_for(job: dict) -> tuple[str, ...]:
-    """The zygote a job is forked from: the full one when the job's text (a law's source, an
-    analysis's code) names SciPy or is not text, else the lean one. A choice of speed only: both
-    children run under the same layers."""
+    """The zygote a job is forked from: the full one when the job's text names SciPy
+    (:func:`names_scipy`) or is not text, else the lean one. A choice of speed only: both children
+    run under the same layers."""
     text = job.get("source") if job.get("kind") == "law" else job.get("code")
-    return PRELOAD if not isinstance(text, str) or "scipy" in text else LEAN_PRELOAD
+    return PRELOAD if not isinstance(text, str) or names_scipy(text) else LEAN_PRELOAD
 
 
 def zygote_pids() -> set[int]:

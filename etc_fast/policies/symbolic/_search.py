@@ -847,7 +847,7 @@ def _snapped(v, scale: float):
     when ``scale`` is 0."""
     if not scale:
         return v
-    return np.round(np.asarray(v) / scale, RESIDUAL_DIGITS) if isinstance(v, np.ndarray) else round(v / scale, RESIDUAL_DIGITS)
+    return np.round(v / scale, RESIDUAL_DIGITS) if isinstance(v, np.ndarray) else round(v / scale, RESIDUAL_DIGITS)
 
 
 def _first_stable(v: np.ndarray, k: int) -> np.ndarray:
