@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from etc_fast._jacobian import BatchedJacobian
 from etc_fast.expr import pack, parse
 from etc_fast.laws import LAW_ARGS
 from etc_fast.systems._forward import controls_matrix, pack_family, predict, predict_paired
@@ -382,11 +383,14 @@ def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None, upt
     return residual, consts
 
 
-def _batched(residual, sign: float) -> dict:
-    """``least_squares``' map (SciPy 1.16+) that simulates a Jacobian's steps in one forward-model call."""
-    from etc_fast.systems._planning import _lsq_map
+def _fit(residual, theta: np.ndarray, sign: float, max_nfev: int):
+    """``least_squares`` (trf) of ``residual(., sign)`` from ``theta``, a Jacobian's finite-difference
+    steps simulated in one forward-model call (:class:`etc_fast._jacobian.BatchedJacobian`: the
+    residuals, so the fit, are those of the plain call)."""
+    from scipy.optimize import least_squares
 
-    return _lsq_map(lambda _fun, xs: list(residual(np.array(list(xs), dtype=np.float64), sign)))
+    fd = BatchedJacobian(lambda th: residual(th, sign), lambda ths: residual(ths, sign))
+    return least_squares(fd.fun, theta, jac=fd.jac, method="trf", max_nfev=max_nfev)
 
 
 def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
@@ -396,8 +400,6 @@ def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, obje
     Starts: the exponents ``start`` (e.g. a derived table's log-linear fit) and zeros; K from a scan
     of log-magnitudes and both signs; then ``scipy.optimize.least_squares``.
     """
-    from scipy.optimize import least_squares
-
     sp = spec(module, system)
     names = LAW_ARGS[module]
     C = controls_matrix(sp, requests)
@@ -417,9 +419,7 @@ def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, obje
                 scan = [(float(np.sum(r ** 2)), lk) for r, lk in zip(R, lks)]
                 theta = np.concatenate([[min(scan)[1]], p0])
             with np.errstate(all="ignore"):
-                fit = least_squares(lambda th, s=sign, f=residual: f(th, s), theta, method="trf",
-                                    max_nfev=max_nfev if upto is None else max(20, max_nfev // 4),
-                                    **_batched(residual, sign))
+                fit = _fit(residual, theta, sign, max_nfev if upto is None else max(20, max_nfev // 4))
             theta = fit.x
         if best is None or fit.cost < best[0].cost:
             best = (fit, sign)
@@ -431,8 +431,6 @@ def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, obje
 def refit_factor(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
                  exponents: Sequence[float], K0: float) -> PowerLawFit:
     """The power law with ``exponents`` held fixed and only K refitted through the simulator."""
-    from scipy.optimize import least_squares
-
     sp = spec(module, system)
     names = LAW_ARGS[module]
     C = controls_matrix(sp, requests)
@@ -451,8 +449,7 @@ def refit_factor(module: str, system: str, requests: Sequence[Mapping[str, objec
                 R = residual(np.array([[start + sh] for sh in shifts]), sign)
                 scan = [(float(np.sum(r ** 2)), start + sh) for r, sh in zip(R, shifts)]
                 theta = np.array([min(scan)[1]])
-            fit = least_squares(lambda th, f=residual: f(th, sign), theta, method="trf", max_nfev=60,
-                                **_batched(residual, sign))
+            fit = _fit(residual, theta, sign, 60)
         theta = fit.x
     c = consts(fit.x, sign)
     return PowerLawFit(c[0], fixed, float(np.sqrt(2 * fit.cost / max(1, fit.fun.size))), names)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from etc_fast._jacobian import BatchedJacobian
 from etc_fast.expr import Program
 from etc_fast.systems._forward import controls_matrix, pack_family, predict
 from etc_fast.systems._quiet import quiet
@@ -91,17 +92,6 @@ class Calibration:
 
     def __repr__(self) -> str:
         return f"Calibration({self.program.text!r}, rms={self.rms:.3g}, n_used={self.n_used})"
-
-
-def _lsq_map(batched) -> dict:
-    """``least_squares``' ``workers`` map where SciPy has it (1.16+; the project allows 1.13+). It
-    only groups the finite-difference steps into one simulation: the residuals, so the fit, are the
-    same with and without it."""
-    import inspect
-
-    from scipy.optimize import least_squares
-
-    return {"workers": batched} if "workers" in inspect.signature(least_squares).parameters else {}
 
 
 def _residual_model(program: Program, module: str, system: str, requests: Sequence[Mapping[str, object]],
@@ -206,8 +196,8 @@ def calibrate(
     def residual(theta: np.ndarray) -> np.ndarray:
         return residuals(np.asarray(theta)[None], signs)[0]
 
-    def batched(_fun, xs):  # least_squares' map for its finite-difference steps: one call for all
-        return residuals(np.array(list(xs)), signs)
+    def batched(thetas: np.ndarray) -> np.ndarray:  # a Jacobian's finite-difference steps: one call for all
+        return np.asarray(residuals(thetas, signs))
 
     if not mask.any():
         return Calibration(program, float("nan"), 0, True)
@@ -225,10 +215,9 @@ def calibrate(
     with quiet():
         costs = [float(np.sum(r**2)) for r in residuals(theta0[None] + shifts[:, None], signs)]
     for shift in shifts[np.argsort(costs, kind="stable")[:2]]:
+        fd = BatchedJacobian(residual, batched)
         with quiet():
-            fit = least_squares(
-                residual, theta0 + shift, method="trf", max_nfev=max_nfev, x_scale=1.0, **_lsq_map(batched)
-            )
+            fit = least_squares(fd.fun, theta0 + shift, jac=fd.jac, method="trf", max_nfev=max_nfev, x_scale=1.0)
         if best is None or fit.cost < best.cost:
             best = fit
         if best.cost < 1e-12 * mask.sum():
