@@ -162,20 +162,80 @@ def time_axis_inputs(module: str, system: str, C: np.ndarray, times: np.ndarray,
     apparatus returned (relative 1e-5, at every sampled point where both are finite, and not all
     zero) is the time axis. Returns ``(indices, values[n * len(ks), d])``.
     """
+    vals = time_axis_values(module, system, C, ks)
+    return axis_columns(vals, times[:, ks].reshape(-1)), vals
+
+
+def time_axis_values(module: str, system: str, C: np.ndarray, ks: np.ndarray) -> np.ndarray:
+    """float64[n * len(ks), d]: every law input's value read at each sampled time point of each
+    experiment (NaN where the reading is not consistent); each experiment's rows on their own."""
     names = LAW_ARGS[module]
     n = C.shape[0]
     vals = np.full((n * len(ks), len(names)), np.nan)
-    stamps = times[:, ks].reshape(-1)
-    out = []
     for j, name in enumerate(names):
         sim = predict(module, system, pack([parse(name, names)]), C)[0]
         Cr, tr = _pointwise(C, sim, ks)
         v, cost = fit_constant_law(module, system, Cr, tr)
         vals[:, j] = np.where(cost <= CONSISTENT, v, np.nan)
+    return vals
+
+
+def axis_columns(vals: np.ndarray, stamps: np.ndarray) -> list[int]:
+    """The inputs whose read values (:func:`time_axis_values`) equal the time ``stamps`` [n * len(ks)]."""
+    out = []
+    for j in range(vals.shape[1]):
         both = np.isfinite(vals[:, j]) & np.isfinite(stamps)
         if both.sum() >= 2 and np.any(stamps[both] != 0) and np.allclose(vals[both, j], stamps[both], rtol=1e-5, atol=1e-12 * np.max(np.abs(stamps[both]))):
             out.append(j)
-    return out, vals
+    return out
+
+
+class TimeAxisRows:
+    """The per-experiment part of a time-axis table: each experiment's rows (one per sampled time
+    point) read on their own, so the rows of ``n + k`` experiments are those of the first ``n``
+    followed by those of the ``k`` new ones (:class:`etc_fast.systems.DerivedTableCache`).
+
+    Attributes:
+        C_rep: float64[m, n_controls] each row's controls; vals: float64[m, d] the inputs read at
+        each row (:func:`time_axis_values`); stamps: float64[m] the rows' time stamps; y, misfit,
+        sigma: float64[m] the constant law value of each row, its misfit and uncertainty.
+    """
+
+    def __init__(self, C_rep: np.ndarray, vals: np.ndarray, stamps: np.ndarray, y: np.ndarray, misfit: np.ndarray,
+                 sigma: np.ndarray) -> None:
+        self.C_rep, self.vals, self.stamps, self.y, self.misfit, self.sigma = C_rep, vals, stamps, y, misfit, sigma
+
+    @classmethod
+    def derive(cls, module: str, system: str, C: np.ndarray, series: np.ndarray, times: np.ndarray) -> TimeAxisRows:
+        """The rows of the experiments ``C`` with records ``series`` and time stamps ``times``."""
+        ks = _time_indices(series.shape[2])
+        vals = time_axis_values(module, system, C, ks)
+        Cr, tr = _pointwise(C, series, ks)
+        y, misfit = fit_constant_law(module, system, Cr, tr)
+        sigma = value_uncertainty(module, system, Cr, tr, y, misfit)
+        y = np.where(np.isfinite(tr).any(axis=(1, 2)), y, np.nan)
+        return cls(Cr, vals, np.asarray(times, dtype=np.float64)[:, ks].reshape(-1), y, misfit, sigma)
+
+    def extended(self, more: TimeAxisRows) -> TimeAxisRows:
+        """These rows followed by ``more``'s."""
+        return TimeAxisRows(*(np.concatenate([getattr(self, a), getattr(more, a)])
+                              for a in ("C_rep", "vals", "stamps", "y", "misfit", "sigma")))
+
+    def table(self, module: str, system: str) -> DerivedTable | None:
+        """The derived table the rows give, or None when no input is the time axis over all of them
+        (the record is then read as one constant law per experiment)."""
+        axis = axis_columns(self.vals, self.stamps)
+        if not axis:
+            return None
+        names = LAW_ARGS[module]
+        keys = [c.key for c in spec(module, system).controls]
+        X = self.vals.copy()
+        for j, name in enumerate(names):
+            if j in axis:
+                X[:, j] = self.stamps
+            elif name in keys:
+                X[:, j] = self.C_rep[:, keys.index(name)]
+        return DerivedTable(X, self.y.copy(), self.misfit.copy(), self.sigma.copy())
 
 
 def record_times(module: str, system: str, outputs: Sequence[object]) -> np.ndarray:
@@ -235,23 +295,17 @@ def derive_law_table(module: str, system: str, requests: Sequence[Mapping[str, o
     if n == 0:
         return DerivedTable(np.empty((0, len(names))), np.empty(0), np.empty(0), np.empty(0))
     if times is not None and series.shape[2] > 1 and has_time_axis(module, system, C, times, series.shape[2]):
-        times = np.asarray(times, dtype=np.float64)
-        ks = _time_indices(series.shape[2])
-        axis, vals = time_axis_inputs(module, system, C, times, ks)
-        if axis:
-            Cr, tr = _pointwise(C, series, ks)
-            y, misfit = fit_constant_law(module, system, Cr, tr)
-            sigma = value_uncertainty(module, system, Cr, tr, y, misfit)
-            y = np.where(np.isfinite(tr).any(axis=(1, 2)), y, np.nan)
-            X = vals.copy()
-            stamps = times[:, ks].reshape(-1)
-            keys = [c.key for c in sp.controls]
-            for j, name in enumerate(names):
-                if j in axis:
-                    X[:, j] = stamps
-                elif name in keys:
-                    X[:, j] = Cr[:, keys.index(name)]
-            return DerivedTable(X, y, misfit, sigma)
+        table = TimeAxisRows.derive(module, system, C, series, times).table(module, system)
+        if table is not None:
+            return table
+    return constant_law_table(module, system, C, series)
+
+
+def constant_law_table(module: str, system: str, C: np.ndarray, series: np.ndarray) -> DerivedTable:
+    """The table that reads each experiment's record as one constant law value (no time axis)."""
+    names = LAW_ARGS[module]
+    sp = spec(module, system)
+    n = C.shape[0]
     y, misfit = fit_constant_law(module, system, C, series)
     sigma = value_uncertainty(module, system, C, series, y, misfit)
     if series.shape[2] > 1:

@@ -6,8 +6,9 @@ only), so the table of ``n + k`` experiments is the table of the first ``n`` fol
 of the ``k`` new ones, value for value; ``tests/systems/test_planning.py`` checks that identity. A
 trial's record only grows, and the table used to be derived again from scratch at every turn (a
 baseline of ten turns derived 550 rows for a 100-experiment record). A record whose time axis is a
-law input (``has_time_axis``: its table reads each sampled time point, and which inputs are the axis
-is decided over the whole record) is derived whole every time.
+law input (``has_time_axis``: its table reads each sampled time point) keeps its rows the same way
+(:class:`etc_fast.systems._derive.TimeAxisRows`: each experiment's sampled points read on their
+own); only which inputs are the axis is decided again over the whole record at every call.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from etc_fast.systems._derive import DerivedTable, derive_law_table, has_time_axis
+from etc_fast.systems._derive import DerivedTable, TimeAxisRows, constant_law_table, derive_law_table, has_time_axis
 
 __all__ = ["DerivedTableCache"]
 
@@ -33,6 +34,8 @@ class DerivedTableCache:
         self._requests: list[dict] = []
         self._series = np.empty((0, 0, 0))
         self._table: DerivedTable | None = None
+        # a time-axis record's rows: (module, system, requests, series, times, rows)
+        self._timed: tuple | None = None
 
     def table(self, module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
               times: np.ndarray | None = None) -> DerivedTable:
@@ -41,9 +44,13 @@ class DerivedTableCache:
             from etc_fast.systems._forward import controls_matrix
             from etc_fast.systems._spec import spec
 
-            if has_time_axis(module, system, controls_matrix(spec(module, system), requests), times, series.shape[2]):
+            C = controls_matrix(spec(module, system), requests)
+            if has_time_axis(module, system, C, times, series.shape[2]):
                 self._key, self._requests, self._series, self._table = None, [], np.empty((0, 0, 0)), None
-                return derive_law_table(module, system, requests, series, times=times)
+                rows = self._time_rows(module, system, requests, C, series, np.asarray(times, dtype=np.float64))
+                table = rows.table(module, system)
+                return table if table is not None else constant_law_table(module, system, C, series)
+            self._timed = None
         n0 = len(self._requests)
         reuse = (
             self._table is not None
@@ -68,3 +75,27 @@ class DerivedTableCache:
             )
         self._key, self._requests, self._series, self._table = (module, system), [dict(r) for r in requests], series.copy(), table
         return table
+
+    def _time_rows(self, module: str, system: str, requests: Sequence[Mapping[str, object]], C: np.ndarray,
+                   series: np.ndarray, times: np.ndarray) -> TimeAxisRows:
+        """The time-axis rows of the record, the earlier experiments' reused while unchanged."""
+        kept = self._timed
+        n0 = 0 if kept is None else len(kept[2])
+        reuse = (
+            kept is not None
+            and kept[:2] == (module, system)
+            and n0 <= len(requests)
+            and [dict(r) for r in requests[:n0]] == kept[2]
+            and series.shape[1:] == kept[3].shape[1:]
+            and np.array_equal(series[:n0], kept[3], equal_nan=True)
+            and times.shape[1:] == kept[4].shape[1:]
+            and np.array_equal(times[:n0], kept[4], equal_nan=True)
+        )
+        if not reuse:
+            rows = TimeAxisRows.derive(module, system, C, series, times)
+        elif n0 == len(requests):
+            rows = kept[5]
+        else:
+            rows = kept[5].extended(TimeAxisRows.derive(module, system, C[n0:], series[n0:], times[n0:]))
+        self._timed = (module, system, [dict(r) for r in requests], series.copy(), times.copy(), rows)
+        return rows

@@ -144,8 +144,9 @@ def test_the_derived_table_cache_reuses_rows_without_changing_them(module, syste
 @pytest.mark.parametrize("module,system", [("m5_radioactive_decay", "simple_system"), ("m0_gravity", "simple_system")])
 def test_the_derived_table_cache_with_time_stamps_equals_a_table_from_scratch(module, system):
     """With the records' time stamps the cache gives exactly the table derived whole: a record whose
-    time axis is a law input (one row per sampled time point) is derived whole every call, any
-    other reuses its rows as without stamps."""
+    time axis is a law input (one row per sampled time point) reuses its earlier experiments' rows
+    and decides the axis again over the whole record, any other reuses its rows as without stamps;
+    an edited earlier record or time stamp is derived again."""
     from etc_fast.systems._derive import derive_law_table, has_time_axis, record_times
     from etc_fast.systems._derive_cache import DerivedTableCache
     from etc_fast.systems._forward import controls_matrix
@@ -163,6 +164,17 @@ def test_the_derived_table_cache_with_time_stamps_equals_a_table_from_scratch(mo
     axis = has_time_axis(module, system, controls_matrix(spec(module, system), requests), times, series.shape[2])
     assert axis == (module == "m5_radioactive_decay")
     assert (grown.y.shape[0] > len(requests)) == axis
+    for edit in ("series", "times"):
+        cache.table(module, system, requests, series, times)  # the record as it was, then one edit
+        s2, t2 = series.copy(), times.copy()
+        if edit == "series":
+            s2[1] = s2[1] * 1.5
+        else:  # within the axis test's tolerance: still the time axis, other stamps in the table
+            t2[9] = t2[9] * (1 + 1e-7)
+        again = cache.table(module, system, requests, s2, t2)
+        whole = derive_law_table(module, system, requests, s2, times=t2)
+        for name in ("X", "y", "misfit", "sigma"):
+            np.testing.assert_array_equal(getattr(again, name), getattr(whole, name))
 
 
 def test_the_time_axis_answer_is_remembered_by_the_probe_records(monkeypatch):
