@@ -210,13 +210,14 @@ class ForwardInput:
 
     Attributes:
         spec: The system's spec (control order of ``C``).
-        packed: Packed candidate programs over the module's law inputs.
+        packed: Packed candidate programs over the module's law inputs, or
+            :class:`PairedPrograms` (experiment ``e`` under program ``e`` only).
         C: float64[n_exp, n_controls] controls in spec order, defaults filled in.
         points: The definition's points rule.
     """
 
     spec: SystemSpec
-    packed: Packed
+    packed: Packed | PairedPrograms
     C: np.ndarray
     points: PointsRule
 
@@ -226,8 +227,9 @@ class ForwardInput:
 
     @property
     def P(self) -> int:
-        """Number of candidate programs."""
-        return len(self.packed[3])
+        """Number of candidate programs (1 for paired programs: the result's one row holds
+        experiment ``e`` under program ``e``)."""
+        return 1 if isinstance(self.packed, PairedPrograms) else len(self.packed[3])
 
     def col(self, key: str) -> np.ndarray:
         """float64[n_exp]: control ``key`` of every experiment."""
@@ -236,6 +238,17 @@ class ForwardInput:
     def n_points(self) -> np.ndarray:
         """int64[n_exp]: the points each experiment returns."""
         return self.points(self.spec, self.C)
+
+
+@dataclasses.dataclass(frozen=True)
+class PairedPrograms:
+    """One program per experiment: a closed-form model's law calls for experiment ``e`` go to
+    program ``e``. The model builds its points experiment by experiment (the same number of rows
+    for each, experiment-major), as every closed form here does;
+    :func:`etc_fast.systems._forwardkit.eval_programs` then evaluates each block under its own
+    program (:func:`kernels.evaluate_programs_paired`), the values the full product has there."""
+
+    packed: Packed
 
 
 #: A closed-form forward model: -> float64[P, n_exp, n_channels, n_times] (NaN where undefined).

@@ -25,7 +25,15 @@ from typing import Any
 import numpy as np
 
 from etc_fast.expr import Packed, Program
-from etc_fast.systems._definition import Control, ForwardInput, SystemDefinition, SystemSpec, TrajectoryKernel, number
+from etc_fast.systems._definition import (
+    Control,
+    ForwardInput,
+    PairedPrograms,
+    SystemDefinition,
+    SystemSpec,
+    TrajectoryKernel,
+    number,
+)
 from etc_fast.systems._registry import definition, definitions
 from kernels.systems import simulate_trajectories
 
@@ -117,15 +125,12 @@ def pack_family(program: Program, consts: np.ndarray) -> Packed:
     )
 
 
-_PAIRED_CHUNK = 128  # closed forms: experiments per full-product call when pairing
-
-
 def predict_paired(module: str, system: str, packed: Packed, requests_or_controls: Any) -> np.ndarray:
     """Experiment e under program e only: float64[n_exp, n_channels, n_times].
 
     The values of ``predict(...)[e, e]`` for every e, at the cost of n simulations (trajectory
-    systems: the kernel's ``paired`` mode) or of chunks of 128 x 128 closed-form evaluations,
-    never the full n x n product.
+    systems: the kernel's ``paired`` mode; closed forms: :class:`PairedPrograms`, each
+    experiment's law calls under its own program), never the n x n product.
     """
     defn = definition(module, system)
     sp = defn.spec
@@ -135,13 +140,10 @@ def predict_paired(module: str, system: str, packed: Packed, requests_or_control
         raise ValueError(f"predict_paired needs one program per experiment, got {len(packed[3])} for {n}")
     if isinstance(defn.forward, TrajectoryKernel):
         return _simulate_kernel(defn, defn.forward, packed, C, True)
-    parts = []
-    for lo in range(0, n, _PAIRED_CHUNK):
-        hi = min(n, lo + _PAIRED_CHUNK)
-        sub = Packed(*packed[:3], *(np.asarray(a)[lo:hi] for a in packed[3:]))
-        idx = np.arange(hi - lo)
-        parts.append(predict(module, system, sub, C[lo:hi])[idx, idx])
-    return np.concatenate(parts) if parts else np.empty((0, len(sp.channels), sp.n_times))
+    if n == 0:
+        return np.empty((0, len(sp.channels), sp.n_times))
+    with np.errstate(all="ignore"):
+        return defn.forward(ForwardInput(sp, PairedPrograms(packed), C, defn.points))[0]
 
 
 def observe(module: str, system: str, outputs: Sequence[object]) -> np.ndarray:

@@ -12,7 +12,8 @@ from collections.abc import Callable
 import numpy as np
 
 from etc_fast.expr import Packed
-from kernels.programs import evaluate_programs
+from etc_fast.systems._definition import PairedPrograms
+from kernels.programs import evaluate_programs, evaluate_programs_paired
 from kernels.systems import N_STEPS
 
 __all__ = ["GL8", "GL16", "N_STEPS", "eval_each", "eval_programs", "series", "wrap"]
@@ -22,13 +23,19 @@ GL16 = np.polynomial.legendre.leggauss(16)
 GL8 = np.polynomial.legendre.leggauss(8)
 
 
-def eval_programs(packed: Packed, X: np.ndarray) -> np.ndarray:
-    """Programs at points X[n, d] -> float64[P, n]."""
-    return evaluate_programs(*packed, np.ascontiguousarray(X, dtype=np.float64))
+def eval_programs(packed: Packed | PairedPrograms, X: np.ndarray) -> np.ndarray:
+    """Programs at points X[n, d] -> float64[P, n]; paired programs -> float64[1, n], each
+    experiment's block of rows (``n / n_programs`` of them, experiment-major) under its program."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if isinstance(packed, PairedPrograms):
+        return evaluate_programs_paired(*packed.packed, X)[None, :]
+    return evaluate_programs(*packed, X)
 
 
-def eval_each(packed: Packed, inputs_of: Callable[[int], np.ndarray], like: np.ndarray) -> np.ndarray:
+def eval_each(packed: Packed | PairedPrograms, inputs_of: Callable[[int], np.ndarray], like: np.ndarray) -> np.ndarray:
     """Each program p at its own points ``inputs_of(p)`` (a second law stage fed by the first)."""
+    if isinstance(packed, PairedPrograms):  # one row already holds each experiment under its program
+        return eval_programs(packed, inputs_of(0))
     rows = [
         eval_programs(
             Packed(

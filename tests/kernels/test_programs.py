@@ -14,7 +14,7 @@ from numba import config as numba_config
 import kernels
 import kernels.programs as programs_module
 from kernels._jit import FASTMATH
-from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_programs
+from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_programs, evaluate_programs_paired
 from tests.reference import evaluate_programs_ref
 
 OP = OPCODES
@@ -214,6 +214,7 @@ def test_check_programs_reports_stack_depth():
 
 def test_public_names_are_reexported():
     assert kernels.evaluate_programs is evaluate_programs
+    assert kernels.evaluate_programs_paired is evaluate_programs_paired
 
 
 # -- property tests -------------------------------------------------------------------------------
@@ -318,3 +319,40 @@ def test_elementary_functions_across_blocks_match_twin():
     npt.assert_array_equal(np.isnan(got), np.isnan(ref))
     zero = ref == 0
     npt.assert_array_equal(np.signbit(got[zero]), np.signbit(ref[zero]))
+
+
+# -- each program at its own points ---------------------------------------------------------------
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(trees, min_size=1, max_size=4), st.integers(0, 300), st.integers(0, 2**31 - 1))
+def test_paired_programs_are_the_diagonal_blocks_and_match_twin(tree_list, per, seed):
+    """Program p at rows p*per .. (p+1)*per: exactly the full product's values there (the same
+    per-point arithmetic, whatever the blocks' alignment), and the NumPy twin run program by
+    program on its block where the twin is stable."""
+    pk = packed(*[emit(t) for t in tree_list])
+    P = len(pk[3])
+    X = np.random.default_rng(seed).uniform(-3.0, 3.0, size=(P * per, D))
+    got = evaluate_programs_paired(*pk, X)
+    assert got.shape == (P * per,)
+    full = evaluate_programs(*pk, X)
+    diag = np.concatenate([full[p, p * per:(p + 1) * per] for p in range(P)]) if P * per else np.zeros(0)
+    npt.assert_array_equal(got, diag)
+    ref = np.concatenate([evaluate_programs_ref(*pk, X[p * per:(p + 1) * per])[p] for p in range(P)]) \
+        if P * per else np.zeros(0)
+    mask = np.concatenate([stable_points(pk, X[p * per:(p + 1) * per],
+                                         evaluate_programs_ref(*pk, X[p * per:(p + 1) * per]))[p]
+                           for p in range(P)]) if P * per else np.zeros(0, dtype=bool)
+    npt.assert_array_equal(np.isnan(got)[mask], np.isnan(ref)[mask])
+    npt.assert_allclose(got[mask], ref[mask], rtol=1e-12, atol=1e-300)
+
+
+def test_paired_programs_refuse_rows_that_do_not_split():
+    pk = packed(*[emit(("var", 0)), emit(("var", 1))])
+    with pytest.raises(ValueError, match="same number of rows"):
+        evaluate_programs_paired(*pk, np.zeros((5, D)))
+    assert evaluate_programs_paired(*pk, np.zeros((0, D))).shape == (0,)
+    empty = packed()
+    with pytest.raises(ValueError, match="same number of rows"):
+        evaluate_programs_paired(*empty, np.zeros((2, D)))
