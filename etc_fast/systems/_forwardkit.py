@@ -7,8 +7,6 @@ and time points at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from etc_fast.expr import Packed
@@ -32,23 +30,15 @@ def eval_programs(packed: Packed | PairedPrograms, X: np.ndarray) -> np.ndarray:
     return evaluate_programs(*packed, X)
 
 
-def eval_each(packed: Packed | PairedPrograms, inputs_of: Callable[[int], np.ndarray], like: np.ndarray) -> np.ndarray:
-    """Each program p at its own points ``inputs_of(p)`` (a second law stage fed by the first)."""
+def eval_each(packed: Packed | PairedPrograms, X_each: np.ndarray) -> np.ndarray:
+    """Each program p at its own points ``X_each[p]`` (a second law stage fed by the first):
+    float64[P, n, d] -> float64[P, n], one kernel call (:func:`kernels.evaluate_programs_paired`,
+    the values of a call per program)."""
+    X_each = np.asarray(X_each, dtype=np.float64)
     if isinstance(packed, PairedPrograms):  # one row already holds each experiment under its program
-        return eval_programs(packed, inputs_of(0))
-    rows = [
-        eval_programs(
-            Packed(
-                *packed[:3],
-                packed[3][p : p + 1],
-                packed[4][p : p + 1],
-                packed[5][p : p + 1],
-            ),
-            inputs_of(p),
-        )[0]
-        for p in range(len(packed[3]))
-    ]
-    return np.stack(rows) if rows else like
+        return eval_programs(packed, X_each[0])
+    P, n, d = X_each.shape
+    return evaluate_programs_paired(*packed, np.ascontiguousarray(X_each.reshape(P * n, d))).reshape(P, n)
 
 
 def series(n_exp: int, n: np.ndarray, t_end: np.ndarray) -> np.ndarray:

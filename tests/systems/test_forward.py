@@ -342,3 +342,23 @@ def test_row_machine_general_power_agrees_with_numpy(c):
         ok = np.isfinite(want) & (want != 0)
         assert (np.abs(S[IN] - want)[ok] <= bound[ok] * np.abs(want)[ok]).all()
         np.testing.assert_array_equal(S[IN][~ok], want[~ok])  # inf and underflow to 0
+
+
+def test_eval_each_is_a_call_per_program():
+    """A second law stage fed by the first: every program at its own points in one kernel call,
+    the values of one call per program, bit for bit; paired programs read their one row."""
+    from etc_fast.systems._definition import PairedPrograms
+    from etc_fast.systems._forwardkit import eval_each, eval_programs
+
+    names = ("n1", "n2", "angle1")
+    progs = [parse(f, names) for f in ("degrees(asin(n1*sin(radians(angle1))/n2))", "n1*angle1/n2**1.5",
+                                       "degrees(atan(n1*tan(radians(angle1))/n2))")]
+    rng = np.random.default_rng(3)
+    X_each = np.stack([np.column_stack([rng.uniform(1, 1.5, 301), rng.uniform(1, 1.5, 301), rng.uniform(0, 90, 301)])
+                       for _ in progs])
+    got = eval_each(pack(progs), X_each)
+    want = np.stack([eval_programs(pack([p]), X_each[i])[0] for i, p in enumerate(progs)])
+    np.testing.assert_array_equal(got, want)
+    rows = np.concatenate([X_each[i, i * 100:(i + 1) * 100] for i in range(3)])  # block i for program i
+    paired = eval_each(PairedPrograms(pack(progs)), rows[None])
+    np.testing.assert_array_equal(paired[0], np.concatenate([want[i, i * 100:(i + 1) * 100] for i in range(3)]))

@@ -63,7 +63,7 @@ def forward_simple(f: ForwardInput) -> np.ndarray:
 def forward_complex(f: ForwardInput) -> np.ndarray:
     n1, n2, n3 = f.col("refractive_index_1"), f.col("refractive_index_2"), f.col("refractive_index_3")
     th2 = eval_programs(f.packed, np.column_stack([n1, n2, wrap(f.col("incidence_angle"))]))
-    out = eval_each(f.packed, lambda p: np.column_stack([n2, n3, th2[p]]), th2)
+    out = eval_each(f.packed, np.stack(np.broadcast_arrays(n2[None, :], n3[None, :], th2), axis=-1))
     return np.where(np.isfinite(out), out, np.nan)[:, :, None, None]
 
 

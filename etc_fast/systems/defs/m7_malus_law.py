@@ -64,7 +64,7 @@ def forward_simple(f: ForwardInput) -> np.ndarray:
 
 def forward_complex(f: ForwardInput) -> np.ndarray:
     I0, th, ok, i1 = _stage1(f)
-    y = eval_each(f.packed, lambda p: np.column_stack([i1[p], th]), i1) - I0
+    y = eval_each(f.packed, np.stack(np.broadcast_arrays(i1, th[None, :]), axis=-1)) - I0
     return np.where(ok[None], y, np.nan)[:, :, None, None]
 
 
