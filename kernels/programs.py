@@ -465,13 +465,19 @@ def evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, X):
     if X.ndim != 2:
         raise ValueError(f"X must be two-dimensional [n, d], got shape {X.shape}")
     packed = _coerce(ops, args, consts, prog_start, prog_len, const_start)
-    XT = np.ascontiguousarray(X.T)
     out = np.empty((packed[3].shape[0], X.shape[0]), dtype=np.float64)
+    return _run(_check_and_evaluate, packed, X, out)
+
+
+def _run(kernel, packed, X, out):
+    """``kernel(*packed, X.T, out)`` (NumPy's warnings off where the JIT is), raising its verdict on
+    malformed programs; returns ``out``."""
+    XT = np.ascontiguousarray(X.T)
     if _JIT_OFF:  # NumPy scalars warn where compiled code is silent
         with np.errstate(all="ignore"):
-            code, where_p, where_k, _ = _check_and_evaluate(*packed, XT, out)
+            code, where_p, where_k, _ = kernel(*packed, XT, out)
     else:
-        code, where_p, where_k, _ = _check_and_evaluate(*packed, XT, out)
+        code, where_p, where_k, _ = kernel(*packed, XT, out)
     if code:
         _raise_invalid(code, where_p, where_k)
     return out
@@ -503,13 +509,4 @@ def evaluate_programs_paired(ops, args, consts, prog_start, prog_len, const_star
     if (n_prog == 0 and X.shape[0]) or (n_prog and X.shape[0] % n_prog):
         raise ValueError(f"X must have the same number of rows for each of the {n_prog} programs, got {X.shape[0]} rows")
     per = X.shape[0] // n_prog if n_prog else 0
-    XT = np.ascontiguousarray(X.T)
-    out = np.empty((n_prog, per), dtype=np.float64)
-    if _JIT_OFF:  # NumPy scalars warn where compiled code is silent
-        with np.errstate(all="ignore"):
-            code, where_p, where_k, _ = _check_and_evaluate_paired(*packed, XT, out)
-    else:
-        code, where_p, where_k, _ = _check_and_evaluate_paired(*packed, XT, out)
-    if code:
-        _raise_invalid(code, where_p, where_k)
-    return out.reshape(-1)
+    return _run(_check_and_evaluate_paired, packed, X, np.empty((n_prog, per), dtype=np.float64)).reshape(-1)
