@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 from etc_fast.expr import pack, parse
-from kernels.programs import evaluate_programs, evaluate_programs_paired
+from kernels.programs import evaluate_programs
+from kernels.programs_paired import evaluate_programs_paired
 from tests.reference import evaluate_programs_ref
 
 N = 2048

@@ -11,7 +11,8 @@ from kernels.gp import gp_fit, gp_log_likelihood, gp_posterior, gp_select
 from kernels.metrics import coverage_q, rmsle_coverage
 from kernels.noise import maximin_pick, relative_disagreement, relative_residual_rms
 from kernels.pairs import best_pairs
-from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_programs, evaluate_programs_paired
+from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_programs
+from kernels.programs_paired import evaluate_programs_paired
 from kernels.rank_reg import edge_weight, ordinal_rank, rank_regularize, stable_argsort
 from kernels.scores import finite_fraction, pairwise_scores, variance_scores
 from kernels.select import eligible_set, select_batch, select_random

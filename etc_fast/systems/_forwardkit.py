@@ -11,7 +11,8 @@ import numpy as np
 
 from etc_fast.expr import Packed
 from etc_fast.systems._definition import PairedPrograms
-from kernels.programs import evaluate_programs, evaluate_programs_paired
+from kernels.programs import evaluate_programs
+from kernels.programs_paired import evaluate_programs_paired
 from kernels.systems import N_STEPS
 
 __all__ = ["GL8", "GL16", "N_STEPS", "eval_each", "eval_programs", "series", "wrap"]

@@ -14,7 +14,8 @@ from numba import config as numba_config
 import kernels
 import kernels.programs as programs_module
 from kernels._jit import FASTMATH
-from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_programs, evaluate_programs_paired
+from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_programs
+from kernels.programs_paired import evaluate_programs_paired
 from tests.reference import evaluate_programs_ref
 
 OP = OPCODES
