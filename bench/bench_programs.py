@@ -25,7 +25,7 @@ import pytest
 from etc_fast.expr import pack, parse
 from kernels.programs import evaluate_programs
 from kernels.programs_paired import evaluate_programs_paired
-from tests.reference import evaluate_programs_ref
+from tests.reference import evaluate_programs_paired_ref, evaluate_programs_ref
 
 N = 2048
 
@@ -90,14 +90,6 @@ def test_evaluate_programs(benchmark, case, impl):
     np.testing.assert_allclose(out, evaluate_programs_ref(*pk, X), rtol=1e-12, atol=1e-300)
 
 
-def _paired_ref(ops, args, consts, prog_start, prog_len, const_start, X):
-    """The NumPy twin, each program at its own block of rows."""
-    P = len(prog_start)
-    per = X.shape[0] // P
-    return np.concatenate([evaluate_programs_ref(ops, args, consts, prog_start[p:p + 1], prog_len[p:p + 1],
-                                                 const_start[p:p + 1], X[p * per:(p + 1) * per])[0] for p in range(P)])
-
-
 @pytest.mark.parametrize("impl", ["numba", "numpy"])
 def test_evaluate_programs_paired(benchmark, case, impl):
     """Each program at its own block of rows (``predict_paired``'s closed forms: one candidate per
@@ -108,7 +100,7 @@ def test_evaluate_programs_paired(benchmark, case, impl):
     benchmark.group = f"programs-paired-{task}-{n_prog}x{N}"
     per = N // n_prog
     Xp = X[: per * n_prog]
-    fn = evaluate_programs_paired if impl == "numba" else _paired_ref
+    fn = evaluate_programs_paired if impl == "numba" else evaluate_programs_paired_ref
     evaluate_programs_paired(*pk, Xp)  # compile outside the timing
     out = benchmark(fn, *pk, Xp)
-    np.testing.assert_allclose(out, _paired_ref(*pk, Xp), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(out, evaluate_programs_paired_ref(*pk, Xp), rtol=1e-12, atol=1e-300)

@@ -59,3 +59,17 @@ def evaluate_programs_ref(ops, args, consts, prog_start, prog_len, const_start, 
             assert len(stack) == 1
             out[p] = stack[0]
     return out
+
+
+def evaluate_programs_paired_ref(ops, args, consts, prog_start, prog_len, const_start, X, jitter=None):
+    """Each program at its own block of rows: program ``p`` at rows ``p * per .. (p + 1) * per``,
+    float64[P * per] (the twin of :func:`kernels.evaluate_programs_paired`)."""
+    P = len(prog_start)
+    if P == 0:
+        return np.zeros(0)
+    per = X.shape[0] // P
+    return np.concatenate([
+        evaluate_programs_ref(ops, args, consts, prog_start[p:p + 1], prog_len[p:p + 1], const_start[p:p + 1],
+                              X[p * per:(p + 1) * per], jitter=jitter)[0]
+        for p in range(P)
+    ])

@@ -16,7 +16,7 @@ import kernels.programs as programs_module
 from kernels._jit import FASTMATH
 from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_programs
 from kernels.programs_paired import evaluate_programs_paired
-from tests.reference import evaluate_programs_ref
+from tests.reference import evaluate_programs_paired_ref, evaluate_programs_ref
 
 OP = OPCODES
 UNARY = [name for name, code in OPCODES.items() if code > 1 and OP_ARITY[code] == 1]
@@ -340,8 +340,7 @@ def test_paired_programs_are_the_diagonal_blocks_and_match_twin(tree_list, per, 
     full = evaluate_programs(*pk, X)
     diag = np.concatenate([full[p, p * per:(p + 1) * per] for p in range(P)]) if P * per else np.zeros(0)
     npt.assert_array_equal(got, diag)
-    ref = np.concatenate([evaluate_programs_ref(*pk, X[p * per:(p + 1) * per])[p] for p in range(P)]) \
-        if P * per else np.zeros(0)
+    ref = evaluate_programs_paired_ref(*pk, X)
     mask = np.concatenate([stable_points(pk, X[p * per:(p + 1) * per],
                                          evaluate_programs_ref(*pk, X[p * per:(p + 1) * per]))[p]
                            for p in range(P)]) if P * per else np.zeros(0, dtype=bool)
