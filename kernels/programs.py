@@ -377,13 +377,17 @@ def _check_and_evaluate(ops, args, consts, prog_start, prog_len, const_start, XT
     code, where_p, where_k : int
         As returned by :func:`_check_programs`; ``code == 0`` means ``out`` holds the values.
     """
-    n_consts = consts.shape[0] - const_start
-    code, where_p, where_k, depth = _check_programs(
-        ops, args, n_consts, prog_start, prog_len, const_start, consts.shape[0], XT.shape[0]
-    )
+    code, where_p, where_k, depth = _check_packed(ops, args, consts, prog_start, prog_len, const_start, XT)
     if code == 0 and out.size > 0:
         _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT, depth, out)
     return code, where_p, where_k, depth
+
+
+@njit(**JIT)
+def _check_packed(ops, args, consts, prog_start, prog_len, const_start, XT):
+    """:func:`_check_programs` for programs about to run on ``XT`` (its rows are the variables)."""
+    n_consts = consts.shape[0] - const_start
+    return _check_programs(ops, args, n_consts, prog_start, prog_len, const_start, consts.shape[0], XT.shape[0])
 
 
 _JIT_OFF = numba_config.DISABLE_JIT  # type: ignore[attr-defined]  # numba.config sets its options at import; the stubs omit them

@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from kernels._jit import JIT
-from kernels.programs import _check_programs, _coerce, _evaluate_programs, _run
+from kernels.programs import _check_packed, _coerce, _evaluate_programs, _run
 
 __all__ = ["evaluate_programs_paired"]
 
@@ -26,10 +26,7 @@ def _check_and_evaluate_paired(ops, args, consts, prog_start, prog_len, const_st
     Each program runs the block loop of :func:`_evaluate_programs` over its ``per`` points, with
     the same per-point arithmetic, so a value is the one the full product gives at that point.
     """
-    n_consts = consts.shape[0] - const_start
-    code, where_p, where_k, depth = _check_programs(
-        ops, args, n_consts, prog_start, prog_len, const_start, consts.shape[0], XT.shape[0]
-    )
+    code, where_p, where_k, depth = _check_packed(ops, args, consts, prog_start, prog_len, const_start, XT)
     per = out.shape[1]
     if code == 0 and out.size > 0:
         for p in range(prog_start.shape[0]):

@@ -13,7 +13,9 @@ own); only which inputs are the axis is decided again over the whole record at e
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -22,20 +24,40 @@ from etc_fast.systems._derive import DerivedTable, TimeAxisRows, constant_law_ta
 __all__ = ["DerivedTableCache"]
 
 
+@dataclasses.dataclass
+class _Kept:
+    """What the last call derived: for which system, from which requests and arrays (the series,
+    and the time stamps for a time-axis record), and the rows it gave."""
+
+    key: tuple[str, str]
+    requests: list[dict]
+    arrays: tuple[np.ndarray, ...]
+    rows: Any
+
+    def prefix_of(self, key: tuple[str, str], requests: Sequence[Mapping[str, object]],
+                  arrays: tuple[np.ndarray, ...]) -> int | None:
+        """How many experiments of ``requests`` / ``arrays`` are the kept ones unchanged (compared
+        exactly), or None when they do not extend the kept record."""
+        n0 = len(self.requests)
+        same = (
+            self.key == key
+            and n0 <= len(requests)
+            and [dict(r) for r in requests[:n0]] == self.requests
+            and all(a.shape[1:] == k.shape[1:] and np.array_equal(a[:n0], k, equal_nan=True)
+                    for a, k in zip(arrays, self.arrays, strict=True))
+        )
+        return n0 if same else None
+
+
 class DerivedTableCache:
     """``table(module, system, requests, series)`` == ``derive_law_table(...)``, reusing earlier rows.
 
-    The rows are reused only while the earlier requests and series rows are unchanged (compared
-    exactly); any other change derives the whole table again.
+    The rows are reused only while the earlier requests and series rows (and time stamps) are
+    unchanged (compared exactly); any other change derives the whole table again.
     """
 
     def __init__(self) -> None:
-        self._key: tuple[str, str] | None = None
-        self._requests: list[dict] = []
-        self._series = np.empty((0, 0, 0))
-        self._table: DerivedTable | None = None
-        # a time-axis record's rows: (module, system, requests, series, times, rows)
-        self._timed: tuple | None = None
+        self._kept: _Kept | None = None  # the last table, or a time-axis record's TimeAxisRows
 
     def table(self, module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
               times: np.ndarray | None = None) -> DerivedTable:
@@ -46,56 +68,32 @@ class DerivedTableCache:
 
             C = controls_matrix(spec(module, system), requests)
             if has_time_axis(module, system, C, times, series.shape[2]):
-                self._key, self._requests, self._series, self._table = None, [], np.empty((0, 0, 0)), None
-                rows = self._time_rows(module, system, requests, C, series, np.asarray(times, dtype=np.float64))
+                times = np.asarray(times, dtype=np.float64)
+                rows = self._rows(
+                    (module, system, "time axis"), requests, (series, times),
+                    lambda lo: TimeAxisRows.derive(module, system, C[lo:], series[lo:], times[lo:]),
+                    TimeAxisRows.extended,
+                )
                 table = rows.table(module, system)
                 return table if table is not None else constant_law_table(module, system, C, series)
-            self._timed = None
-        n0 = len(self._requests)
-        reuse = (
-            self._table is not None
-            and self._key == (module, system)
-            and n0 <= len(requests)
-            and [dict(r) for r in requests[:n0]] == self._requests
-            and series.shape[1:] == self._series.shape[1:]
-            and np.array_equal(series[:n0], self._series, equal_nan=True)
+        return self._rows(
+            (module, system), requests, (series,),
+            lambda lo: derive_law_table(module, system, requests[lo:], series[lo:]),
+            lambda old, new: DerivedTable(*(np.concatenate([getattr(old, a), getattr(new, a)])
+                                            for a in ("X", "y", "misfit", "sigma"))),
         )
-        if not reuse:
-            table = derive_law_table(module, system, requests, series)
-        elif n0 == len(requests):
-            table = self._table
-        else:
-            new = derive_law_table(module, system, requests[n0:], series[n0:])
-            old = self._table
-            table = DerivedTable(
-                np.concatenate([old.X, new.X]),
-                np.concatenate([old.y, new.y]),
-                np.concatenate([old.misfit, new.misfit]),
-                np.concatenate([old.sigma, new.sigma]),
-            )
-        self._key, self._requests, self._series, self._table = (module, system), [dict(r) for r in requests], series.copy(), table
-        return table
 
-    def _time_rows(self, module: str, system: str, requests: Sequence[Mapping[str, object]], C: np.ndarray,
-                   series: np.ndarray, times: np.ndarray) -> TimeAxisRows:
-        """The time-axis rows of the record, the earlier experiments' reused while unchanged."""
-        kept = self._timed
-        n0 = 0 if kept is None else len(kept[2])
-        reuse = (
-            kept is not None
-            and kept[:2] == (module, system)
-            and n0 <= len(requests)
-            and [dict(r) for r in requests[:n0]] == kept[2]
-            and series.shape[1:] == kept[3].shape[1:]
-            and np.array_equal(series[:n0], kept[3], equal_nan=True)
-            and times.shape[1:] == kept[4].shape[1:]
-            and np.array_equal(times[:n0], kept[4], equal_nan=True)
-        )
-        if not reuse:
-            rows = TimeAxisRows.derive(module, system, C, series, times)
+    def _rows(self, key: tuple, requests: Sequence[Mapping[str, object]], arrays: tuple[np.ndarray, ...],
+              derive_from: Any, extend: Any) -> Any:
+        """The rows of the whole record: the kept ones when it extends the kept record, followed by
+        ``derive_from(n0)`` (the experiments from ``n0`` on); else ``derive_from(0)``."""
+        kept = self._kept
+        n0 = None if kept is None else kept.prefix_of(key, requests, arrays)
+        if n0 is None:
+            rows = derive_from(0)
         elif n0 == len(requests):
-            rows = kept[5]
+            rows = kept.rows
         else:
-            rows = kept[5].extended(TimeAxisRows.derive(module, system, C[n0:], series[n0:], times[n0:]))
-        self._timed = (module, system, [dict(r) for r in requests], series.copy(), times.copy(), rows)
+            rows = extend(kept.rows, derive_from(n0))
+        self._kept = _Kept(key, [dict(r) for r in requests], tuple(a.copy() for a in arrays), rows)
         return rows

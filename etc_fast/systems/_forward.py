@@ -26,6 +26,7 @@ import numpy as np
 
 from etc_fast.expr import Packed, Program
 from etc_fast.systems._definition import (
+    ClosedForm,
     Control,
     ForwardInput,
     PairedPrograms,
@@ -100,6 +101,12 @@ def predict(module: str, system: str, packed: Packed, requests_or_controls: Any)
     forward = defn.forward
     if isinstance(forward, TrajectoryKernel):
         return _simulate_kernel(defn, forward, packed, C, False)
+    return _closed_form(defn, forward, packed, C)
+
+
+def _closed_form(defn: SystemDefinition, forward: ClosedForm, packed: Packed | PairedPrograms,
+                 C: np.ndarray) -> np.ndarray:
+    """The definition's closed-form model on ``packed`` (programs, or one per experiment) at ``C``."""
     with np.errstate(all="ignore"):
         return forward(ForwardInput(defn.spec, packed, C, defn.points))
 
@@ -138,12 +145,12 @@ def predict_paired(module: str, system: str, packed: Packed, requests_or_control
     n = C.shape[0]
     if len(packed[3]) != n:
         raise ValueError(f"predict_paired needs one program per experiment, got {len(packed[3])} for {n}")
-    if isinstance(defn.forward, TrajectoryKernel):
-        return _simulate_kernel(defn, defn.forward, packed, C, True)
+    forward = defn.forward
+    if isinstance(forward, TrajectoryKernel):
+        return _simulate_kernel(defn, forward, packed, C, True)
     if n == 0:
         return np.empty((0, len(sp.channels), sp.n_times))
-    with np.errstate(all="ignore"):
-        return defn.forward(ForwardInput(sp, PairedPrograms(packed), C, defn.points))[0]
+    return _closed_form(defn, forward, PairedPrograms(packed), C)[0]
 
 
 def observe(module: str, system: str, outputs: Sequence[object]) -> np.ndarray:
