@@ -27,6 +27,10 @@ def _best_pairs(UT, b, left, right, same, keep):  # pragma: no cover - compiled
     top_g = np.full(keep, -np.inf)
     top_i = np.full(keep, -1, dtype=np.int64)
     top_j = np.full(keep, -1, dtype=np.int64)
+    # A pair enters the list only if gain = num / den beats the last kept gain; den > 0, so a
+    # pair with num <= lim * den, lim a hair below that gain, cannot, and is passed over
+    # without the division (the gain itself is computed exactly as before for the rest).
+    lim = -np.inf
     for ii in range(left.shape[0]):
         a = left[ii]
         ba = b[a]
@@ -40,7 +44,11 @@ def _best_pairs(UT, b, left, right, same, keep):  # pragma: no cover - compiled
             if not (abs(g) < 1.0 - 1e-9):
                 continue
             bc = b[c]
-            gain = (ba * ba + bc * bc - 2.0 * g * ba * bc) / (1.0 - g * g)
+            num = ba * ba + bc * bc - 2.0 * g * ba * bc
+            den = 1.0 - g * g
+            if not (num > lim * den):  # cannot enter the list (den > 0): no division
+                continue
+            gain = num / den
             if not (gain > top_g[keep - 1]):
                 continue
             p = keep - 1
@@ -52,6 +60,7 @@ def _best_pairs(UT, b, left, right, same, keep):  # pragma: no cover - compiled
             top_g[p] = gain
             top_i[p] = a
             top_j[p] = c
+            lim = top_g[keep - 1] - 1e-9 * abs(top_g[keep - 1])
     return top_i, top_j, top_g
 
 
