@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from etc_fast._jacobian import BatchedJacobian
+from etc_fast._median import nanmedian
 from etc_fast.expr import pack, parse
 from etc_fast.laws import LAW_ARGS
 from etc_fast.systems._forward import controls_matrix, pack_family, predict, predict_paired
@@ -56,7 +57,7 @@ def _cost(pred: np.ndarray, target: np.ndarray) -> np.ndarray:
     """
     mask = np.isfinite(target)
     with quiet():
-        typ = np.nanmedian(np.where(mask, np.abs(target), np.nan), axis=(1, 2), keepdims=True)
+        typ = nanmedian(np.where(mask, np.abs(target), np.nan), (1, 2))
         typ = np.where(np.isfinite(typ) & (typ > 0), typ, 1.0)
         r = (pred - target[None]) / (PRECISION * np.abs(target) + 1e-9 * typ)[None]
         r = np.where(mask[None], np.where(np.isfinite(r), np.clip(r, -1e150, 1e150), 1e150), 0.0)
@@ -409,7 +410,7 @@ def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None, upt
     if upto is not None:
         mask[:, :, upto:] = False
     with quiet():
-        typ = np.nanmedian(np.where(mask, np.abs(series), np.nan), axis=(1, 2), keepdims=True)
+        typ = nanmedian(np.where(mask, np.abs(series), np.nan), (1, 2))
     typ = np.where(np.isfinite(typ) & (typ > 0), typ, 1.0)
     unit = (PRECISION * np.abs(series) + 1e-9 * typ)[mask]
 

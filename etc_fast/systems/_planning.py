@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from etc_fast._jacobian import BatchedJacobian
+from etc_fast._median import nanmedian
 from etc_fast.expr import Program
 from etc_fast.systems._forward import controls_matrix, pack_family, predict
 from etc_fast.systems._quiet import quiet
@@ -106,7 +107,7 @@ def _residual_model(program: Program, module: str, system: str, requests: Sequen
     obs = np.asarray(observed, dtype=np.float64)
     mask = np.isfinite(obs)
     with np.errstate(all="ignore"):
-        typical = np.nanmedian(np.where(mask, np.abs(obs), np.nan), axis=(0, 2), keepdims=True)
+        typical = nanmedian(np.where(mask, np.abs(obs), np.nan), (0, 2))
     typical = np.where(np.isfinite(typical) & (typical > 0), typical, 1.0)
     den = np.broadcast_to(np.abs(obs) + 1e-3 * typical, obs.shape)[mask]
     free = [i for i, name in enumerate(program.const_names) if name is not None and name not in ("pi", "e")]

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from etc_fast._median import nanmedian
 from etc_fast.policies.symbolic._grammar import OUTERS, Atom, VariableDomain, exponent_cost, make_atoms
 from etc_fast.policies.symbolic._incremental import array_digest
 from etc_fast.policies.symbolic._systems import UNSEEN
@@ -108,7 +109,7 @@ class _Records:
         self.C = controls_matrix(spec(so.module, so.system), self.reqs)
         self.mask = np.isfinite(self.series)
         with np.errstate(all="ignore"):
-            typical = np.nanmedian(np.where(self.mask, np.abs(self.series), np.nan), axis=(0, 2), keepdims=True)
+            typical = nanmedian(np.where(self.mask, np.abs(self.series), np.nan), (0, 2))
         typical = np.where(np.isfinite(typical) & (typical > 0), typical, 1.0)
         self.den = np.broadcast_to(np.abs(self.series) + 1e-3 * typical, self.series.shape)[self.mask]
 
