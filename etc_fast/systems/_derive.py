@@ -29,7 +29,7 @@ from etc_fast._jacobian import BatchedJacobian
 from etc_fast._median import nanmedian
 from etc_fast.expr import pack, parse
 from etc_fast.laws import LAW_ARGS
-from etc_fast.systems._forward import controls_matrix, pack_family, predict, predict_paired
+from etc_fast.systems._forward import FamilyPacker, controls_matrix, pack_family, predict, predict_paired
 from etc_fast.systems._quiet import quiet
 from etc_fast.systems._spec import spec
 
@@ -419,6 +419,7 @@ def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None, upt
         return np.concatenate([[sign * np.exp(theta[0])], p])[: d + 1]
 
     obs = series[mask]
+    family = FamilyPacker(prog)
 
     def compress(pred: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
@@ -431,8 +432,8 @@ def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None, upt
         """The residual at ``theta``, or [B, n] at each row of ``theta`` [B, p] in one simulation
         (a family simulates each copy as it would alone: the same bits per row)."""
         if theta.ndim == 1:
-            return compress(predict(module, system, pack_family(prog, consts(theta, sign)[None]), C)[0])
-        sims = predict(module, system, pack_family(prog, np.stack([consts(th, sign) for th in theta])), C)
+            return compress(predict(module, system, family(consts(theta, sign)[None]), C)[0])
+        sims = predict(module, system, family(np.stack([consts(th, sign) for th in theta])), C)
         return np.stack([compress(sim) for sim in sims]) if len(sims) else np.zeros((0, obs.size))
 
     return residual, consts

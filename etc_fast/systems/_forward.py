@@ -38,7 +38,7 @@ from etc_fast.systems._definition import (
 from etc_fast.systems._registry import definition, definitions
 from kernels.systems import simulate_trajectories
 
-__all__ = ["controls_matrix", "n_points", "observe", "pack_family", "predict", "predict_paired", "times_of"]
+__all__ = ["FamilyPacker", "controls_matrix", "n_points", "observe", "pack_family", "predict", "predict_paired", "times_of"]
 
 #: Controls each trajectory kernel reads, in its column order (the registry's view, by kernel name).
 _KERNEL_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -130,6 +130,31 @@ def pack_family(program: Program, consts: np.ndarray) -> Packed:
         np.full(K, L, dtype=np.int64),
         np.arange(K, dtype=np.int64) * nc,
     )
+
+
+class FamilyPacker:
+    """:func:`pack_family` for one program, called many times (a fit's every residual).
+
+    The instruction arrays of a family of K copies depend only on K, so they are built once per K
+    and handed out again with each call's constants: the same arrays ``pack_family`` builds,
+    without re-tiling them for every forward-model call. Callers must not write to them (no
+    forward model or kernel does).
+    """
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self._by_k: dict[int, tuple[np.ndarray, ...]] = {}
+
+    def __call__(self, consts: np.ndarray) -> Packed:
+        consts = np.array(consts, dtype=np.float64, ndmin=2)
+        K = consts.shape[0]
+        kept = self._by_k.get(K)
+        if kept is None or consts.shape[1] != len(self.program.consts):
+            packed = pack_family(self.program, consts)
+            self._by_k[K] = (packed[0], packed[1], *packed[3:])
+            return packed
+        consts[np.isnan(consts)] = np.nan  # the NaN that with_consts stores
+        return Packed(kept[0], kept[1], consts.reshape(-1), *kept[2:])
 
 
 def predict_paired(module: str, system: str, packed: Packed, requests_or_controls: Any) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 from etc_fast._jacobian import BatchedJacobian
 from etc_fast._median import nanmedian
 from etc_fast.expr import Program
-from etc_fast.systems._forward import controls_matrix, pack_family, predict
+from etc_fast.systems._forward import FamilyPacker, controls_matrix, predict
 from etc_fast.systems._quiet import quiet
 from etc_fast.systems._spec import spec
 
@@ -112,14 +112,15 @@ def _residual_model(program: Program, module: str, system: str, requests: Sequen
     den = np.broadcast_to(np.abs(obs) + 1e-3 * typical, obs.shape)[mask]
     free = [i for i, name in enumerate(program.const_names) if name is not None and name not in ("pi", "e")]
 
-    def residuals(thetas: np.ndarray, signs: np.ndarray) -> list[np.ndarray]:
+    family = FamilyPacker(program)
+
+    def residuals(thetas: np.ndarray, signs: np.ndarray) -> list[np.ndarray]:  # callers hold quiet()
         out = []
-        with quiet():
-            consts = np.repeat(program.consts[None], len(thetas), axis=0)
-            consts[:, free] = signs * np.exp(thetas)
-            for sim in predict(module, system, pack_family(program, consts), C):
-                r = (sim - obs)[mask] / den
-                out.append(np.where(np.isfinite(r), r, 1e3))
+        consts = np.repeat(program.consts[None], len(thetas), axis=0)
+        consts[:, free] = signs * np.exp(thetas)
+        for sim in predict(module, system, family(consts), C):
+            r = (sim - obs)[mask] / den
+            out.append(np.where(np.isfinite(r), r, 1e3))
         return out
 
     return free, mask, residuals
@@ -149,7 +150,8 @@ def constant_errors(
     signs = np.where(start < 0, -1.0, 1.0)
     theta = np.log(np.where(start != 0, np.abs(start), 1.0))
     h = 1e-6
-    rows = residuals(np.vstack([theta[None], theta[None] + h * np.eye(len(free))]), signs)
+    with quiet():
+        rows = residuals(np.vstack([theta[None], theta[None] + h * np.eye(len(free))]), signs)
     J = np.column_stack([(r - rows[0]) / h for r in rows[1:]])
     out = np.full(len(free), np.inf)
     if not np.all(np.isfinite(J)) or J.shape[0] < J.shape[1]:
@@ -203,8 +205,8 @@ def calibrate(
     if not mask.any():
         return Calibration(program, float("nan"), 0, True)
     if not free:
-        r = residuals(np.zeros((1, 0)), signs)[0]
         with quiet():
+            r = residuals(np.zeros((1, 0)), signs)[0]
             rms = float(np.sqrt(np.mean(r**2)))
         return Calibration(program, rms, int(mask.sum()), True)
     theta0 = np.log(np.where(start != 0, np.abs(start), 1.0))

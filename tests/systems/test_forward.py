@@ -288,6 +288,25 @@ def test_pack_family_is_pack_of_with_consts():
         pack_family(prog, np.ones((2, len(prog.consts) + 1)))
 
 
+def test_family_packer_is_pack_family():
+    """The kept instruction arrays per family size: every call equals pack_family's, whatever the
+    order of sizes, and a call's constants do not leak into the next."""
+    from etc_fast.systems._forward import FamilyPacker
+
+    prog = parse("K*mass1*mass2/distance**p", ("mass1", "mass2", "distance"))
+    family = FamilyPacker(prog)
+    rng = np.random.default_rng(3)
+    for K in (1, 3, 1, 2, 3, 3):
+        consts = rng.normal(size=(K, len(prog.consts)))
+        consts[0, 0] = np.nan
+        got, want = family(consts), pack_family(prog, consts)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+            assert g.dtype == w.dtype
+    with pytest.raises(ValueError, match="constants per copy"):
+        family(np.ones((3, len(prog.consts) + 1)))
+
+
 @pytest.mark.parametrize("module,system", sorted(SPECS))
 def test_predict_paired_is_the_diagonal_of_predict(module, system):
     """Experiment e under program e, on every system: trajectory systems through the kernel's
