@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import platform
 import time
 import traceback
@@ -25,7 +26,14 @@ LOOPS: dict[str, Callable[[TrialState], Outcome]] = {"planner": run_planner, "ba
 
 
 def package_versions() -> dict[str, str]:
-    """Versions of the packages that shape a trial's numbers."""
+    """Versions of the packages that shape a trial's numbers (read once per process: the packages
+    a process has imported do not change under it, and the metadata lookup costs milliseconds
+    per trial)."""
+    return dict(_package_versions())
+
+
+@functools.cache
+def _package_versions() -> tuple[tuple[str, str], ...]:
     import etc_fast
 
     out = {"python": platform.python_version(), "etc_fast": getattr(etc_fast, "__version__", "unknown")}
@@ -34,7 +42,7 @@ def package_versions() -> dict[str, str]:
             out[pkg] = metadata.version(pkg)
         except metadata.PackageNotFoundError:
             out[pkg] = "missing"
-    return out
+    return tuple(out.items())
 
 
 def load_lab(spec: TrialSpec, policy: Policy) -> tuple[Lab, TaskView]:
