@@ -137,8 +137,9 @@ class FamilyPacker:
 
     The instruction arrays of a family of K copies depend only on K, so they are built once per K
     and handed out again with each call's constants: the same arrays ``pack_family`` builds,
-    without re-tiling them for every forward-model call. Callers must not write to them (no
-    forward model or kernel does).
+    without re-tiling them for every forward-model call. Callers must not write to them: no
+    forward model or kernel does (tests/systems/test_forward.py checks every system's product
+    and paired calls).
     """
 
     def __init__(self, program: Program) -> None:

@@ -308,6 +308,26 @@ def test_family_packer_is_pack_family():
 
 
 @pytest.mark.parametrize("module,system", sorted(SPECS))
+def test_forward_models_leave_a_family_s_arrays_alone(module, system):
+    """FamilyPacker hands the same instruction arrays to every call: no forward model (product or
+    paired) may write to them, on any system."""
+    from etc_fast.systems._forward import FamilyPacker
+
+    task = get_task(module, "easy", "v0")
+    sp = SPECS[(module, system)]
+    reqs = _pool_requests(sp, np.random.default_rng(5), 4)
+    prog = parse(f"1.0*({task.law_expression})", task.variable_names)
+    family = FamilyPacker(prog)
+    consts = np.repeat(prog.consts[None], 4, axis=0) * np.linspace(0.9, 1.1, 4)[:, None]
+    for call in (predict, predict_paired):
+        packed = family(consts)
+        before = [np.array(a, copy=True) for a in packed]
+        call(module, system, packed, reqs)
+        for a, b in zip(packed, before):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("module,system", sorted(SPECS))
 def test_predict_paired_is_the_diagonal_of_predict(module, system):
     """Experiment e under program e, on every system: trajectory systems through the kernel's
     paired mode (to 1e-12), closed forms through paired programs, each experiment's law calls under
