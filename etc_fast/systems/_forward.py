@@ -117,29 +117,16 @@ def pack_family(program: Program, consts: np.ndarray) -> Packed:
     The arrays ``pack([program.with_consts(c) for c in consts])`` gives, without building K
     programs: a fit that simulates one form at many constants pays one NumPy call, not K.
     """
-    consts = np.array(consts, dtype=np.float64, ndmin=2)
-    K, L, nc = consts.shape[0], len(program.ops), len(program.consts)
-    if consts.shape[1] != nc:
-        raise ValueError(f"pack_family needs {nc} constants per copy, got shape {consts.shape}")
-    consts[np.isnan(consts)] = np.nan  # the NaN that with_consts stores
-    return Packed(
-        np.tile(program.ops.astype(np.int64, copy=False), K),
-        np.tile(program.args.astype(np.int64, copy=False), K),
-        consts.reshape(-1),
-        np.arange(K, dtype=np.int64) * L,
-        np.full(K, L, dtype=np.int64),
-        np.arange(K, dtype=np.int64) * nc,
-    )
+    return FamilyPacker(program)(consts)
 
 
 class FamilyPacker:
     """:func:`pack_family` for one program, called many times (a fit's every residual).
 
     The instruction arrays of a family of K copies depend only on K, so they are built once per K
-    and handed out again with each call's constants: the same arrays ``pack_family`` builds,
-    without re-tiling them for every forward-model call. Callers must not write to them: no
-    forward model or kernel does (tests/systems/test_forward.py checks every system's product
-    and paired calls).
+    and handed out again with each call's constants, instead of being re-tiled for every
+    forward-model call. Callers must not write to them: no forward model or kernel does
+    (tests/systems/test_forward.py checks every system's product and paired calls).
     """
 
     def __init__(self, program: Program) -> None:
@@ -147,15 +134,23 @@ class FamilyPacker:
         self._by_k: dict[int, tuple[np.ndarray, ...]] = {}
 
     def __call__(self, consts: np.ndarray) -> Packed:
+        program = self.program
         consts = np.array(consts, dtype=np.float64, ndmin=2)
-        K = consts.shape[0]
-        kept = self._by_k.get(K)
-        if kept is None or consts.shape[1] != len(self.program.consts):
-            packed = pack_family(self.program, consts)
-            self._by_k[K] = (packed[0], packed[1], *packed[3:])
-            return packed
+        K, L, nc = consts.shape[0], len(program.ops), len(program.consts)
+        if consts.shape[1] != nc:
+            raise ValueError(f"pack_family needs {nc} constants per copy, got shape {consts.shape}")
         consts[np.isnan(consts)] = np.nan  # the NaN that with_consts stores
-        return Packed(kept[0], kept[1], consts.reshape(-1), *kept[2:])
+        kept = self._by_k.get(K)
+        if kept is None:
+            kept = self._by_k[K] = (
+                np.tile(program.ops.astype(np.int64, copy=False), K),
+                np.tile(program.args.astype(np.int64, copy=False), K),
+                np.arange(K, dtype=np.int64) * L,
+                np.full(K, L, dtype=np.int64),
+                np.arange(K, dtype=np.int64) * nc,
+            )
+        ops, args, prog_start, prog_len, const_start = kept
+        return Packed(ops, args, consts.reshape(-1), prog_start, prog_len, const_start)
 
 
 def predict_paired(module: str, system: str, packed: Packed, requests_or_controls: Any) -> np.ndarray:
