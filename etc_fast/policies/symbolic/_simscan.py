@@ -142,28 +142,6 @@ class _Records:
         r = float(self.rms(prog, prog.consts[None])[0])
         return r if r < 1e3 else math.inf
 
-    def calibrated(self, text: str, names: Sequence[str], start: dict[str, float]) -> tuple[dict[str, float], float] | None:
-        """The named constants of ``text`` fitted through the simulator from ``start``, and the rms."""
-        from etc_fast.expr import Program, parse
-        from etc_fast.systems import calibrate
-
-        try:
-            prog = parse(text, list(names))
-        except ValueError:
-            return None
-        cn = list(prog.const_names)
-        consts = prog.consts.copy()
-        for k, v in start.items():
-            consts[cn.index(k)] = v
-        prog = Program.build(prog.variables, prog.ops, prog.args, consts, prog.const_is_exponent, prog.const_names)
-        try:
-            cal = calibrate(prog, self.so.module, self.so.system, self.reqs, self.series, max_nfev=60)
-        except Exception:  # noqa: BLE001 - a form the simulator cannot run is not a candidate
-            return None
-        if not math.isfinite(cal.rms):
-            return None
-        return {k: float(cal.program.consts[cn.index(k)]) for k in start}, float(cal.rms)
-
 
 def _short_values(v: float, factor: bool) -> list[float]:
     """Shorter writings of a fitted ``v`` to try, simplest first: for a factor 1 and -1 (a factor
@@ -174,37 +152,105 @@ def _short_values(v: float, factor: bool) -> list[float]:
     return [x for x in dict.fromkeys(out) if x != v]
 
 
-def _fit(build: Callable[[dict[str, Any]], str], start: dict[str, float], exponents: Sequence[str],
-         factors: Sequence[str], names: Sequence[str], recs: _Records) -> tuple[dict[str, float], float] | None:
-    """Every constant of a form refitted through the simulator from ``start``, then written simply.
+class _Refit(NamedTuple):
+    """One form to refit: ``build(values)`` writes it (a value is a number or, to fit it, its own
+    name); ``start`` the constants fitted and their starts; ``held`` the program's other scan
+    constants (an exponent 0 leaves its atom out); ``exponents`` and ``factors`` the fitted ones
+    that are snapped and written simply."""
 
-    ``build(values)`` writes the form (a value is a number or, to fit it, its own name). After the
-    refit, the exponents within :data:`SNAP_CLOSE` of a multiple of :data:`SNAP_STEP` are snapped
-    (the rest refitted), and then each constant is tried shorter (:func:`_short_values`); each step
-    is kept where the law still explains the records within ``SNAP_FACTOR * max(rms, UNSEEN)``.
+    build: Callable[[dict[str, Any]], str]
+    start: dict[str, float]
+    held: dict[str, float]
+    exponents: Sequence[str]
+    factors: Sequence[str]
+
+
+def _fit_many(prog: Any, forms: Sequence[_Refit], recs: _Records) -> list[tuple[dict[str, float], float] | None]:
+    """Every form's constants refitted through the simulator from its start, then written simply.
+
+    All forms are constant tables of the one program ``prog`` (whose named constants include every
+    key), so the fits run together (:func:`etc_fast.systems.calibrate_many`: one forward-model call
+    per step for all of them). After the refit, the exponents within :data:`SNAP_CLOSE` of a
+    multiple of :data:`SNAP_STEP` are snapped (the rest refitted), and then each constant is tried
+    shorter (:func:`_short_values`); each step is kept where the law still explains the records
+    within ``SNAP_FACTOR * max(rms, UNSEEN)``. Returns ``(values, rms)`` per form, or ``None``
+    where the fit has no finite misfit.
     """
-    fit = recs.calibrated(build({k: k for k in start}), names, start)
-    if fit is None:
-        return None
-    vals, r = fit
-    snapped = {k: float(np.round(vals[k] / SNAP_STEP) * SNAP_STEP) for k in exponents
-               if abs(vals[k] - np.round(vals[k] / SNAP_STEP) * SNAP_STEP) <= SNAP_CLOSE and vals[k] % SNAP_STEP != 0.0}
-    if snapped:
-        rest = {k: v for k, v in vals.items() if k not in snapped}
-        again = recs.calibrated(build({**snapped, **{k: k for k in rest}}), names, rest) if rest else None
-        if rest and again is not None and again[1] <= SNAP_FACTOR * max(r, UNSEEN):
-            vals, r = {**snapped, **again[0]}, again[1]
-        elif not rest:
-            r_s = recs.text_rms(build(snapped), names)
-            if r_s <= SNAP_FACTOR * max(r, UNSEEN):
-                vals, r = snapped, r_s
-    for k in list(vals):
-        for short in _short_values(vals[k], k in factors):
-            r_s = recs.text_rms(build({**vals, k: short}), names)
-            if r_s <= SNAP_FACTOR * max(r, UNSEEN):
-                vals, r = {**vals, k: short}, r_s
-                break
-    return vals, r
+    cn = list(prog.const_names)
+
+    def table(f: _Refit, vals: dict[str, float]) -> np.ndarray:
+        v = prog.consts.copy()
+        for k, x in {**f.held, **vals}.items():
+            v[cn.index(k)] = x
+        return v
+
+    def freed(keys: Sequence[str]) -> np.ndarray:
+        m = np.zeros(len(cn), dtype=bool)
+        m[[cn.index(k) for k in keys]] = True
+        return m
+
+    def fitted(tables: list[np.ndarray], frees: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        from etc_fast.systems import calibrate_many
+
+        try:
+            return calibrate_many(prog, recs.so.module, recs.so.system, recs.reqs, recs.series, np.array(tables),
+                                  np.array(frees), max_nfev=60)
+        except ValueError:  # a form the simulator cannot run is not a candidate
+            return np.array(tables), np.full(len(tables), np.nan)
+
+    def misfit(tables: list[np.ndarray]) -> np.ndarray:
+        r = recs.rms(prog, np.array(tables)) if tables else np.zeros(0)
+        return np.where(r < 1e3, r, np.inf)
+
+    out: list[tuple[dict[str, float], float] | None] = [None] * len(forms)
+    if not forms:
+        return out
+    V, r = fitted([table(f, f.start) for f in forms], [freed(list(f.start)) for f in forms])
+    state: dict[int, tuple[dict[str, float], float]] = {}
+    for i, f in enumerate(forms):
+        if math.isfinite(r[i]):
+            state[i] = ({k: float(V[i, cn.index(k)]) for k in f.start}, float(r[i]))
+    # exponents near a multiple of SNAP_STEP: snapped, the rest refitted (all such forms at once)
+    snaps: dict[int, dict[str, float]] = {}
+    for i, (vals, _) in state.items():
+        snapped = {k: float(np.round(vals[k] / SNAP_STEP) * SNAP_STEP) for k in forms[i].exponents
+                   if abs(vals[k] - np.round(vals[k] / SNAP_STEP) * SNAP_STEP) <= SNAP_CLOSE and vals[k] % SNAP_STEP != 0.0}
+        if snapped:
+            snaps[i] = snapped
+    refit = [i for i in snaps if len(snaps[i]) < len(state[i][0])]
+    if refit:
+        V2, r2 = fitted([table(forms[i], {**state[i][0], **snaps[i]}) for i in refit],
+                        [freed([k for k in state[i][0] if k not in snaps[i]]) for i in refit])
+        for j, i in enumerate(refit):
+            vals, rms = state[i]
+            if math.isfinite(r2[j]) and r2[j] <= SNAP_FACTOR * max(rms, UNSEEN):
+                rest = {k: float(V2[j, cn.index(k)]) for k in vals if k not in snaps[i]}
+                state[i] = ({**snaps[i], **rest}, float(r2[j]))
+    whole = [i for i in snaps if len(snaps[i]) == len(state[i][0])]
+    for i, r_s in zip(whole, misfit([table(forms[i], snaps[i]) for i in whole])):
+        if r_s <= SNAP_FACTOR * max(state[i][1], UNSEEN):
+            state[i] = (dict(snaps[i]), float(r_s))
+    # each constant in turn written shorter, the first shorter value that still explains the records
+    order = {i: list(vals) for i, (vals, _) in state.items()}
+    for pos in range(max((len(o) for o in order.values()), default=0)):
+        trials = []
+        for i, keys in order.items():
+            if pos < len(keys):
+                k = keys[pos]
+                vals = state[i][0]
+                trials += [(i, k, short) for short in _short_values(vals[k], k in forms[i].factors)]
+        scores = misfit([table(forms[i], {**state[i][0], k: short}) for i, k, short in trials])
+        decided: set[int] = set()
+        for (i, k, short), r_s in zip(trials, scores):
+            if i in decided:
+                continue
+            vals, rms = state[i]
+            if r_s <= SNAP_FACTOR * max(rms, UNSEEN):
+                state[i] = ({**vals, k: short}, float(r_s))
+                decided.add(i)
+    for i, st in state.items():
+        out[i] = st
+    return out
 
 
 def _scan(recs: _Records, program: Any, columns: list[int], rows: np.ndarray) -> np.ndarray:
@@ -237,13 +283,19 @@ def _columns(program: Any, keys: Sequence[str]) -> list[int]:
     return [cn.index(k) for k in keys]
 
 
+def _monomial_build(v: dict[str, Any], outer: Any, atoms: Sequence[Atom], used: Sequence[int], pk: Sequence[str],
+                    fk: str) -> str:
+    """``outer(K * prod atom**p)`` over the ``used`` atoms (a value a number or its name)."""
+    return outer.render(_monomial([atoms[j] for j in used], [v[pk[j]] for j in used], v[fk]), _fn)
+
+
 def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str | None) -> list[tuple[str, float, float]]:
     """The forms ``outer(K * M)`` that reproduce the records best, fitted through the simulator.
 
     ``outer``: each transform of the grammar that takes a monomial (the angle ones in the output's
     unit); ``M``: the grammar's atoms with exponents on :func:`_grids`; ``K`` on
     :data:`SCAN_FACTORS`. Returns ``(expression, records rms misfit, complexity)`` of the best
-    :data:`SCAN_REFINE` forms after :func:`_fit`; empty where even the small grid would pass
+    :data:`SCAN_REFINE` forms after :func:`_fit_many`; empty where even the small grid would pass
     :data:`SCAN_CELLS`.
     """
     from etc_fast.expr import parse
@@ -280,22 +332,31 @@ def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str 
         scored += [(float(rms[gi, best[gi]]), oi, gi, float(SCAN_FACTORS[best[gi]])) for gi in range(len(grid))
                    if rms[gi, best[gi]] < 1e3]
     scored.sort(key=lambda t: (t[0], t[1], t[2]))
+    # the best forms refitted, those of one outer transform together (one program each)
+    picked = scored[:SCAN_REFINE]
+    fits: dict[int, tuple[dict[str, float], float] | None] = {}
+    for oi in sorted({t[1] for t in picked}):
+        prog = parse(outers[oi].render(_monomial(atoms, pk, fk), _fn), names)
+        mine = [n for n, t in enumerate(picked) if t[1] == oi]
+        forms = []
+        for n in mine:
+            exps = grid[picked[n][2]]
+            used = [j for j in range(len(atoms)) if exps[j] != 0.0]
+            forms.append(_Refit(functools.partial(_monomial_build, outer=outers[oi], atoms=atoms, used=used, pk=pk, fk=fk),
+                                {fk: picked[n][3], **{pk[j]: float(exps[j]) for j in used}},
+                                {pk[j]: 0.0 for j in range(len(atoms)) if j not in used},
+                                [pk[j] for j in used], [fk]))
+        fits.update(zip(mine, _fit_many(prog, forms, recs)))
     out = []
-    for _, oi, gi, K in scored[:SCAN_REFINE]:
-        outer, exps = outers[oi], grid[gi]
-        used = [j for j in range(len(atoms)) if exps[j] != 0.0]
-        sub = [atoms[j] for j in used]
-
-        def build(v: dict[str, Any], outer: Any = outer, used: list[int] = used, sub: list[Atom] = sub) -> str:
-            return outer.render(_monomial(sub, [v[pk[j]] for j in used], v[fk]), _fn)
-
-        start = {fk: K, **{pk[j]: float(exps[j]) for j in used}}
-        fit = _fit(build, start, [pk[j] for j in used], [fk], names, recs)
+    for n, (_, oi, gi, _) in enumerate(picked):
+        fit = fits[n]
         if fit is None:
             continue
         vals, r = fit
+        outer, exps = outers[oi], grid[gi]
+        used = [j for j in range(len(atoms)) if exps[j] != 0.0]
         cx = outer.cost + 1.0 + sum(1.0 + atoms[j].cost + exponent_cost(vals[pk[j]]) for j in used if vals[pk[j]] != 0.0)
-        out.append((build(vals), r, cx))
+        out.append((_monomial_build(vals, outer, atoms, used, pk, fk), r, cx))
     return out
 
 
@@ -316,7 +377,7 @@ def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, flo
 
     ``M1`` is a product of the inputs (exponents 0 or 1), ``M2`` a monomial of one or two inputs
     (exponents 0.5 to 2), ``K`` and ``g`` on :data:`EXP_GRID`. The best :data:`EXP_REFINE`
-    structures go through :func:`_fit`. Returns ``(expression, records rms misfit, complexity)``;
+    structures go through :func:`_fit_many`. Returns ``(expression, records rms misfit, complexity)``;
     empty where the grid would pass :data:`SCAN_CELLS`.
     """
     from etc_fast.expr import parse
@@ -360,21 +421,27 @@ def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, flo
     rms = _scan(recs, prog, _columns(prog, [fk, gk, *pk, *qk]), rows).reshape(len(structures), -1)
     best = np.argmin(rms, axis=1)  # the first of equals: a fixed order
     order = sorted(range(len(structures)), key=lambda i: (float(rms[i, best[i]]), i))
-    out = []
+    picked = []
     for i in order[:EXP_REFINE]:
         if not rms[i, best[i]] < 1e3:
             break
+        picked.append(i)
+    forms = []
+    for i in picked:
         p, q = structures[i]
         up, uq = [j for j in everything if p[j]], [j for j in everything if q[j]]
         g, K = float(EXP_GRID[best[i] // len(EXP_GRID)]), float(EXP_GRID[best[i] % len(EXP_GRID)])
-        start = {fk: K, gk: g, **{pk[j]: p[j] for j in up}, **{qk[j]: q[j] for j in uq}}
-        fit = _fit(functools.partial(build, up=up, uq=uq), start, [pk[j] for j in up] + [qk[j] for j in uq],
-                   [fk], names, recs)
+        forms.append(_Refit(functools.partial(build, up=up, uq=uq),
+                            {fk: K, gk: g, **{pk[j]: p[j] for j in up}, **{qk[j]: q[j] for j in uq}},
+                            {**{pk[j]: 0.0 for j in everything if not p[j]}, **{qk[j]: 0.0 for j in everything if not q[j]}},
+                            [pk[j] for j in up] + [qk[j] for j in uq], [fk]))
+    out = []
+    for f, fit in zip(forms, _fit_many(prog, forms, recs)):
         if fit is None:
             continue
         vals, r = fit
         cx = 1.0 + EXP_COST + sum(1.0 + exponent_cost(vals[k]) for k in (*pk, *qk) if k in vals and vals[k] != 0.0)
-        out.append((build(vals, up, uq), r, cx))
+        out.append((f.build(vals), r, cx))
     return out
 
 
