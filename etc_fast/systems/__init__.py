@@ -40,11 +40,12 @@ from etc_fast.systems._derive import (
     power_law_rms,
     record_times,
     refit_factor,
+    refit_factors,
 )
 from etc_fast.systems._derive_cache import DerivedTableCache
 from etc_fast.systems._forward import controls_matrix, observe, pack_family, predict, predict_paired
 from etc_fast.systems._hidden import hidden_law
-from etc_fast.systems._lm import calibrate_many
+from etc_fast.systems._lm import calibrate_each, calibrate_many
 from etc_fast.systems._planning import Calibration, calibrate, constant_errors, series_disagreement
 from etc_fast.systems._pool import system_pool
 from etc_fast.systems._quiet import quiet
@@ -82,6 +83,7 @@ __all__ = [
     "SystemTask",
     "build_system_task",
     "calibrate",
+    "calibrate_each",
     "calibrate_many",
     "constant_errors",
     "controls_matrix",
@@ -98,6 +100,7 @@ __all__ = [
     "quiet",
     "record_times",
     "refit_factor",
+    "refit_factors",
     "series_disagreement",
     "simulate",
     "spec",

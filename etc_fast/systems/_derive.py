@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from etc_fast._jacobian import BatchedJacobian
 from etc_fast._median import nanmedian
 from etc_fast.expr import pack, parse
 from etc_fast.laws import LAW_ARGS
@@ -428,33 +427,71 @@ def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None, upt
         r = np.where(np.isfinite(r), r, 1e9)
         return np.sign(r) * np.log1p(np.abs(r) / 1e6) * 1e6
 
-    def residual(theta: np.ndarray, sign: float) -> np.ndarray:
-        """The residual at ``theta``, or [B, n] at each row of ``theta`` [B, p] in one simulation
-        (a family simulates each copy as it would alone: the same bits per row)."""
-        if theta.ndim == 1:
-            return compress(predict(module, system, family(consts(theta, sign)[None]), C)[0])
-        sims = predict(module, system, family(np.stack([consts(th, sign) for th in theta])), C)
+    def rows(tables: np.ndarray, _fits: np.ndarray | None = None) -> np.ndarray:
+        """[B, n]: the residuals of each constant table ``K, p_1..p_d`` (rows of ``tables``) in one
+        simulation (a family simulates each copy as it would alone: the same bits per row)."""
+        sims = predict(module, system, family(tables), C)
         return np.stack([compress(sim) for sim in sims]) if len(sims) else np.zeros((0, obs.size))
 
-    return residual, consts
+    def residual(theta: np.ndarray, sign: float) -> np.ndarray:
+        """The residual at ``theta``, or [B, n] at each row of ``theta`` [B, p]."""
+        if theta.ndim == 1:
+            return compress(predict(module, system, family(consts(theta, sign)[None]), C)[0])
+        return rows(np.stack([consts(th, sign) for th in theta]))
+
+    return residual, consts, rows
 
 
-def _fit(residual, theta: np.ndarray, sign: float, max_nfev: int):
-    """``least_squares`` (trf) of ``residual(., sign)`` from ``theta``, a Jacobian's finite-difference
-    steps simulated in one forward-model call (:class:`etc_fast._jacobian.BatchedJacobian`: the
-    residuals, so the fit, are those of the plain call)."""
-    from scipy.optimize import least_squares
+def _lockstep(module: str, system: str, C: np.ndarray, series: np.ndarray, names: Sequence[str], signs: np.ndarray,
+              fixed: np.ndarray | None, theta0: np.ndarray, scan, max_nfev) -> tuple[np.ndarray, np.ndarray]:
+    """Fits of ``K * prod x**p`` through the simulator's continuation stages, all fits in lockstep.
 
-    fd = BatchedJacobian(lambda th: residual(th, sign), lambda ths: residual(ths, sign))
-    return least_squares(fd.fun, theta, jac=fd.jac, method="trf", max_nfev=max_nfev)
+    Fit ``i`` has the sign ``signs[i]`` of K and, with ``fixed`` (float64[F, d]), those exponents
+    held; its parameters are ``log|K|`` and (without ``fixed``) the exponents, started from row
+    ``i`` of ``theta0`` after ``scan(rows, i)`` placed ``log|K|`` on the first stage. Each stage is
+    SciPy's ``trf`` (:func:`etc_fast.systems._lm.trf_lockstep`; ``max_nfev(upto)`` steps) from the
+    stage before. Returns the last stage's parameters and costs per fit.
+    """
+    from etc_fast.systems._lm import trf_lockstep
+
+    theta = np.array(theta0, dtype=np.float64)
+    F = len(theta)
+    cost = np.zeros(F)
+
+    def tables(th: np.ndarray, which: np.ndarray) -> np.ndarray:
+        K = signs[which] * np.exp(th[:, 0])
+        return np.column_stack([K, th[:, 1:] if fixed is None else fixed[which]])
+
+    for stage, upto in enumerate(_stages(series)):
+        _, _, rows = _residual_fn(module, system, C, series, names, None, upto)
+        with np.errstate(all="ignore"):
+            if stage == 0:
+                theta[:, 0] = scan(rows, tables)
+            theta, cost, _ = trf_lockstep(rows, tables, theta, np.arange(F), np.ones(theta.shape, dtype=bool),
+                                          max_nfev(upto))
+    return theta, cost
+
+
+def _scan_log_k(rows, tables, theta: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Each fit's ``log|K|`` among its ``candidates`` row (float64[F, S]) with the least misfit
+    (the smaller value on a tie), the exponents at ``theta``'s: every candidate of every fit in one
+    simulation."""
+    F, S = candidates.shape
+    th = np.repeat(theta, S, axis=0)
+    th[:, 0] = candidates.reshape(-1)
+    which = np.repeat(np.arange(F), S)
+    R = rows(tables(th, which), which)
+    costs = np.sum(R**2, axis=1).reshape(F, S)
+    return np.array([min(zip(costs[i].tolist(), candidates[i].tolist()))[1] for i in range(F)])
 
 
 def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
                   start: Sequence[float] | np.ndarray | None = None, max_nfev: int = 200) -> PowerLawFit | None:
     """Fit ``K * prod x_j ** p_j`` (K and every p_j free) to the records through the simulator.
 
-    Starts: the exponents ``start`` (e.g. a derived table's log-linear fit) and zeros; K from a scan
-    of log-magnitudes and both signs; then ``scipy.optimize.least_squares``.
+    Starts: the exponents ``start`` (e.g. a derived table's log-linear fit) and zeros, each with
+    either sign of K; K from a scan of log-magnitudes; then SciPy's ``trf`` through the
+    continuation stages, the starts in lockstep; the best fit (the first of equals) is kept.
     """
     sp = spec(module, system)
     names = LAW_ARGS[module]
@@ -463,52 +500,48 @@ def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, obje
     if not np.isfinite(series).any():
         return None
     starts = [np.zeros(len(names))] if start is None else [np.asarray(start, dtype=np.float64), np.zeros(len(names))]
-    stages = _stages(series)
-    best = None
-    for sign, p0 in itertools.product((1.0, -1.0), starts):
-        theta = None
-        for upto in stages:
-            residual, consts = _residual_fn(module, system, C, series, names, None, upto)
-            if theta is None:  # every log-magnitude of the scan in one simulation
-                lks = np.arange(-70.0, 70.1, 3.5)
-                R = residual(np.array([np.concatenate([[lk], p0]) for lk in lks]), sign)
-                scan = [(float(np.sum(r ** 2)), lk) for r, lk in zip(R, lks)]
-                theta = np.concatenate([[min(scan)[1]], p0])
-            with np.errstate(all="ignore"):
-                fit = _fit(residual, theta, sign, max_nfev if upto is None else max(20, max_nfev // 4))
-            theta = fit.x
-        if best is None or fit.cost < best[0].cost:
-            best = (fit, sign)
-    fit, sign = best
-    c = consts(fit.x, sign)
-    return PowerLawFit(c[0], c[1:], float(np.sqrt(2 * fit.cost / max(1, fit.fun.size))), names)
+    pairs = list(itertools.product((1.0, -1.0), starts))
+    signs = np.array([sg for sg, _ in pairs])
+    theta0 = np.array([np.concatenate([[0.0], p0]) for _, p0 in pairs])
+    lks = np.arange(-70.0, 70.1, 3.5)
+    theta, cost = _lockstep(module, system, C, series, names, signs, None, theta0,
+                               lambda rows, tables: _scan_log_k(rows, tables, theta0, np.tile(lks, (len(pairs), 1))),
+                               lambda upto: max_nfev if upto is None else max(20, max_nfev // 4))
+    i = int(np.argmin(cost))  # the first of equals, in the order of the starts
+    size = int(np.sum(np.isfinite(series)))
+    K = signs[i] * np.exp(theta[i, 0])
+    return PowerLawFit(K, theta[i, 1:], float(np.sqrt(2 * cost[i] / max(1, size))), names)
+
+
+def refit_factors(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
+                  laws: Sequence[tuple[Sequence[float], float]]) -> list[PowerLawFit]:
+    """Power laws with their exponents held fixed and only K refitted through the simulator, each
+    ``(exponents, K0)`` of ``laws`` from its own ``K0``, all fits in lockstep."""
+    sp = spec(module, system)
+    names = LAW_ARGS[module]
+    C = controls_matrix(sp, requests)
+    series = np.asarray(series, dtype=np.float64)
+    if not laws:
+        return []
+    fixed = np.array([np.asarray(e, dtype=np.float64) for e, _ in laws]).reshape(len(laws), len(names))
+    signs = np.array([1.0 if k0 >= 0 else -1.0 for _, k0 in laws])
+    start = np.array([np.log(abs(k0)) if k0 != 0 else 0.0 for _, k0 in laws])
+    # K0 belongs to other exponents: scan log|K| around it first (the misfit of a record that runs
+    # away is flat far from the right factor), then refine the best through the stages
+    shifts = np.concatenate([np.arange(-23.0, 23.1, 1.15), np.linspace(-4.6, 4.6, 81)])
+    theta0 = start[:, None]
+    theta, cost = _lockstep(module, system, C, series, names, signs, fixed, theta0,
+                               lambda rows, tables: _scan_log_k(rows, tables, theta0, start[:, None] + shifts[None, :]),
+                               lambda upto: 60)
+    size = int(np.sum(np.isfinite(series)))
+    return [PowerLawFit(signs[i] * np.exp(theta[i, 0]), fixed[i], float(np.sqrt(2 * cost[i] / max(1, size))), names)
+            for i in range(len(laws))]
 
 
 def refit_factor(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
                  exponents: Sequence[float], K0: float) -> PowerLawFit:
     """The power law with ``exponents`` held fixed and only K refitted through the simulator."""
-    sp = spec(module, system)
-    names = LAW_ARGS[module]
-    C = controls_matrix(sp, requests)
-    series = np.asarray(series, dtype=np.float64)
-    fixed = np.asarray(exponents, dtype=np.float64)
-    sign = 1.0 if K0 >= 0 else -1.0
-    start = np.log(abs(K0)) if K0 != 0 else 0.0
-    # K0 belongs to other exponents: scan log|K| around it first (the misfit of a record that runs
-    # away is flat far from the right factor), then refine the best through the stages
-    shifts = np.concatenate([np.arange(-23.0, 23.1, 1.15), np.linspace(-4.6, 4.6, 81)])
-    theta = None
-    for upto in _stages(series):
-        residual, consts = _residual_fn(module, system, C, series, names, fixed, upto)
-        with np.errstate(all="ignore"):
-            if theta is None:  # every shift of the scan in one simulation
-                R = residual(np.array([[start + sh] for sh in shifts]), sign)
-                scan = [(float(np.sum(r ** 2)), start + sh) for r, sh in zip(R, shifts)]
-                theta = np.array([min(scan)[1]])
-            fit = _fit(residual, theta, sign, 60)
-        theta = fit.x
-    c = consts(fit.x, sign)
-    return PowerLawFit(c[0], fixed, float(np.sqrt(2 * fit.cost / max(1, fit.fun.size))), names)
+    return refit_factors(module, system, requests, series, [(exponents, K0)])[0]
 
 
 def power_law_rms(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
@@ -517,6 +550,6 @@ def power_law_rms(module: str, system: str, requests: Sequence[Mapping[str, obje
     sp = spec(module, system)
     names = LAW_ARGS[module]
     C = controls_matrix(sp, requests)
-    residual, _ = _residual_fn(module, system, C, np.asarray(series, dtype=np.float64), names, np.asarray(exponents, dtype=np.float64))
+    residual, _, _ = _residual_fn(module, system, C, np.asarray(series, dtype=np.float64), names, np.asarray(exponents, dtype=np.float64))
     r = residual(np.array([np.log(abs(K)) if K != 0 else -700.0]), 1.0 if K >= 0 else -1.0)
     return PowerLawFit(K, exponents, float(np.sqrt(np.mean(r * r))) if r.size else math.inf, names)

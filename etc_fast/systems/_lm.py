@@ -27,17 +27,19 @@ inputs. tests/systems/test_lm.py holds it against :func:`calibrate` on made-up r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from etc_fast._median import nanmedian
-from etc_fast.expr import Program
+from etc_fast.expr import Packed, Program
 from etc_fast.systems._forward import FamilyPacker, controls_matrix, predict
+from etc_fast.systems._planning import Calibration
 from etc_fast.systems._quiet import quiet
 from etc_fast.systems._spec import spec
+from kernels.trust_region import trust_region_steps
 
-__all__ = ["FTOL", "XTOL", "calibrate_many"]
+__all__ = ["FTOL", "XTOL", "calibrate_each", "calibrate_many", "trf_lockstep"]
 
 #: A fit stops when an accepted step lowers its cost by at most this fraction.
 FTOL = 1e-8
@@ -57,10 +59,14 @@ def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class _Rows:
-    """Residual rows of a program at many constant tables, one forward-model call per batch."""
+    """Residual rows of programs at many constant tables, one forward-model call per batch.
 
-    def __init__(self, program: Program, module: str, system: str, requests: Sequence[Mapping[str, object]],
-                 observed: np.ndarray) -> None:
+    ``programs[prog_of[i]]`` is fit ``i``'s program; a row's table is padded past its program's
+    constants. One program is packed as a family (:class:`FamilyPacker`), several by gathering
+    each row's instructions from one concatenation of them all."""
+
+    def __init__(self, programs: Sequence[Program], prog_of: np.ndarray, module: str, system: str,
+                 requests: Sequence[Mapping[str, object]], observed: np.ndarray) -> None:
         self.module, self.system = module, system
         self.C = controls_matrix(spec(module, system), requests)
         obs = np.asarray(observed, dtype=np.float64)
@@ -70,20 +76,39 @@ class _Rows:
         typical = np.where(np.isfinite(typical) & (typical > 0), typical, 1.0)
         self.den = np.broadcast_to(np.abs(obs) + 1e-3 * typical, obs.shape)[self.mask]
         self.obs = obs[self.mask]
-        self.family = FamilyPacker(program)
         self.m = int(self.mask.sum())
+        self.prog_of = np.asarray(prog_of, dtype=np.int64)
+        self.family = FamilyPacker(programs[0]) if len(programs) == 1 else None
+        self.n_consts = np.array([len(p.consts) for p in programs], dtype=np.int64)
+        self.lens = np.array([len(p.ops) for p in programs], dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.lens)[:-1]]).astype(np.int64)
+        self.ops = np.concatenate([p.ops.astype(np.int64, copy=False) for p in programs])
+        self.args = np.concatenate([p.args.astype(np.int64, copy=False) for p in programs])
 
-    def __call__(self, consts: np.ndarray) -> np.ndarray:
-        """float64[K, m]: the residuals of each row of ``consts`` (callers hold ``quiet()``)."""
+    def _packed(self, consts: np.ndarray, fits: np.ndarray) -> Packed:
+        if self.family is not None:
+            return self.family(consts)
+        w = self.prog_of[fits]
+        lens, nc = self.lens[w], self.n_consts[w]
+        first = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
+        gather = np.repeat(self.starts[w] - first, lens) + np.arange(int(lens.sum()))
+        flat = consts[np.arange(consts.shape[1])[None, :] < nc[:, None]]
+        flat[np.isnan(flat)] = np.nan  # the NaN that with_consts stores
+        return Packed(self.ops[gather], self.args[gather], flat, first, lens,
+                      np.concatenate([[0], np.cumsum(nc)[:-1]]).astype(np.int64))
+
+    def __call__(self, consts: np.ndarray, fits: np.ndarray) -> np.ndarray:
+        """float64[K, m]: the residuals of each row of ``consts``, row ``j`` a table of fit
+        ``fits[j]``'s program (callers hold ``quiet()``)."""
         if not len(consts):
             return np.empty((0, self.m))
-        sims = predict(self.module, self.system, self.family(consts), self.C)
+        sims = predict(self.module, self.system, self._packed(consts, np.asarray(fits)), self.C)
         r = (sims.reshape(len(consts), -1)[:, self.mask.reshape(-1)] - self.obs) / self.den
         return np.where(np.isfinite(r), r, 1e3)
 
 
 def calibrate_many(
-    program: Program,
+    program: Program | Sequence[Program],
     module: str,
     system: str,
     requests: Sequence[Mapping[str, object]],
@@ -96,9 +121,11 @@ def calibrate_many(
     """Fit many constant tables of ``program`` to the records at once.
 
     Args:
-        program: One hypothesis over the law's inputs.
+        program: One hypothesis over the law's inputs, or one per fit (each row of ``consts``
+            then holds its program's constants first; the entries past them are ignored).
         module, system, requests, observed: As for :func:`calibrate`.
-        consts: float64[N, n_consts] the starts, one row per fit.
+        consts: float64[N, n_consts] the starts, one row per fit (``n_consts`` the most
+            constants of a program).
         free: bool[N, n_consts] the constants each fit fits; the others keep their values. A
             free constant of value 0 starts at 1, as in :func:`calibrate`.
         max_nfev: Trial steps a fit may take.
@@ -107,14 +134,36 @@ def calibrate_many(
         ``(fitted, rms)``: float64[N, n_consts] the fitted tables and float64[N] the records' rms
         relative misfit of each (NaN where no record is finite).
     """
+    fitted, rms, _ = _calibrate(program, module, system, requests, observed, consts, free, max_nfev=max_nfev)
+    return fitted, rms
+
+
+def _calibrate(
+    program: Program | Sequence[Program],
+    module: str,
+    system: str,
+    requests: Sequence[Mapping[str, object]],
+    observed: np.ndarray,
+    consts: np.ndarray,
+    free: np.ndarray,
+    *,
+    max_nfev: int = 60,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`calibrate_many`, with each fit's SciPy ``success`` (stopped by a tolerance)."""
     consts = np.array(consts, dtype=np.float64, ndmin=2)
     free = np.array(free, dtype=bool, ndmin=2)
-    if consts.shape != free.shape or consts.shape[1] != len(program.consts):
-        raise ValueError(f"consts {consts.shape} and free {free.shape} must both be [N, {len(program.consts)}]")
-    rows = _Rows(program, module, system, requests, observed)
+    programs = [program] if isinstance(program, Program) else list(program)
     N = len(consts)
+    if len(programs) not in (1, N):
+        raise ValueError(f"{len(programs)} programs for {N} fits: give one program, or one per fit")
+    width = max(len(p.consts) for p in programs) if programs else 0
+    if consts.shape != free.shape or consts.shape[1] != width:
+        raise ValueError(f"consts {consts.shape} and free {free.shape} must both be [N, {width}]")
+    prog_of = np.zeros(N, dtype=np.int64) if len(programs) == 1 else np.arange(N)
+    free &= np.arange(width)[None, :] < np.array([len(programs[i].consts) for i in prog_of])[:, None]
+    rows = _Rows(programs, prog_of, module, system, requests, observed)
     if rows.m == 0 or N == 0:
-        return consts.copy(), np.full(N, np.nan)
+        return consts.copy(), np.full(N, np.nan), np.ones(N, dtype=bool)
     signs = np.where(consts < 0, -1.0, 1.0)
     theta0 = np.log(np.where(consts != 0, np.abs(consts), 1.0))
 
@@ -126,31 +175,61 @@ def calibrate_many(
         S = len(_SHIFTS)
         shifted = theta0[:, None, :] + _SHIFTS[None, :, None] * free[:, None, :]
         owner = np.repeat(np.arange(N), S)
-        R = rows(tables(shifted.reshape(N * S, -1), owner))
+        R = rows(tables(shifted.reshape(N * S, -1), owner), owner)
         costs = np.sum(R * R, axis=1).reshape(N, S)
         picks = np.argsort(costs, axis=1, kind="stable")[:, :2]
-        fit_of = np.repeat(np.arange(N), 2)
-        start = theta0[fit_of] + _SHIFTS[picks.reshape(-1)][:, None] * free[fit_of]
-        theta, cost = _trf(rows, tables, start, fit_of, free[fit_of], max_nfev)
-    cost = cost.reshape(N, 2)
-    # calibrate's rule: the first start's fit unless it is not exact and the second is better
-    pick = np.where((cost[:, 0] >= 1e-12 * rows.m) & (cost[:, 1] < cost[:, 0]), 1, 0)
-    best = theta.reshape(N, 2, -1)[np.arange(N), pick]
-    fitted = np.where(free, signs * np.exp(best), consts)
-    return fitted, np.sqrt(2.0 * cost[np.arange(N), pick] / rows.m)
+        everyone = np.arange(N)
+        start = theta0 + _SHIFTS[picks[:, 0]][:, None] * free
+        theta, cost, ok = trf_lockstep(rows, tables, start, everyone, free, max_nfev)
+        # calibrate's rule: from the second best shift too where the first fit is not exact, and
+        # the second fit kept where it is better
+        again = np.flatnonzero(cost >= 1e-12 * rows.m)
+        if again.size:
+            start2 = theta0[again] + _SHIFTS[picks[again, 1]][:, None] * free[again]
+            theta2, cost2, ok2 = trf_lockstep(rows, tables, start2, again, free[again], max_nfev)
+            better = cost2 < cost[again]
+            theta[again[better]], cost[again[better]], ok[again[better]] = theta2[better], cost2[better], ok2[better]
+    fitted = np.where(free, signs * np.exp(theta), consts)
+    return fitted, np.sqrt(2.0 * cost / rows.m), ok
 
 
-def _trf(rows: _Rows, tables, theta0: np.ndarray, fit_of: np.ndarray, free: np.ndarray,
-         max_nfev: int) -> tuple[np.ndarray, np.ndarray]:
-    """SciPy's ``trf`` without bounds (exact subproblem, ``x_scale=1``, no loss) on every row of
-    ``theta0`` at once, its non-free entries held; returns the parameters and costs (half the
-    residuals' sum of squares). Each round takes one Jacobian call for the fits that moved and one
-    trial-step call for every active fit."""
+def calibrate_each(programs: Sequence[Program], module: str, system: str, requests: Sequence[Mapping[str, object]],
+                   observed: np.ndarray, *, max_nfev: int = 200) -> list[Calibration]:
+    """``[calibrate(p, ...) for p in programs]`` in lockstep: each program's named constants (not
+    ``pi`` or ``e``) fitted from its values, all fits' steps simulated together."""
+    programs = list(programs)
+    if not programs:
+        return []
+    width = max(len(p.consts) for p in programs)
+    consts = np.zeros((len(programs), width))
+    free = np.zeros((len(programs), width), dtype=bool)
+    for i, p in enumerate(programs):
+        consts[i, :len(p.consts)] = p.consts
+        free[i, :len(p.consts)] = [n is not None and n not in ("pi", "e") for n in p.const_names]
+    fitted, rms, ok = _calibrate(programs, module, system, requests, observed, consts, free, max_nfev=max_nfev)
+    n_used = int(np.isfinite(np.asarray(observed, dtype=np.float64)).sum())
+    return [Calibration(p.with_consts(fitted[i, :len(p.consts)]) if free[i].any() else p, float(rms[i]), n_used,
+                        bool(ok[i])) for i, p in enumerate(programs)]
+
+
+def trf_lockstep(rows: Callable[[np.ndarray, np.ndarray], np.ndarray],
+                 tables: Callable[[np.ndarray, np.ndarray], np.ndarray], theta0: np.ndarray, fit_of: np.ndarray,
+                 free: np.ndarray, max_nfev: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """SciPy's ``trf`` without bounds (exact subproblem, ``x_scale=1``, no loss, its tolerances
+    1e-8) on every row of ``theta0`` at once, its non-free entries held.
+
+    ``tables(theta, fits)`` turns parameter rows into what ``rows(tables, fits)`` simulates, the
+    residuals of each row (``fits[j]`` the fit a row belongs to, an index the two callables
+    share: ``fit_of`` maps each row of ``theta0`` to it). Each round takes one ``rows`` call for
+    the Jacobian steps of the fits that moved and one for every active fit's trial step. Returns
+    the parameters, the costs (half the residuals' sum of squares) and whether each fit stopped by
+    a tolerance (SciPy's ``success``) rather than by ``max_nfev``.
+    """
     M, k = theta0.shape
     n_free = free.sum(axis=1)
     x = np.where(free, theta0, 0.0)
     base = np.where(free, 0.0, theta0)  # held entries, added back for the residuals
-    f = rows(tables(x + base, fit_of))
+    f = rows(tables(x + base, fit_of), fit_of)
     m = f.shape[1]
     cost = 0.5 * _rowdot(f, f)
     nfev = np.ones(M, dtype=np.int64)
@@ -158,6 +237,7 @@ def _trf(rows: _Rows, tables, theta0: np.ndarray, fit_of: np.ndarray, free: np.n
     delta[delta == 0] = 1.0
     alpha = np.zeros(M)
     active = n_free > 0
+    converged = ~active  # stopped by a tolerance (SciPy's success), not by max_nfev
     need_j = active.copy()
     U_f = np.zeros((M, k))
     S = np.zeros((M, k))
@@ -176,27 +256,37 @@ def _trf(rows: _Rows, tables, theta0: np.ndarray, fit_of: np.ndarray, free: np.n
             owners = np.repeat(jn, k)
             cols = free[jn].reshape(-1)  # only the free columns are simulated
             F = np.zeros((jn.size * k, m))
-            F[cols] = rows(tables(steps.reshape(-1, k)[cols] + base[owners[cols]], fit_of[owners[cols]]))
+            F[cols] = rows(tables(steps.reshape(-1, k)[cols] + base[owners[cols]], fit_of[owners[cols]]), fit_of[owners[cols]])
             Jn = np.where(free[jn][:, :, None], (F.reshape(jn.size, k, m) - f[jn][:, None, :]) / dx[:, :, None], 0.0)
             J[jn] = np.swapaxes(Jn, 1, 2)
             g[jn] = _rowdot(np.swapaxes(J[jn], 1, 2), f[jn][:, None, :])
             need_j[jn] = False
-            stop = (np.abs(g[jn]).max(axis=1) < GTOL) | (nfev[jn] >= max_nfev)
+            small_g = np.abs(g[jn]).max(axis=1) < GTOL
+            converged[jn[small_g]] = True
+            stop = small_g | (nfev[jn] >= max_nfev)
             active[jn[stop]] = False
             go = jn[~stop]
-            if go.size:
-                u, s, vt = np.linalg.svd(J[go], full_matrices=False)
-                S[go], V[go] = s, np.swapaxes(vt, 1, 2)
-                U_f[go] = _rowdot(np.swapaxes(u, 1, 2), f[go][:, None, :])
+            for nb in np.unique(n_free[go]):  # each fit's SVD on its own free columns
+                grp = go[n_free[go] == nb]
+                cols_of = np.nonzero(free[grp])[1].reshape(grp.size, nb)  # in index order
+                u, s, vt = np.linalg.svd(np.take_along_axis(J[grp], cols_of[:, None, :], axis=2), full_matrices=False)
+                r = s.shape[1]  # min(m, nb) singular values; the rest stay 0 (rank-deficient)
+                S[grp] = 0.0
+                S[grp, :r] = s
+                Vg = np.zeros((grp.size, k, k))
+                Vg[np.arange(grp.size)[:, None], cols_of, :r] = np.swapaxes(vt, 1, 2)
+                V[grp] = Vg
+                U_f[grp] = 0.0
+                U_f[grp, :r] = _rowdot(np.swapaxes(u, 1, 2), f[grp][:, None, :])
         a = np.flatnonzero(active & (nfev < max_nfev))
         active[np.flatnonzero(active & (nfev >= max_nfev))] = False
         if not a.size:
             break
-        step, alpha[a] = _tr_steps(n_free[a], m, U_f[a], S[a], V[a], delta[a], alpha[a])
+        step, alpha[a] = trust_region_steps(n_free[a], m, U_f[a], S[a], V[a], delta[a], alpha[a])
         Js = _rowdot(J[a], step[:, None, :])
         predicted = -(0.5 * _rowdot(Js, Js) + _rowdot(step, g[a]))
         x_new = x[a] + step
-        f_new = rows(tables(x_new + base[a], fit_of[a]))
+        f_new = rows(tables(x_new + base[a], fit_of[a]), fit_of[a])
         nfev[a] += 1
         step_norm = np.linalg.norm(step, axis=1)
         cost_new = 0.5 * _rowdot(f_new, f_new)
@@ -217,50 +307,5 @@ def _trf(rows: _Rows, tables, theta0: np.ndarray, fit_of: np.ndarray, free: np.n
         x[acc], f[acc], cost[acc] = x_new[moved], f_new[moved], cost_new[moved]
         need_j[acc] = True
         active[a[terminate]] = False
-    return x + base, cost
-
-
-def _tr_steps(n: np.ndarray, m: int, uf: np.ndarray, s: np.ndarray, V: np.ndarray, Delta: np.ndarray,
-              alpha0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """SciPy's ``solve_lsq_trust_region`` (More's method on one SVD, ``rtol=0.01``, 10 iterations)
-    for many fits: ``n`` free parameters each, their singular values first in ``s``."""
-    M, k = s.shape
-    live = np.arange(k)[None, :] < n[:, None]
-    s = np.where(live, s, 0.0)
-    uf = np.where(live, uf, 0.0)
-    suf = s * uf
-    s_last = s[np.arange(M), np.maximum(n - 1, 0)]
-    full_rank = (m >= n) & (s_last > _EPS * m * s[:, 0])
-    with np.errstate(all="ignore"):
-        gn = -_rowdot(V, np.where(live & full_rank[:, None], uf / np.where(s > 0, s, 1.0), 0.0)[:, None, :])
-    gn_ok = full_rank & (np.linalg.norm(gn, axis=1) <= Delta)
-
-    def phi_and_derivative(al: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        denom = s**2 + al[:, None]
-        with np.errstate(all="ignore"):
-            p_norm = np.linalg.norm(np.where(live, suf / denom, 0.0), axis=1)
-            prime = -np.sum(np.where(live, suf**2 / denom**3, 0.0), axis=1) / p_norm
-        return p_norm - Delta, prime
-
-    with np.errstate(all="ignore"):
-        upper = np.linalg.norm(suf, axis=1) / Delta
-        phi0, prime0 = phi_and_derivative(np.zeros(M))
-        lower = np.where(full_rank, -phi0 / prime0, 0.0)
-        guess = np.maximum(0.001 * upper, np.sqrt(lower * upper))
-        al = np.where((alpha0 == 0) & ~full_rank, guess, alpha0)
-        going = ~gn_ok
-        for _ in range(10):
-            if not going.any():
-                break
-            out = (al < lower) | (al > upper)
-            al = np.where(going & out, np.maximum(0.001 * upper, np.sqrt(lower * upper)), al)
-            phi, prime = phi_and_derivative(al)
-            upper = np.where(going & (phi < 0), al, upper)
-            ratio = phi / prime
-            lower = np.where(going, np.maximum(lower, al - ratio), lower)
-            al = np.where(going, al - (phi + Delta) * ratio / Delta, al)
-            going &= ~(np.abs(phi) < 0.01 * Delta)
-        p = -_rowdot(V, np.where(live, suf / (s**2 + al[:, None]), 0.0)[:, None, :])
-        p *= (Delta / np.linalg.norm(p, axis=1))[:, None]
-    step = np.where(gn_ok[:, None], gn, p)
-    return step, np.where(gn_ok, 0.0, al)
+        converged[a[terminate]] = True
+    return x + base, cost, converged

@@ -224,7 +224,7 @@ def test_a_reading_that_hides_the_laws_sign_is_refitted_with_the_sign_flipped():
     """A kinetic-energy record does not show a constant force's sign, so a derived table can carry
     the wrong one; a refit keeps each constant's sign, so only the negated candidate can explain
     the records. A made-up repulsive law on the charge apparatus."""
-    from etc_fast.policies.symbolic._systems import _flipped_reading
+    from etc_fast.policies.symbolic._systems import _flipped_readings
     from etc_fast.systems._planning import calibrate
 
     def law(q1, q2, distance):
@@ -237,15 +237,18 @@ def test_a_reading_that_hides_the_laws_sign_is_refitted_with_the_sign_flipped():
     wrong = "-2.91234*q1*q2/distance**2 - 1.09876*q2**2/distance"  # fitted-looking literals
     rms_wrong = calibrate(parse(wrong, names), module, system, reqs, series).rms
     assert rms_wrong > 1e-2
-    text, rms = _flipped_reading(wrong, names, obs, reqs, series, wrong, rms_wrong)
+    (text, rms), = _flipped_readings([wrong], names, obs, reqs, series)
     assert rms < 1e-5
     truth = parse("3*q1*q2/distance**2 + q2**2/distance", names)
     X = np.array([[r["q1"], r["q2"], r["distance"]] for r in reqs])
     assert np.allclose(parse(text, names).evaluate(X), truth.evaluate(X), rtol=1e-6)
-    # a candidate with the right sign is not replaced by its negation
+    # a candidate with the right sign: its negation does not explain the records (the caller keeps
+    # the candidate), and the two readings are fitted together as each alone
     right = "2.91234*q1*q2/distance**2 + 1.09876*q2**2/distance"
     good = calibrate(parse(right, names), module, system, reqs, series, max_nfev=60)
-    assert _flipped_reading(right, names, obs, reqs, series, right, good.rms) == (right, good.rms)
+    (neg_text, rms_neg), = _flipped_readings([right], names, obs, reqs, series)
+    assert not 1.5 * rms_neg + 1e-9 < good.rms  # simulated_rank's rule keeps the candidate
+    assert _flipped_readings([wrong, right, "q1*q2"], names, obs, reqs, series) == [(text, rms), (neg_text, rms_neg), None]
 
 
 def test_the_offline_baselines_experiments_keep_a_count_control_an_integer():

@@ -8,8 +8,8 @@ from scipy.optimize import least_squares
 
 from etc_fast._jacobian import BatchedJacobian
 from etc_fast.expr import parse
-from etc_fast.systems import calibrate, calibrate_many
-from etc_fast.systems._lm import _trf
+from etc_fast.systems import calibrate, calibrate_each, calibrate_many
+from etc_fast.systems._lm import trf_lockstep
 from etc_fast.tasks import get_task
 from tests.systems.test_planning import CASES, _observed
 
@@ -73,11 +73,32 @@ def test_a_fit_does_not_depend_on_the_fits_beside_it():
         assert rms_a[0] == rms_t[i]
 
 
+def test_calibrate_each_fits_different_programs_together_as_each_alone():
+    """Each fit's linear algebra runs on its own free columns (its SVD alone), so padding to the
+    widest program does not move a bit."""
+    module, system = "m1_coulomb_force", "complex_system"
+    requests, obs = _observed(module, system)
+    names = get_task(module, "easy", "v0").variable_names
+    programs = [parse(t, names) for t in ("C*q1*q2/distance**3", "C*q1*q2/distance**p", "q1*q2/distance**2",
+                                         "C*q1*q2*exp(-g*distance)", "sqrt(C*q1**2*q2**2/distance**6) + D")]
+    together = calibrate_each(programs, module, system, requests, obs)
+    for prog, cal in zip(programs, together):
+        alone = calibrate_each([prog], module, system, requests, obs)[0]
+        np.testing.assert_array_equal(alone.program.consts, cal.program.consts)
+        assert alone.rms == cal.rms and alone.n_used == cal.n_used == np.isfinite(obs).sum()
+        ref = calibrate(prog, module, system, requests, obs)
+        assert cal.rms == pytest.approx(ref.rms, rel=1e-6, abs=1e-10)  # at the 1e-7 floor: the same fit
+    assert together[2].program.consts.tolist() == programs[2].consts.tolist()  # nothing to fit
+    assert together[0].rms < 1e-5 and together[0].success
+
+
 def test_calibrate_many_refuses_mismatched_tables():
     requests, obs = _observed("m0_gravity", "simple_system")
     prog = parse("C*mass1*mass2/distance**2", get_task("m0_gravity", "easy", "v0").variable_names)
     with pytest.raises(ValueError, match="must both be"):
         calibrate_many(prog, "m0_gravity", "simple_system", requests, obs, np.ones((2, 3)), np.ones((2, 3), bool))
+    with pytest.raises(ValueError, match="2 programs for 3 fits"):
+        calibrate_many([prog, prog], "m0_gravity", "simple_system", requests, obs, np.ones((3, 1)), np.ones((3, 1), bool))
 
 
 # The solver against SciPy's trf on made-up least-squares problems (no simulator): the same method,
@@ -103,10 +124,10 @@ def test_the_lockstep_solver_takes_scipys_trf_steps(seed, max_nfev):
     rng = np.random.default_rng(100 + seed)
     starts = rng.normal(0.0, 1.0, (5, 3))
 
-    def rows(T):
+    def rows(T, _fits=None):
         return np.array([resid(th) for th in T])
 
-    x, cost = _trf(rows, lambda th, which: th, starts, np.arange(5), np.ones((5, 3), bool), max_nfev)
+    x, cost, _ = trf_lockstep(rows, lambda th, which: th, starts, np.arange(5), np.ones((5, 3), bool), max_nfev)
     for i, x0 in enumerate(starts):
         fd = BatchedJacobian(resid, rows)
         ref = least_squares(fd.fun, x0, jac=fd.jac, method="trf", max_nfev=max_nfev, x_scale=1.0)
@@ -117,12 +138,12 @@ def test_the_lockstep_solver_takes_scipys_trf_steps(seed, max_nfev):
 def test_held_entries_of_the_lockstep_solver_do_not_move():
     resid = _decay_problem(0)
 
-    def rows(T):
+    def rows(T, _fits=None):
         return np.array([resid(th) for th in T])
 
     free = np.array([[True, True, False]])
     start = np.array([[0.0, 0.0, np.log(0.4)]])
-    x, _ = _trf(rows, lambda th, which: th, start, np.arange(1), free, 60)
+    x, _, _ = trf_lockstep(rows, lambda th, which: th, start, np.arange(1), free, 60)
     assert x[0, 2] == start[0, 2]
 
     def two(th):
@@ -131,3 +152,25 @@ def test_held_entries_of_the_lockstep_solver_do_not_move():
     fd = BatchedJacobian(two, lambda T: np.array([two(t) for t in T]))
     ref = least_squares(fd.fun, start[0, :2], jac=fd.jac, method="trf", max_nfev=60, x_scale=1.0)
     np.testing.assert_allclose(x[0, :2], ref.x, rtol=1e-7)
+
+
+def test_fewer_residuals_than_parameters_take_scipys_steps():
+    """The first continuation stage of a power-law fit can read fewer cells than it fits
+    parameters: SciPy's trf then solves with min(m, n) singular values, never Gauss-Newton."""
+    t = np.array([0.3, 1.7])
+    y = 2.5 * np.exp(-1.3 * t) + 0.4 * t
+
+    def resid(theta):
+        A, k, B = np.exp(theta)
+        return A * np.exp(-k * t) + B * t - y
+
+    def rows(T, _fits=None):
+        return np.array([resid(th) for th in T])
+
+    starts = np.array([[0.0, 0.0, 0.0], [1.0, -0.5, -1.0]])
+    x, cost, _ = trf_lockstep(rows, lambda th, which: th, starts, np.arange(2), np.ones((2, 3), bool), 30)
+    for i, x0 in enumerate(starts):
+        fd = BatchedJacobian(resid, rows)
+        ref = least_squares(fd.fun, x0, jac=fd.jac, method="trf", max_nfev=30, x_scale=1.0)
+        np.testing.assert_allclose(x[i], ref.x, rtol=1e-7, atol=1e-9)
+        assert cost[i] == pytest.approx(ref.cost, rel=1e-6, abs=1e-12)  # an exact fit: rounding

@@ -101,6 +101,26 @@ def fixed_literals(prog: Any, idx: list[int]) -> Any:
     return Program.build(prog.variables, prog.ops, prog.args, prog.consts, prog.const_is_exponent, names)
 
 
+def calibrated_all(programs: list, so: Any, reqs: list, series: np.ndarray, max_nfev: int) -> list:
+    """``calibrate`` of every program through the simulator, the fits in lockstep
+    (:func:`etc_fast.systems.calibrate_each`); ``None`` for a program the simulator cannot run
+    (where one of them raises, each is fitted alone to find which)."""
+    from etc_fast.systems import calibrate, calibrate_each
+
+    if not programs:
+        return []
+    try:
+        return list(calibrate_each(programs, so.module, so.system, reqs, series, max_nfev=max_nfev))
+    except Exception:  # noqa: BLE001 - which program the simulator cannot run is found one by one
+        out: list = []
+        for prog in programs:
+            try:
+                out.append(calibrate(prog, so.module, so.system, reqs, series, max_nfev=max_nfev))
+            except Exception:  # noqa: BLE001
+                out.append(None)
+        return out
+
+
 #: Significant digits a fitted literal is shortened to, shortest first (:func:`short_literals`).
 SHORT_DIGITS = (1, 2, 3)
 #: The rank's leaders (at most SIMPLIFIED) within this factor of the best records' misfit are simplified.
@@ -119,7 +139,6 @@ def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: floa
     is the records' round-off, not the law's). Returns ``(expression, rms)``.
     """
     from etc_fast.expr import Program
-    from etc_fast.systems import calibrate
 
     freed, idx = free_literals(prog)
     if not idx or len(idx) > MAX_SHORTENED:
@@ -127,7 +146,8 @@ def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: floa
     cur, changed, out_rms = freed, False, rms
     for i in idx:
         v = float(cur.consts[i])
-        for digits in SHORT_DIGITS:
+        trials = []
+        for digits in SHORT_DIGITS:  # the shorter writings, shortest first, fitted together
             sv = float(f"{v:.{digits}g}")
             if sv == v:
                 break
@@ -135,12 +155,9 @@ def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: floa
             names[i] = None
             consts = cur.consts.copy()
             consts[i] = sv
-            trial = Program.build(cur.variables, cur.ops, cur.args, consts, cur.const_is_exponent, names)
-            try:
-                cal = calibrate(trial, so.module, so.system, reqs, series, max_nfev=40)
-            except Exception:  # noqa: BLE001, S112
-                continue
-            if math.isfinite(cal.rms) and cal.rms <= 1.5 * rms + 1e-9:
+            trials.append(Program.build(cur.variables, cur.ops, cur.args, consts, cur.const_is_exponent, names))
+        for cal in calibrated_all(trials, so, reqs, series, max_nfev=40):
+            if cal is not None and math.isfinite(cal.rms) and cal.rms <= 1.5 * rms + 1e-9:
                 cur, changed, out_rms = cal.program, True, float(cal.rms)
                 break
     if not changed:
@@ -222,7 +239,6 @@ def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series:
     import sympy as sp
 
     from etc_fast.expr import parse
-    from etc_fast.systems import calibrate
 
     limit = max(1.5 * rms, UNSEEN)
     try:
@@ -232,17 +248,18 @@ def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series:
     while True:
         best = None
         sums = [a for a in sp.preorder_traversal(expr) if isinstance(a, sp.Add) and 2 <= len(a.args) <= 5]
+        drops = []  # every term of the first sums dropped, in order; fitted together
         for node in sums[:MAX_SUMS]:
             for term in node.args:
                 smaller = expr.xreplace({node: node - term})
                 try:
-                    prog = parse(str(smaller), names)
-                    freed, idx = free_literals(prog)
-                    cal = calibrate(freed, so.module, so.system, reqs, series, max_nfev=40)
+                    drops.append((smaller, *free_literals(parse(str(smaller), names))))
                 except Exception:  # noqa: BLE001, S112
                     continue
-                if math.isfinite(cal.rms) and cal.rms <= limit and (best is None or cal.rms < best[1]):
-                    best = (smaller, float(cal.rms), fixed_literals(cal.program, idx).text)
+        cals = calibrated_all([freed for _, freed, _ in drops], so, reqs, series, max_nfev=40)
+        for (smaller, _, idx), cal in zip(drops, cals):
+            if cal is not None and math.isfinite(cal.rms) and cal.rms <= limit and (best is None or cal.rms < best[1]):
+                best = (smaller, float(cal.rms), fixed_literals(cal.program, idx).text)
         if best is None:
             return text, rms
         expr, rms, text = best
@@ -253,29 +270,32 @@ def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series:
 FLIP_ABOVE = 3.0
 
 
-def _flipped_reading(expression: str, names: tuple[str, ...], so: Any, reqs: list, series: np.ndarray,
-                     best_text: str, best_rms: float) -> tuple[str, float]:
-    """The candidate negated, its fitted literals refitted through the simulator, where that
-    explains the records better than ``best_text`` (by more than a factor 1.5).
+def _flipped_readings(expressions: list[str], names: tuple[str, ...], so: Any, reqs: list,
+                      series: np.ndarray) -> list[tuple[str, float] | None]:
+    """Each candidate negated, its fitted literals refitted through the simulator (all at once):
+    ``(text, rms)``, or ``None`` where it has no fitted literal or the simulator cannot run it.
 
     A derived table's sign is a constant law's reading of each record: where the reading hides the
     law's sign (an energy, a magnitude, an angle that a constant law reproduces either way), the
     table can carry the opposite sign, and a refit cannot cross zero (``calibrate`` keeps each
-    constant's sign). Returns ``(text, rms)``: the better of the two readings.
+    constant's sign). The caller keeps the negated reading where it explains the records better
+    than the candidate's (by more than a factor 1.5).
     """
     from etc_fast.expr import parse
-    from etc_fast.systems import calibrate
 
-    try:
-        freed, idx = free_literals(parse(f"-({expression})", names))
-        if not idx:
-            return best_text, best_rms
-        ref = calibrate(freed, so.module, so.system, reqs, series, max_nfev=60)
-    except Exception:  # noqa: BLE001 - a reading the simulator cannot run is not taken
-        return best_text, best_rms
-    if math.isfinite(ref.rms) and 1.5 * ref.rms + 1e-9 < best_rms:
-        return fixed_literals(ref.program, idx).text, float(ref.rms)
-    return best_text, best_rms
+    out: list[tuple[str, float] | None] = [None] * len(expressions)
+    todo = []
+    for j, expression in enumerate(expressions):
+        try:
+            freed, idx = free_literals(parse(f"-({expression})", names))
+        except Exception:  # noqa: BLE001, S112 - a reading the simulator cannot run is not taken
+            continue
+        if idx:
+            todo.append((j, freed, idx))
+    for (j, _, idx), ref in zip(todo, calibrated_all([f for _, f, _ in todo], so, reqs, series, max_nfev=60)):
+        if ref is not None and math.isfinite(ref.rms):
+            out[j] = (fixed_literals(ref.program, idx).text, float(ref.rms))
+    return out
 
 
 def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int = 6) -> list[tuple[Candidate, str, float]]:
@@ -290,35 +310,47 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
     the records' rms misfit. Returns ``(candidate, expression, rms)``, best first.
     """
     from etc_fast.expr import parse
-    from etc_fast.systems import calibrate
 
     so = obs.system
     reqs, series = list(so.requests), np.asarray(so.series)
     # the laws that explain the records about as well as the best (an apparatus with random draws
     # has a misfit floor of its own) are simplified where the records allow
     floor = max(res.tol, 1e-9)
-    out = []
+    # each reading below is fitted for every candidate at once (calibrated_all)
+    cands, progs = [], []
     for cand in res.candidates[:top]:
         try:
-            plain_prog = parse(cand.expression, names)
-            plain = calibrate(plain_prog, so.module, so.system, reqs, series)
+            progs.append(parse(cand.expression, names))
         except Exception:  # noqa: BLE001, S112 - a candidate the simulator cannot run is skipped
             continue
-        best_text, best_rms = cand.expression, float(plain.rms) if math.isfinite(plain.rms) else math.inf
-        freed, idx = free_literals(plain_prog)
-        if idx:
-            try:
-                ref = calibrate(freed, so.module, so.system, reqs, series, max_nfev=60)
-                if math.isfinite(ref.rms) and 1.5 * ref.rms + 1e-9 < best_rms:
-                    best_text, best_rms = fixed_literals(ref.program, idx).text, float(ref.rms)
-            except Exception:  # noqa: BLE001
-                pass
-            if best_rms > FLIP_ABOVE * floor:
-                best_text, best_rms = _flipped_reading(cand.expression, names, so, reqs, series, best_text, best_rms)
+        cands.append(cand)
+    plains = calibrated_all(progs, so, reqs, series, max_nfev=200)
+    kept = [(c, p, cal) for c, p, cal in zip(cands, progs, plains) if cal is not None]
+    best = [(c.expression, float(cal.rms) if math.isfinite(cal.rms) else math.inf) for c, _, cal in kept]
+    # with the candidate's fitted literals refitted through the simulator
+    freed = [free_literals(p) for _, p, _ in kept]
+    with_idx = [j for j, (_, idx) in enumerate(freed) if idx]
+    for j, ref in zip(with_idx, calibrated_all([freed[j][0] for j in with_idx], so, reqs, series, max_nfev=60)):
+        if ref is not None and math.isfinite(ref.rms) and 1.5 * ref.rms + 1e-9 < best[j][1]:
+            best[j] = (fixed_literals(ref.program, freed[j][1]).text, float(ref.rms))
+    # negated, where the best reading still misfits the records
+    flips = [j for j in with_idx if best[j][1] > FLIP_ABOVE * floor]
+    flipped = _flipped_readings([kept[j][0].expression for j in flips], names, so, reqs, series)
+    for j, fl in zip(flips, flipped):
+        if fl is not None and 1.5 * fl[1] + 1e-9 < best[j][1]:
+            best[j] = fl
+    # with a free scale K
+    scaled = []
+    for j in range(len(kept)):
         try:
-            cal = calibrate(parse(f"K * ({best_text})", names), so.module, so.system, reqs, series, max_nfev=40)
-        except Exception:  # noqa: BLE001
-            cal = None
+            scaled.append(parse(f"K * ({best[j][0]})", names))
+        except Exception:  # noqa: BLE001 - no scaled reading of this one
+            scaled.append(None)
+    fits = iter(calibrated_all([p for p in scaled if p is not None], so, reqs, series, max_nfev=40))
+    out = []
+    for j, (cand, _, _) in enumerate(kept):
+        best_text, best_rms = best[j]
+        cal = next(fits) if scaled[j] is not None else None
         if cal is not None and math.isfinite(cal.rms) and 1.5 * cal.rms + 1e-9 < best_rms:
             k = float(cal.program.consts[list(cal.program.const_names).index("K")])
             best_text, best_rms = f"({k!r}) * ({best_text})", float(cal.rms)
@@ -383,7 +415,7 @@ def power_law_candidates(obs: Any, table: Any, rows: np.ndarray) -> list[tuple[s
         PRECISION,
         fit_power_law,
         power_law_rms,
-        refit_factor,
+        refit_factors,
     )
 
     so = obs.system
@@ -397,6 +429,7 @@ def power_law_candidates(obs: Any, table: Any, rows: np.ndarray) -> list[tuple[s
     # snapped exponents of the continuous fit and of its start: a fit through a record that runs
     # away (a body that falls in) can stall near its start, whose snapped exponents may be right
     bases = [fit.exponents] + ([] if start is None or not np.all(np.isfinite(start)) else [np.asarray(start)])
+    snaps = []
     for base, step in itertools.product(bases, (0.5, 1.0)):
         snap = np.round(base / step) * step
         key = tuple(snap.tolist())
@@ -406,8 +439,10 @@ def power_law_candidates(obs: Any, table: Any, rows: np.ndarray) -> list[tuple[s
         # factor starts: the table's reading and the continuous fit's (its sign may differ from the
         # table's, whose constant-law reading of a record's start can miss a sign the record hides)
         k0s = [k for k in (table_factor(table, rows, snap), fit.K) if k is not None and math.isfinite(k) and k != 0]
-        g = min((refit_factor(so.module, so.system, reqs, series, snap, k0) for k0 in dict.fromkeys(k0s)),
-                key=lambda f: f.rms if math.isfinite(f.rms) else math.inf, default=None)
+        snaps.append((snap, list(dict.fromkeys(k0s))))
+    refits = iter(refit_factors(so.module, so.system, reqs, series, [(snap, k0) for snap, k0s in snaps for k0 in k0s]))
+    for snap, k0s in snaps:
+        g = min((next(refits) for _ in k0s), key=lambda f: f.rms if math.isfinite(f.rms) else math.inf, default=None)
         if g is None:
             continue
         short = float(f"{g.K:.3g}")  # a factor that is a short number when the records allow it
