@@ -332,8 +332,8 @@ def test_predict_paired_is_the_diagonal_of_predict(module, system):
     """Experiment e under program e, on every system: trajectory systems through the kernel's
     paired mode (to 1e-12), closed forms through paired programs, each experiment's law calls under
     its own program (bit for bit: the same arithmetic as the product's diagonal)."""
-    from etc_fast.systems._registry import definition
     from etc_fast.systems._definition import TrajectoryKernel
+    from etc_fast.systems._registry import definition
 
     task = get_task(module, "easy", "v0")
     sp = SPECS[(module, system)]

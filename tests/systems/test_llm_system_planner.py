@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from etc_fast.llm import LLMClient
+from etc_fast.llm._system_prompts import derived_block, power_law_summary, reliable_threshold
 from etc_fast.policies.llm import LLMPolicy
 from etc_fast.protocol import TrialSpec, get_configuration, run_trial
 from etc_fast.systems._derive import DerivedTable
-from etc_fast.llm._system_prompts import derived_block, power_law_summary, reliable_threshold
 from etc_fast.tasks import get_task
 from tests.llm._server import error, ok
 from tests.llm.conftest import fast_settings, serve  # noqa: F401 - the fixture

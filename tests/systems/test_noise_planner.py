@@ -10,8 +10,6 @@ import numpy as np
 import pytest
 
 from etc_fast.acquisition import KAPPA_FIT
-from etc_fast.core import Action, TrialSpec, get_configuration, to_jsonable
-from etc_fast.labs import SystemLab, lab_refusal
 from etc_fast.acquisition._series_noise import (
     CELL_FLOOR,
     MIN_REPLICATE_DOF,
@@ -25,6 +23,8 @@ from etc_fast.acquisition._series_noise import (
     series_extreme,
     series_gap,
 )
+from etc_fast.core import Action, TrialSpec, get_configuration, to_jsonable
+from etc_fast.labs import SystemLab, lab_refusal
 from etc_fast.policies.scripted import ScriptedPolicy
 from etc_fast.protocol import run_trial
 from etc_fast.runner import ConfigError, parse_config

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
+from etc_fast.llm._system_prompts import apparatus_block, response_example
 from etc_fast.systems import simulate
 from etc_fast.systems._hidden import hidden_law
-from etc_fast.llm._system_prompts import apparatus_block, response_example
 from etc_fast.systems._spec import SPECS
 from etc_fast.tasks import DIFFICULTIES, LAW_VERSIONS, get_task
 

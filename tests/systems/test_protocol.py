@@ -7,9 +7,9 @@ import inspect
 import numpy as np
 import pytest
 
+from etc_fast.core import TrialSpec, get_configuration
 from etc_fast.policies.symbolic import SymbolicPolicy
 from etc_fast.protocol import run_trial
-from etc_fast.core import TrialSpec, get_configuration
 from etc_fast.systems._derive import derive_law_table
 from etc_fast.systems._forward import observe
 from etc_fast.systems._hidden import hidden_law

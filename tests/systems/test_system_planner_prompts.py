@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from etc_fast.core import SystemObservation, to_jsonable
-from etc_fast.systems._derive import derive_law_table
-from etc_fast.systems._forward import observe
-from etc_fast.systems._pool import system_pool
 from etc_fast.llm._system_prompts import (
     apparatus_block,
     system_explore_first_message,
     system_explore_next_message,
     system_synthesis_first_message,
 )
+from etc_fast.systems._derive import derive_law_table
+from etc_fast.systems._forward import observe
+from etc_fast.systems._pool import system_pool
 from etc_fast.systems._spec import SPECS
 from etc_fast.tasks import DIFFICULTIES, get_task, task_view
 
