@@ -128,10 +128,14 @@ def test_power_law_fitted_through_the_simulator_recovers_the_exponents(module, s
 
 
 @pytest.mark.parametrize(("module", "system"), [("m0_gravity", "complex_system"), ("m1_coulomb_force", "simple_system")])
-def test_power_law_fits_are_the_same_without_the_batched_simulations(monkeypatch, module, system):
-    """The scans of log|K| and least_squares' finite-difference steps are simulated as one family:
-    every row has the bits of its single simulation, so both fits are the same to the bit."""
+def test_power_law_fits_in_lockstep_are_each_fit_alone_and_scipys(module, system):
+    """The power-law fits run their starts in lockstep (one simulation for every start's rows): a
+    row has the bits of its single simulation, a fit the numbers it has alone, and each stage is
+    SciPy's trf from the same start (to rounding)."""
+    from scipy.optimize import least_squares
+
     import etc_fast.systems._derive as D
+    from etc_fast._jacobian import BatchedJacobian
     from etc_fast.systems._forward import controls_matrix
     from etc_fast.systems._spec import spec
 
@@ -139,30 +143,37 @@ def test_power_law_fits_are_the_same_without_the_batched_simulations(monkeypatch
     reqs = system_pool(module, system, 0, 2048)[:16]
     series = observe(module, system, task.experiment(reqs))
     names = D.LAW_ARGS[module]
-    residual, _ = D._residual_fn(module, system, controls_matrix(spec(module, system), reqs), series, names, None, 6)
+    C = controls_matrix(spec(module, system), reqs)
+    residual, _, _ = D._residual_fn(module, system, C, series, names, None, 6)
     TH = np.array([[np.log(3e-4), 1.0, 0.9, -1.5], [-70.0, 0.0, 0.0, 0.0], [20.0, 2.0, -1.0, 0.5]])[:, :len(names) + 1]
     R = residual(TH, 1.0)
     for th, r in zip(TH, R):
         assert np.array_equal(r, residual(th, 1.0))
-    fit = D.fit_power_law(module, system, reqs, series)
-    snapped = D.refit_factor(module, system, reqs, series, np.round(fit.exponents * 2) / 2, fit.K)
-    calls = []
+    # four starts together, and each alone
+    signs = np.array([1.0, 1.0, -1.0, -1.0])
+    theta0 = np.array([[0.0, *p] for p in ([1.2, 0.8, -1.3], [0.0] * 3) * 2])[:, :len(names) + 1]
+    lks = np.arange(-70.0, 70.1, 3.5)
 
-    class Plain:  # SciPy's own finite differences, one residual call per step
-        def __init__(self, fun, _batch):
-            calls.append(1)
-            self.fun, self.jac = fun, "2-point"
+    def run(which):
+        t0 = theta0[which]
+        return D._lockstep(module, system, C, series, names, signs[which], None, t0,
+                           lambda rows, tables: D._scan_log_k(rows, tables, t0, np.tile(lks, (len(t0), 1))),
+                           lambda upto: 200 if upto is None else 50)
 
-    monkeypatch.setattr(D, "BatchedJacobian", Plain)
-    rows = D._residual_fn
-
-    def one_by_one(*a, **k):  # the scans simulated point by point
-        residual, consts = rows(*a, **k)
-        return (lambda th, s: np.stack([residual(t, s) for t in th]) if th.ndim == 2 else residual(th, s)), consts
-
-    monkeypatch.setattr(D, "_residual_fn", one_by_one)
-    plain = D.fit_power_law(module, system, reqs, series)
-    plain_snapped = D.refit_factor(module, system, reqs, series, np.round(fit.exponents * 2) / 2, fit.K)
-    assert calls
-    assert (fit.K, fit.rms) == (plain.K, plain.rms) and np.array_equal(fit.exponents, plain.exponents)
-    assert (snapped.K, snapped.rms) == (plain_snapped.K, plain_snapped.rms)
+    together, cost = run(np.arange(4))
+    for i in range(4):
+        alone, cost_i = run(np.array([i]))
+        np.testing.assert_array_equal(alone[0], together[i])
+        assert cost_i[0] == cost[i]
+    # the first start through SciPy's least_squares, stage by stage, from the same scanned start
+    theta = None
+    for upto in D._stages(series):
+        res_fn, _, _ = D._residual_fn(module, system, C, series, names, None, upto)
+        if theta is None:
+            theta = theta0[0].copy()
+            Rs = res_fn(np.array([[lk, *theta[1:]] for lk in lks]), 1.0)
+            theta[0] = min(zip(np.sum(Rs**2, axis=1).tolist(), lks.tolist()))[1]
+        fd = BatchedJacobian(lambda th, f=res_fn: f(th, 1.0), lambda ths, f=res_fn: f(ths, 1.0))
+        with np.errstate(all="ignore"):
+            theta = least_squares(fd.fun, theta, jac=fd.jac, method="trf", max_nfev=200 if upto is None else 50).x
+    np.testing.assert_allclose(together[0], theta, rtol=1e-7, atol=1e-9)
