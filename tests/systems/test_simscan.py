@@ -71,6 +71,24 @@ def test_the_exponential_scan_reads_a_law_seen_only_as_a_ratio_of_two_samples():
     assert _agrees(text, "N0*exp(-lambda_constant**0.5*t)", ["N0", "lambda_constant", "t"], X)
 
 
+def test_a_rate_the_records_do_not_see_is_written_as_no_exponential():
+    """A law without an exponential: the exponential forms' rate fits to the optimizer's stopping
+    point (a number like -5.8e-17, whose digits a CPU's last bits move), and is written 0, so the
+    form is the law without ``exp``; a rate that moves the readings stays (the test above)."""
+    import re
+
+    def law(N0, lambda_constant, t):
+        return N0 * lambda_constant * t ** 0.5
+
+    obs = _obs("m5_radioactive_decay", "complex_system", law, 10)
+    out = S.exp_scan(obs, DECAY_DOMAINS)
+    good = [(text, rms) for text, rms, _ in out if rms < 1e-5]
+    assert good and any("exp(" not in text for text, _ in good)
+    for text, _, _ in out:
+        for rate in re.findall(r"exp\(([-0-9.e]+)", text):
+            assert abs(float(rate)) > 1e-8, text
+
+
 def test_a_scan_over_its_cell_bound_runs_nothing(monkeypatch):
     calls = []
     real = S._Records.rms

@@ -117,17 +117,25 @@ class _Records:
     def cells(self) -> int:
         return int(np.prod(self.series.shape))
 
+    def residuals(self, program: Any, consts: np.ndarray) -> np.ndarray:
+        """float64[k, cells]: the relative residuals of ``program`` at each row of ``consts`` on the
+        finite records (``calibrate``'s: a non-finite one counts as 1e3)."""
+        from etc_fast.systems._forward import pack_family, predict
+        from etc_fast.systems._quiet import quiet
+
+        with quiet():
+            sims = predict(self.so.module, self.so.system, pack_family(program, consts), self.C)
+            r = (sims - self.series[None])[:, self.mask] / self.den
+            return np.where(np.isfinite(r), r, 1e3)
+
     def rms(self, program: Any, consts: np.ndarray) -> np.ndarray:
         """float64[k]: the records' rms misfit of ``program`` at each row of ``consts``."""
-        from etc_fast.systems._forward import pack_family, predict
         from etc_fast.systems._quiet import quiet
 
         out = np.empty(len(consts))
         for lo in range(0, len(consts), SCAN_CHUNK):
-            with quiet():
-                sims = predict(self.so.module, self.so.system, pack_family(program, consts[lo:lo + SCAN_CHUNK]), self.C)
-                r = (sims - self.series[None])[:, self.mask] / self.den
-                r = np.where(np.isfinite(r), r, 1e3)
+            r = self.residuals(program, consts[lo:lo + SCAN_CHUNK])
+            with quiet():  # a huge finite residual squares to inf: a misfit of inf
                 out[lo:lo + SCAN_CHUNK] = np.sqrt(np.mean(r * r, axis=1)) if r.shape[1] else np.inf
         return out
 
@@ -145,9 +153,11 @@ class _Records:
 
 def _short_values(v: float, factor: bool) -> list[float]:
     """Shorter writings of a fitted ``v`` to try, simplest first: for a factor 1 and -1 (a factor
-    the records do not see, as in a ratio of two law values, is written as 1), then ``v`` to 3
-    significant digits."""
-    out = [1.0, -1.0] if factor else []
+    the records do not see, as in a ratio of two law values, is written as 1), for any other
+    constant 0 (an exponent or a rate the records do not see: a fitted ``-5.8e-17`` is the
+    optimizer's stopping point, whose digits a CPU's last bits move), then ``v`` to 3 significant
+    digits."""
+    out = [1.0, -1.0] if factor else [0.0]
     out.append(float(f"{v:.3g}"))
     return [x for x in dict.fromkeys(out) if x != v]
 
@@ -173,7 +183,8 @@ def _fit_many(prog: Any, forms: Sequence[_Refit], recs: _Records) -> list[tuple[
     per step for all of them). After the refit, the exponents within :data:`SNAP_CLOSE` of a
     multiple of :data:`SNAP_STEP` are snapped (the rest refitted), and then each constant is tried
     shorter (:func:`_short_values`); each step is kept where the law still explains the records
-    within ``SNAP_FACTOR * max(rms, UNSEEN)``. Returns ``(values, rms)`` per form, or ``None``
+    within ``SNAP_FACTOR * max(rms, UNSEEN)``, and a constant written 0 only where no simulated
+    reading moves by more than ``UNSEEN`` of its residual's scale. Returns ``(values, rms)`` per form, or ``None``
     where the fit has no finite misfit.
     """
     cn = list(prog.const_names)
@@ -239,14 +250,26 @@ def _fit_many(prog: Any, forms: Sequence[_Refit], recs: _Records) -> list[tuple[
                 k = keys[pos]
                 vals = state[i][0]
                 trials += [(i, k, short) for short in _short_values(vals[k], k in forms[i].factors)]
-        scores = misfit([table(forms[i], {**state[i][0], k: short}) for i, k, short in trials])
+        # a constant written 0 must leave every simulated reading as it was (within UNSEEN of the
+        # residuals' scale): it is one the records do not see, whatever the law's misfit
+        zeroed = sorted({i for i, k, short in trials if short == 0.0 and k not in forms[i].factors})
+        R = recs.residuals(prog, np.array([table(forms[i], {**state[i][0], k: short}) for i, k, short in trials]
+                                          + [table(forms[i], state[i][0]) for i in zeroed])) if trials else np.zeros((0, 0))
+        now = dict(zip(zeroed, R[len(trials):]))
         decided: set[int] = set()
-        for (i, k, short), r_s in zip(trials, scores):
+        for (i, k, short), r in zip(trials, R):
             if i in decided:
                 continue
             vals, rms = state[i]
-            if r_s <= SNAP_FACTOR * max(rms, UNSEEN):
-                state[i] = ({**vals, k: short}, float(r_s))
+            with np.errstate(over="ignore"):
+                r_s = float(np.sqrt(np.mean(r * r))) if r.size else math.inf
+            r_s = r_s if r_s < 1e3 else math.inf
+            if short == 0.0 and i in now:
+                keep = bool(np.max(np.abs(r - now[i]), initial=0.0) <= UNSEEN)
+            else:
+                keep = r_s <= SNAP_FACTOR * max(rms, UNSEEN)
+            if keep:
+                state[i] = ({**vals, k: short}, r_s)
                 decided.add(i)
     for i, st in state.items():
         out[i] = st
@@ -406,6 +429,8 @@ def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, flo
 
     def build(v: dict[str, Any], up: Sequence[int], uq: Sequence[int]) -> str:
         head = _monomial([atoms[j] for j in up], [v[pk[j]] for j in up], v[fk])
+        if isinstance(v[gk], float) and v[gk] == 0.0:  # a rate written 0: no exponential
+            return head
         arg = _monomial([atoms[j] for j in uq], [v[qk[j]] for j in uq], v[gk])
         return f"{head}*exp({arg})"
 
@@ -440,7 +465,9 @@ def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, flo
         if fit is None:
             continue
         vals, r = fit
-        cx = 1.0 + EXP_COST + sum(1.0 + exponent_cost(vals[k]) for k in (*pk, *qk) if k in vals and vals[k] != 0.0)
+        inner = () if vals[gk] == 0.0 else qk  # a rate written 0 leaves no exponential
+        cx = 1.0 + (EXP_COST if vals[gk] != 0.0 else 0.0) + sum(
+            1.0 + exponent_cost(vals[k]) for k in (*pk, *inner) if k in vals and vals[k] != 0.0)
         out.append((f.build(vals), r, cx))
     return out
 
