@@ -136,6 +136,11 @@ def with_data_literals(X: np.ndarray, y: np.ndarray) -> str:
     return f"import numpy as np\nX = np.array([{rows}], dtype=float).reshape(-1, {d})\ny = np.array([{ys}], dtype=float)\n"
 
 
+#: Level of the F-test that gives up a simple constant at the commitment (``_snapped``).
+COMMIT_ALPHA = 0.001
+#: Level of the F-test that gives up a simpler exponent at the commitment (``_snapped``).
+COMMIT_EXPONENT_ALPHA = 0.01
+
 #: Smallest noise level the policy takes from a planner's estimate (relative).
 MIN_NOISE = 1e-4
 
@@ -529,7 +534,8 @@ class SymbolicPolicy:
         if lim.exponent_simplify_top or not res.forms:
             return res  # every search already took the step (snap_exponents), or nothing to re-rank
         lim = dataclasses.replace(lim, exponent_simplify_top=lim.simplify_top)
-        return refit_result(res, X, y, self._domains, noise=noise, limits=lim)
+        return refit_result(res, X, y, self._domains, noise=noise, limits=lim, simplify_alpha=COMMIT_ALPHA,
+                            exponent_alpha=COMMIT_EXPONENT_ALPHA)
 
     def _baseline_batch(self) -> int:
         d = len(self._domains)

@@ -75,6 +75,7 @@ from etc_fast.policies.symbolic._grammar import (
 )
 from etc_fast.policies.symbolic._lsq import _best_third_columns, error_scale, refit_relative
 from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
+from etc_fast.policies.symbolic._simplify import ALPHA as SIMPLIFY_ALPHA
 from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants, simplify_exponents
 from kernels.programs import evaluate_programs
 
@@ -1003,7 +1004,8 @@ def _prune_terms(col: _Collector, lim: SearchLimits) -> None:
     col.flush()
 
 
-def _simplify_noisy(col: _Collector, lim: SearchLimits) -> None:
+def _simplify_noisy(col: _Collector, lim: SearchLimits, alpha: float = SIMPLIFY_ALPHA,
+                    exponent_alpha: float = SIMPLIFY_ALPHA) -> None:
     """Noisy data: the error floor from the fits' own residuals, then simple constants (:mod:`._simplify`).
 
     With ``s`` the smallest residual standard deviation of the fitted laws (an estimate of the
@@ -1021,9 +1023,10 @@ def _simplify_noisy(col: _Collector, lim: SearchLimits) -> None:
     yf = col.yf
     for i, (_err, form) in enumerate(col.top_forms(lim.simplify_top)):
         A = col.atoms_matrix(form.atoms)[col.fin]
-        snapped = simplify_exponents(form, A, yf, _n_params(form)) if i < lim.exponent_simplify_top else None
+        snapped = (simplify_exponents(form, A, yf, _n_params(form), alpha=exponent_alpha)
+                   if i < lim.exponent_simplify_top else None)
         base = snapped[0] if snapped is not None else form
-        out = simplify_constants(base, A, yf, _n_params(base))
+        out = simplify_constants(base, A, yf, _n_params(base), alpha=alpha)
         if snapped is not None:
             col.supersede(form, *(out if out is not None else (base, 0)))
         elif out is not None:
@@ -1290,7 +1293,8 @@ def family_signature(X: np.ndarray, y: np.ndarray, domains: Sequence[VariableDom
 
 
 def refit_result(prev: SearchResult, X: np.ndarray, y: np.ndarray, domains: Sequence[VariableDomain], *,
-                 noise: float = 0.0, max_candidates: int = 30, limits: SearchLimits | None = None) -> SearchResult:
+                 noise: float = 0.0, max_candidates: int = 30, limits: SearchLimits | None = None,
+                 simplify_alpha: float = SIMPLIFY_ALPHA, exponent_alpha: float = SIMPLIFY_ALPHA) -> SearchResult:
     """A previous search's candidates refitted and re-ranked on new observations.
 
     Every kept form is scored with its constants as they were, the best ``limits.const_refine_top``
@@ -1307,5 +1311,5 @@ def refit_result(prev: SearchResult, X: np.ndarray, y: np.ndarray, domains: Sequ
     col.flush()
     _refine_inexact(col, lim)
     if noise > 0:
-        _simplify_noisy(col, lim)
+        _simplify_noisy(col, lim, simplify_alpha, exponent_alpha)
     return _result(col, max_candidates, t0, prev.families_tried, incremental=True)
