@@ -165,6 +165,46 @@ def noise_level(obs: Observation) -> float:
     return max(MIN_NOISE, min(ASSUMED_NOISE, float(est)))
 
 
+#: Commitment on noisy data (a planner's synthesis): the search's laws are re-ranked by the
+#: information criterion of :func:`information_ranked` before the synthesis rules apply.
+COMMIT_IC = True
+#: The criterion's cost per fitted number (AIC: one unit of ln likelihood, in log10 units).
+IC_PARAM_PENALTY = 1.0 / math.log(10.0)
+
+
+def information_ranked(res: SearchResult) -> SearchResult:
+    """``res``'s laws re-ranked by an information criterion against the estimated noise.
+
+    ``IC = COMPLEXITY_WEIGHT * complexity + n error^2 / (2 ln10 s^2) + IC_PARAM_PENALTY * k``: the
+    search's complexity term, the Gaussian deviance of the relative residuals in log10 units, and
+    an AIC cost per fitted number (``k``: :func:`fitted_literals`, so a snapped ``1`` or ``1.5`` is
+    free and ``0.4498`` is not). ``s``, the noise, is the residual standard deviation of the search's
+    own best law (``error * sqrt(n / (n - p))``, :func:`._simplify.noise_floor_estimate`): an estimate
+    the records give, not the optimistic minimum over every fit. Inside the search's error floor the
+    search ranks by complexity alone; the criterion also weighs how much better a law fits. ``res``
+    is returned as it is when the best law leaves fewer than 3 residual degrees of freedom.
+    """
+    from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT
+    from etc_fast.policies.symbolic._simplify import noise_floor_estimate
+
+    cands = res.candidates
+    if len(cands) < 2:
+        return res
+    s = noise_floor_estimate([(cands[0].error, cands[0].n_used, cands[0].n_params)])
+    if s is None or not s > 0:
+        return res
+    dev = 1.0 / (2.0 * math.log(10.0) * s * s)
+
+    def ic(c: Candidate) -> float:
+        if not math.isfinite(c.error):
+            return math.inf
+        return COMPLEXITY_WEIGHT * c.complexity + c.n_used * c.error ** 2 * dev + IC_PARAM_PENALTY * fitted_literals(c.expression)
+
+    order = sorted(range(len(cands)), key=lambda i: (round(ic(cands[i]), 9), i))
+    forms = tuple(res.forms[i] for i in order) if len(res.forms) == len(cands) else res.forms
+    return dataclasses.replace(res, candidates=tuple(cands[i] for i in order), forms=forms)
+
+
 def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, complexity_gap: float = 3.0,
                  noisy: bool = False) -> bool:
     """Whether the best candidate explains the data and clearly beats the runner-up.
@@ -504,6 +544,8 @@ class SymbolicPolicy:
             return ask
         if obs.noisy and self.synthesis_snap:
             res = self.last_search = self._snapped(res, obs.X, obs.y, noise_level(obs))
+        if obs.noisy and COMMIT_IC:
+            res = self.last_search = information_ranked(res)
         best = res.best
         if obs.draft:
             derr = self._draft_error(obs.draft, obs)
