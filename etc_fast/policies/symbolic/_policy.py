@@ -101,6 +101,8 @@ NOISY_POINTS_PER_PARAM = 3
 #: the noisy observation margin of :func:`is_confident`.
 NOISY_DRAFT_GAP = 2.0
 
+PREDICTED_DRAFT = True
+
 #: The code of the agent's analysis action (runs in the sandbox with ``X`` and ``y`` preloaded): the
 #: observation summaries its grammar search starts from. The search itself runs in the agent's
 #: process on the next decision (the sandbox cannot import the project's compiled kernels).
@@ -503,7 +505,8 @@ class SymbolicPolicy:
         if obs.noisy and self._checked_beyond(obs):  # ... unless the planner tested the law where nothing was measured
             early = is_confident(res, self.margin, gap=NOISY_DRAFT_GAP, noisy=True)
         if obs.noisy and not early and best is not None and self._predicted(obs, best):
-            early = is_confident(res, self.margin, gap=NOISY_DRAFT_GAP)  # validated out of sample: the plain margin
+            early = (best.error <= res.tol and best.validated(self.margin)) if PREDICTED_DRAFT else \
+                is_confident(res, self.margin, gap=NOISY_DRAFT_GAP)  # validated out of sample: the plain margin
         if "draft" in obs.allowed and best is not None and (early or obs.turns_left == 0):
             return Action(kind="draft", source=best.source, raw=f"draft: {best.expression} (error {best.error:.2e})")
         hyps = self._committee(res)
