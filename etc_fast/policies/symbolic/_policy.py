@@ -102,6 +102,7 @@ NOISY_POINTS_PER_PARAM = 3
 NOISY_DRAFT_GAP = 2.0
 
 PREDICTED_DRAFT = True
+OWN_PREDICTION_DRAFT = True
 
 #: The code of the agent's analysis action (runs in the sandbox with ``X`` and ``y`` preloaded): the
 #: observation summaries its grammar search starts from. The search itself runs in the agent's
@@ -375,6 +376,8 @@ class SymbolicPolicy:
         self._sys_full = None
         self._pending = None
         self._proposed: dict[str, str] = {}  # committee expression -> its structure (constants as C)
+        self._committee_n: int | None = None  # observations when the last committee was proposed
+        self._committee_best: str | None = None  # the structure of the best law then
         self._output_unit = angle_unit_of(str(getattr(task, "output_description", "") or ""), 0.0, 0.0)
         sobol_seed = int(np.random.SeedSequence([self.seed, int(seed)]).generate_state(1, dtype=np.uint32)[0])
         self._sobol = qmc.Sobol(d=len(self._domains), scramble=True, seed=sobol_seed)
@@ -507,11 +510,46 @@ class SymbolicPolicy:
         if obs.noisy and not early and best is not None and self._predicted(obs, best):
             early = (best.error <= res.tol and best.validated(self.margin)) if PREDICTED_DRAFT else \
                 is_confident(res, self.margin, gap=NOISY_DRAFT_GAP)  # validated out of sample: the plain margin
+        if obs.noisy and not early and best is not None and OWN_PREDICTION_DRAFT and self._own_predicted(obs, best):
+            early = (best.error <= res.tol and best.validated(self.margin)  # validated out of sample by the agent ...
+                     and not any(c.error <= res.tol and c.complexity < best.complexity for c in res.candidates[1:]))
+            # ... and no simpler law explains the records as well
         if "draft" in obs.allowed and best is not None and (early or obs.turns_left == 0):
             return Action(kind="draft", source=best.source, raw=f"draft: {best.expression} (error {best.error:.2e})")
         hyps = self._committee(res)
+        self._committee_n = int(obs.y.size)
+        self._committee_best = best.structure if best is not None else None
         self._proposed.update((c.expression, c.structure) for c in res.candidates if c.expression in hyps)
         return Action(kind="committee", hypotheses=hyps, raw=f"committee of {len(hyps)} from {res.families_tried[-1:] or '()'}")
+
+    def _own_predicted(self, obs: Observation, best: Candidate) -> bool:
+        """``best``'s structure, its constants fitted to the records before the last committee's batch,
+        predicts that batch to within the noise its own residuals imply: the relative RMS error on
+        the ``m`` new records at most ``s * sqrt(chi2_0.99(m) / m)``, ``s = error * sqrt(n / (n - p))``."""
+        from scipy.stats import chi2
+
+        from etc_fast.expr import ExprError, parse
+
+        n_prev = self._committee_n
+        if n_prev is None or n_prev >= obs.y.size or best.structure != self._committee_best:
+            return False
+        fin = np.isfinite(obs.y)
+        old, new = fin.copy(), fin.copy()
+        old[n_prev:] = False
+        new[:n_prev] = False
+        m, n, p = int(new.sum()), best.n_used, best.n_params
+        if m == 0 or int(old.sum()) < p + self.margin or n - p < 1:
+            return False
+        try:
+            prog = parse(best.expression, [d.name for d in self._domains])
+        except ExprError:
+            return False
+        pred = refit_constants(prog, obs.X[old], obs.y[old], at=obs.X[new])
+        r = relative_errors(pred, obs.y[new])
+        if not np.all(np.isfinite(r)):
+            return False
+        s = best.error * math.sqrt(n / (n - p))
+        return float(np.sqrt(np.mean(r * r))) <= s * math.sqrt(float(chi2.ppf(0.99, m)) / m)
 
     def _predicted(self, obs: Observation, best: Candidate) -> bool:
         """The planner reports that a law of ``best``'s structure, proposed by this policy, predicted
