@@ -26,7 +26,9 @@ data the planner drafts only on its last exploration turn (a few noisy points fi
 to the noise level, so early confidence is not trusted; earlier when a noise-aware planner's
 diagnostics report explored points (:data:`NOISY_DRAFT_GAP`), and with the noise-free margin when
 they report that a law of the best candidate's structure, proposed by the policy, predicted the
-last batch before it was measured to within the noise), and the baseline's confidence rule needs
+last batch before it was measured to within the noise (:data:`PREDICTED_DRAFT`), or when the law
+the agent ranked best before the last batch predicts that batch from the records before it
+(:data:`OWN_PREDICTION_DRAFT`)), and the baseline's confidence rule needs
 :data:`NOISY_POINTS_PER_PARAM` more observations per parameter; the search itself simplifies
 constants and ranks by the noise it estimates (:mod:`._simplify`).
 
@@ -35,7 +37,9 @@ unless the observations disagree with it (after refitting its constants) and the
 candidate that fits better. On noisy observations, where both explain the records within the
 search's tolerance, the search's best law replaces the draft when it is written with fewer fitted
 numbers (:func:`fitted_literals`): a draft's extra fitted digits buy a fit inside the noise, which
-is no evidence for them.
+is no evidence for them. On noisy observations the search's laws are first re-ranked by an
+information criterion against the noise the best law's residuals imply (:func:`information_ranked`),
+and a simple constant is given up only at the 0.1% level (:data:`COMMIT_ALPHA`).
 
 Baseline role (phases ``baseline`` and ``final``): free-form experiment design without diagnostics:
 batches of scrambled Sobol points (seeded) over the input domains, ``8`` points per round for one or
@@ -101,7 +105,14 @@ NOISY_POINTS_PER_PARAM = 3
 #: the noisy observation margin of :func:`is_confident`.
 NOISY_DRAFT_GAP = 2.0
 
+#: Under noise, when the planner reports that a law of the best candidate's structure (proposed by
+#: this policy) predicted the last batch within the noise, the candidate is drafted when it explains
+#: the records with the plain margin (False: it also needs the runner-up gap of NOISY_DRAFT_GAP).
 PREDICTED_DRAFT = True
+#: Under noise, the agent's own out-of-sample test (:meth:`SymbolicPolicy._own_predicted`): the law it
+#: ranked best when it proposed the last committee, refitted to the records before that batch,
+#: predicts the batch within its residual noise; then it is drafted when it explains the records with
+#: the plain margin and no simpler candidate explains them as well.
 OWN_PREDICTION_DRAFT = True
 
 #: The code of the agent's analysis action (runs in the sandbox with ``X`` and ``y`` preloaded): the
@@ -139,7 +150,11 @@ def with_data_literals(X: np.ndarray, y: np.ndarray) -> str:
     return f"import numpy as np\nX = np.array([{rows}], dtype=float).reshape(-1, {d})\ny = np.array([{ys}], dtype=float)\n"
 
 
-#: Level of the F-test that gives up a simple constant at the commitment (``_snapped``).
+#: Level of the F-test that gives up a simple constant at the commitment (``_snapped``, noisy data):
+#: the exploration's searches keep :data:`._simplify.ALPHA` (1%), so the committees and the
+#: measurements do not depend on it. A simple number in place of a hidden constant costs nothing
+#: (the judge lets hidden constants take any value of their sign), a fitted ``1.0007`` where the law
+#: has ``1`` costs the trial, so the commitment gives a simple number up only at the 0.1% level.
 COMMIT_ALPHA = 0.001
 #: Level of the F-test that gives up a simpler exponent at the commitment (``_snapped``).
 COMMIT_EXPONENT_ALPHA = 0.01
