@@ -156,6 +156,8 @@ def with_data_literals(X: np.ndarray, y: np.ndarray) -> str:
 #: (the judge lets hidden constants take any value of their sign), a fitted ``1.0007`` where the law
 #: has ``1`` costs the trial, so the commitment gives a simple number up only at the 0.1% level.
 COMMIT_ALPHA = 0.001
+#: Exponential monomials the commitment's search screens (``SearchLimits.exp_top`` of the exploration: 5).
+COMMIT_EXP_TOP = 20
 #: Level of the F-test that gives up a simpler exponent at the commitment (``_snapped``).
 COMMIT_EXPONENT_ALPHA = 0.01
 
@@ -599,7 +601,7 @@ class SymbolicPolicy:
         if ask is not None:
             return ask
         if obs.noisy and self.synthesis_snap:
-            res = self.last_search = self._snapped(res, obs.X, obs.y, noise_level(obs))
+            res = self.last_search = self._snapped(self._widened(res, obs), obs.X, obs.y, noise_level(obs))
         if obs.noisy and COMMIT_IC:
             res = self.last_search = information_ranked(res)
         best = res.best
@@ -618,6 +620,16 @@ class SymbolicPolicy:
             src = f"def discovered_law({', '.join(names)}):\n    return {' * '.join(names)}\n"
             return Action(kind="final", source=src, raw="no candidate found; product of inputs submitted")
         return Action(kind="final", source=best.source, raw=f"final: {best.expression} (error {best.error:.2e})")
+
+    def _widened(self, res: SearchResult, obs: Observation) -> SearchResult:
+        """``res`` with the forms of a search that screens :data:`COMMIT_EXP_TOP` exponential
+        monomials added (the commitment's search; ``_snapped`` ranks them all)."""
+        lim = self.limits if self.limits is not None else SearchLimits()
+        if COMMIT_EXP_TOP <= lim.exp_top or not res.forms:
+            return res
+        wide = search(obs.X, obs.y, self._domains, noise=noise_level(obs), time_limit_s=self.time_limit_s,
+                      limits=dataclasses.replace(lim, exp_top=COMMIT_EXP_TOP), output_unit=self._output_unit)
+        return dataclasses.replace(res, forms=tuple(res.forms) + tuple(wide.forms))
 
     def _snapped(self, res: SearchResult, X: np.ndarray, y: np.ndarray, noise: float) -> SearchResult:
         """``res``'s laws re-ranked on ``X, y`` with the exponent step of ``snap_exponents``.
