@@ -47,6 +47,19 @@ def _phi(suf, s, n, alpha, Delta):  # pragma: no cover - compiled
 
 
 @njit(**_JIT_NP)
+def _minus_v_times(Vb, w, nb, out):  # pragma: no cover - compiled
+    """``out = -Vb[:, :nb] @ w[:nb]``; returns its norm."""
+    pn = 0.0
+    for i in range(Vb.shape[0]):
+        acc = 0.0
+        for j in range(nb):
+            acc += Vb[i, j] * w[j]
+        out[i] = -acc
+        pn += acc * acc
+    return np.sqrt(pn)
+
+
+@njit(**_JIT_NP)
 def _steps(n, m, uf, s, V, Delta, alpha0):  # pragma: no cover - compiled
     B, k = s.shape
     step = np.zeros((B, k))
@@ -64,14 +77,7 @@ def _steps(n, m, uf, s, V, Delta, alpha0):  # pragma: no cover - compiled
         if full_rank:
             for j in range(nb):
                 w[j] = uf[b, j] / s[b, j]
-            pn = 0.0
-            for i in range(k):
-                acc = 0.0
-                for j in range(nb):
-                    acc += V[b, i, j] * w[j]
-                step[b, i] = -acc
-                pn += acc * acc
-            if np.sqrt(pn) <= D:
+            if _minus_v_times(V[b], w, nb, step[b]) <= D:
                 alpha_out[b] = 0.0
                 continue
         sn = 0.0
@@ -98,14 +104,7 @@ def _steps(n, m, uf, s, V, Delta, alpha0):  # pragma: no cover - compiled
                 break
         for j in range(nb):
             w[j] = suf[j] / (s[b, j] * s[b, j] + alpha)
-        pn = 0.0
-        for i in range(k):
-            acc = 0.0
-            for j in range(nb):
-                acc += V[b, i, j] * w[j]
-            step[b, i] = -acc
-            pn += acc * acc
-        scale = D / np.sqrt(pn)
+        scale = D / _minus_v_times(V[b], w, nb, step[b])
         for i in range(k):
             step[b, i] *= scale
         alpha_out[b] = alpha

@@ -45,7 +45,7 @@ from etc_fast.systems._derive import (
 from etc_fast.systems._derive_cache import DerivedTableCache
 from etc_fast.systems._forward import controls_matrix, observe, pack_family, predict, predict_paired
 from etc_fast.systems._hidden import hidden_law
-from etc_fast.systems._lm import calibrate_each, calibrate_many
+from etc_fast.systems._lm import LockstepFits, calibrate_each, calibrate_many
 from etc_fast.systems._planning import Calibration, calibrate, constant_errors, series_disagreement
 from etc_fast.systems._pool import system_pool
 from etc_fast.systems._quiet import quiet
@@ -83,6 +83,7 @@ __all__ = [
     "SystemTask",
     "build_system_task",
     "calibrate",
+    "LockstepFits",
     "calibrate_each",
     "calibrate_many",
     "constant_errors",

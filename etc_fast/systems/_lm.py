@@ -28,6 +28,7 @@ inputs. tests/systems/test_lm.py holds it against :func:`calibrate` on made-up r
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from etc_fast.systems._quiet import quiet
 from etc_fast.systems._spec import spec
 from kernels.trust_region import trust_region_steps
 
-__all__ = ["FTOL", "XTOL", "calibrate_each", "calibrate_many", "trf_lockstep"]
+__all__ = ["FTOL", "XTOL", "LockstepFits", "calibrate_each", "calibrate_many", "trf_lockstep"]
 
 #: A fit stops when an accepted step lowers its cost by at most this fraction.
 FTOL = 1e-8
@@ -50,6 +51,14 @@ GTOL = 1e-8
 _EPS = np.finfo(np.float64).eps
 _RSTEP = _EPS ** 0.5
 _SHIFTS = np.arange(-30.0, 31.0, 3.0)
+
+
+class LockstepFits(NamedTuple):
+    """What :func:`calibrate_many` returns, one row or entry per fit."""
+
+    fitted: np.ndarray  #: float64[N, n_consts] the fitted constant tables
+    rms: np.ndarray  #: float64[N] the records' rms relative misfit
+    success: np.ndarray  #: bool[N] stopped by a tolerance (SciPy's ``success``), not by ``max_nfev``
 
 
 def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -117,7 +126,7 @@ def calibrate_many(
     free: np.ndarray,
     *,
     max_nfev: int = 60,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> LockstepFits:
     """Fit many constant tables of ``program`` to the records at once.
 
     Args:
@@ -131,25 +140,9 @@ def calibrate_many(
         max_nfev: Trial steps a fit may take.
 
     Returns:
-        ``(fitted, rms)``: float64[N, n_consts] the fitted tables and float64[N] the records' rms
-        relative misfit of each (NaN where no record is finite).
+        :class:`LockstepFits`: the fitted tables, the records' rms relative misfit of each (NaN
+        where no record is finite) and whether each fit stopped by a tolerance.
     """
-    fitted, rms, _ = _calibrate(program, module, system, requests, observed, consts, free, max_nfev=max_nfev)
-    return fitted, rms
-
-
-def _calibrate(
-    program: Program | Sequence[Program],
-    module: str,
-    system: str,
-    requests: Sequence[Mapping[str, object]],
-    observed: np.ndarray,
-    consts: np.ndarray,
-    free: np.ndarray,
-    *,
-    max_nfev: int = 60,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`calibrate_many`, with each fit's SciPy ``success`` (stopped by a tolerance)."""
     consts = np.array(consts, dtype=np.float64, ndmin=2)
     free = np.array(free, dtype=bool, ndmin=2)
     programs = [program] if isinstance(program, Program) else list(program)
@@ -163,7 +156,7 @@ def _calibrate(
     free &= np.arange(width)[None, :] < np.array([len(programs[i].consts) for i in prog_of])[:, None]
     rows = _Rows(programs, prog_of, module, system, requests, observed)
     if rows.m == 0 or N == 0:
-        return consts.copy(), np.full(N, np.nan), np.ones(N, dtype=bool)
+        return LockstepFits(consts.copy(), np.full(N, np.nan), np.ones(N, dtype=bool))
     signs = np.where(consts < 0, -1.0, 1.0)
     theta0 = np.log(np.where(consts != 0, np.abs(consts), 1.0))
 
@@ -190,7 +183,7 @@ def _calibrate(
             better = cost2 < cost[again]
             theta[again[better]], cost[again[better]], ok[again[better]] = theta2[better], cost2[better], ok2[better]
     fitted = np.where(free, signs * np.exp(theta), consts)
-    return fitted, np.sqrt(2.0 * cost / rows.m), ok
+    return LockstepFits(fitted, np.sqrt(2.0 * cost / rows.m), ok)
 
 
 def calibrate_each(programs: Sequence[Program], module: str, system: str, requests: Sequence[Mapping[str, object]],
@@ -206,7 +199,7 @@ def calibrate_each(programs: Sequence[Program], module: str, system: str, reques
     for i, p in enumerate(programs):
         consts[i, :len(p.consts)] = p.consts
         free[i, :len(p.consts)] = [n is not None and n not in ("pi", "e") for n in p.const_names]
-    fitted, rms, ok = _calibrate(programs, module, system, requests, observed, consts, free, max_nfev=max_nfev)
+    fitted, rms, ok = calibrate_many(programs, module, system, requests, observed, consts, free, max_nfev=max_nfev)
     n_used = int(np.isfinite(np.asarray(observed, dtype=np.float64)).sum())
     return [Calibration(p.with_consts(fitted[i, :len(p.consts)]) if free[i].any() else p, float(rms[i]), n_used,
                         bool(ok[i])) for i, p in enumerate(programs)]

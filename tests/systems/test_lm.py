@@ -30,7 +30,7 @@ def test_calibrate_many_is_calibrates_fit_from_every_start(module, system, form,
     requests, obs = _observed(module, system)
     prog = parse(form, get_task(module, "easy", "v0").variable_names)
     starts = [_start(prog, {"C": c0}) for c0 in (1.0, 1e3, 1e-3 * true_c)]
-    fitted, rms = calibrate_many(prog, module, system, requests, obs, np.array([s[0] for s in starts]),
+    fitted, rms, _ = calibrate_many(prog, module, system, requests, obs, np.array([s[0] for s in starts]),
                                  np.array([s[1] for s in starts]))
     ic = list(prog.const_names).index("C")
     for (consts, _), c, r in zip(starts, fitted[:, ic], rms):
@@ -53,7 +53,7 @@ def test_calibrate_many_fits_exponents_and_holds_what_is_not_free(module, system
     a = _start(prog, {"C": 1.0, "p": 1.7})
     b = _start(prog, {"C": 1.0})  # p held at 1.7 (off the law): C alone cannot explain the records
     b[0][list(prog.const_names).index("p")] = 1.7
-    fitted, rms = calibrate_many(prog, module, system, requests, obs, np.array([a[0], b[0]]), np.array([a[1], b[1]]))
+    fitted, rms, _ = calibrate_many(prog, module, system, requests, obs, np.array([a[0], b[0]]), np.array([a[1], b[1]]))
     ip, ic = list(prog.const_names).index("p"), list(prog.const_names).index("C")
     assert fitted[0, ip] == pytest.approx(p_true, rel=1e-6) and fitted[0, ic] == pytest.approx(c_true, rel=1e-5)
     assert rms[0] <= max(1.01 * ref.rms, 1e-7)
@@ -66,9 +66,9 @@ def test_a_fit_does_not_depend_on_the_fits_beside_it():
     prog = parse("C*mass1**a*mass2/distance**p", get_task(module, "easy", "v0").variable_names)
     rows = [_start(prog, {"C": c, "a": 1.2, "p": p}) for c, p in ((1.0, 1.0), (1e-2, 2.5), (3.0, 1.5))]
     consts, free = np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
-    together, rms_t = calibrate_many(prog, module, system, requests, obs, consts, free)
+    together, rms_t, _ = calibrate_many(prog, module, system, requests, obs, consts, free)
     for i in range(len(rows)):
-        alone, rms_a = calibrate_many(prog, module, system, requests, obs, consts[i:i + 1], free[i:i + 1])
+        alone, rms_a, _ = calibrate_many(prog, module, system, requests, obs, consts[i:i + 1], free[i:i + 1])
         np.testing.assert_array_equal(alone[0], together[i])
         assert rms_a[0] == rms_t[i]
 

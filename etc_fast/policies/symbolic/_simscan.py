@@ -204,8 +204,9 @@ def _fit_many(prog: Any, forms: Sequence[_Refit], recs: _Records) -> list[tuple[
         from etc_fast.systems import calibrate_many
 
         try:
-            return calibrate_many(prog, recs.so.module, recs.so.system, recs.reqs, recs.series, np.array(tables),
+            fits = calibrate_many(prog, recs.so.module, recs.so.system, recs.reqs, recs.series, np.array(tables),
                                   np.array(frees), max_nfev=60)
+            return fits.fitted, fits.rms
         except ValueError:  # a form the simulator cannot run is not a candidate
             return np.array(tables), np.full(len(tables), np.nan)
 
