@@ -1,28 +1,30 @@
-"""Many calibrations of one program at once: a Levenberg-Marquardt fit in lockstep.
+"""Many calibrations through the simulator at once: SciPy's ``trf`` run for every fit in lockstep.
 
 :func:`calibrate` fits one hypothesis's constants through the simulator with SciPy's trust-region
 solver, a forward-model call per step. A scan refits dozens of forms that differ only in which of
-one program's constants are free (an exponent fixed at 0 leaves its input out), and there each
-forward-model call simulates a handful of programs while its fixed cost (the Python around the
-model, the kernel's launch) is most of the time. :func:`calibrate_many` runs all those fits
-together: every iteration simulates every active fit's Jacobian steps in one call and every trial
-step in another, so the cost of a call is shared by all the fits.
+one program's constants are free (an exponent fixed at 0 leaves its input out), the ranking refits
+six laws several ways, and each forward-model call then simulates a handful of programs while its
+fixed cost (the Python around the model, the kernel's launch) is most of the time.
+:func:`calibrate_many` (one program, many constant tables) and :func:`calibrate_each` (many
+programs) run all those fits together: each round simulates the Jacobian steps of every fit that
+moved in one call and every active fit's trial step in another.
 
-It fits what :func:`calibrate` fits (the same residuals: relative to each channel's typical
+They fit what :func:`calibrate` fits (the same residuals: relative to each channel's typical
 magnitude plus the value itself, a non-finite one counted as 1e3; the free constants in log
-magnitude with their signs kept; the common log shift scanned first and the fit refined from the
-two best shifts, the better result kept), with its own solver:
+magnitude with their signs kept; the common log shift scanned first, the fit refined from the best
+shift and, unless that fit is exact, from the second best, the better kept) with the same method,
+:func:`trf_lockstep`, SciPy's ``trf`` without bounds (``x_scale=1``, no loss, tolerances 1e-8):
 
-* the Jacobian by forward differences, SciPy's step (``sqrt(eps) max(1, |x|)``);
-* a Levenberg step ``(J^T J + mu I) d = -J^T r``, ``mu`` started at ``1e-3 max diag(J^T J)`` and
-  updated by the gain ratio (Nielsen: shrunk by ``max(1/3, 1 - (2 rho - 1)^3)`` after a step that
-  lowered the cost, doubled-and-growing after one that did not);
-* a fit stops when a step lowers the cost by less than ``FTOL`` of it, the step is below ``XTOL``
-  of the parameters, the gradient vanishes, or it has used ``max_nfev`` residual evaluations
-  (trial steps, as SciPy counts them).
+* the Jacobian by SciPy's forward differences (step ``sqrt(eps) max(1, |x|)``);
+* each fit's SVD on its own free columns (``min(m, n)`` singular values), so a held constant never
+  enters another direction and a fit's numbers do not depend on the fits beside it;
+* More's trust-region step on that SVD (:func:`kernels.trust_region.trust_region_steps`), SciPy's
+  radius update, its ``ftol``/``xtol``/``gtol`` tests and ``max_nfev`` counted in trial steps.
 
-Its minima are not SciPy's bit for bit; every bound is a count, so the result depends only on the
-inputs. tests/systems/test_lm.py holds it against :func:`calibrate` on made-up records.
+It is SciPy's method, not SciPy's code: a well-posed fit reaches :func:`calibrate`'s constants to
+rounding (tests/systems/test_lm.py: to 1e-9, and SciPy's own steps on made-up problems); where
+the misfit is flat or chaotic, rounding can lead to another local minimum. Every bound is a count,
+so the result depends only on the inputs.
 """
 
 from __future__ import annotations

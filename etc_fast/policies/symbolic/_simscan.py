@@ -10,8 +10,9 @@ nothing that explains the records.
 every outer transform of the grammar that takes a monomial and every monomial ``M`` of the
 grammar's atoms (each input; sine and cosine of an angle) with exponents on a small grid, at a grid
 of factors ``K``, and keeps the forms that reproduce the records best. Those are refitted through
-the simulator (``calibrate``: ``K`` and every exponent free), and their exponents are snapped to
-halves where the records allow it. Every count is fixed (grid sizes, :data:`SCAN_CELLS`,
+the simulator, all of them in lockstep (``calibrate_many``: ``K`` and every exponent free), their
+exponents are snapped to halves and their constants written shorter (0 where no reading sees
+one) where the records allow it. Every count is fixed (grid sizes, :data:`SCAN_CELLS`,
 :data:`SCAN_REFINE`), so the result depends only on the records.
 
 The policy runs it only where none of its ranked laws explains the records (``SCAN_ABOVE`` times
