@@ -443,14 +443,16 @@ def _residual_fn(module, system, C, series, names, fixed: np.ndarray | None, upt
 
 
 def _lockstep(module: str, system: str, C: np.ndarray, series: np.ndarray, names: Sequence[str], signs: np.ndarray,
-              fixed: np.ndarray | None, theta0: np.ndarray, scan, max_nfev) -> tuple[np.ndarray, np.ndarray]:
+              fixed: np.ndarray | None, theta0: np.ndarray, scan, max_nfev) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Fits of ``K * prod x**p`` through the simulator's continuation stages, all fits in lockstep.
 
     Fit ``i`` has the sign ``signs[i]`` of K and, with ``fixed`` (float64[F, d]), those exponents
     held; its parameters are ``log|K|`` and (without ``fixed``) the exponents, started from row
-    ``i`` of ``theta0`` after ``scan(rows, i)`` placed ``log|K|`` on the first stage. Each stage is
-    SciPy's ``trf`` (:func:`etc_fast.systems._lm.trf_lockstep`; ``max_nfev(upto)`` steps) from the
-    stage before. Returns the last stage's parameters and costs per fit.
+    ``i`` of ``theta0`` with ``log|K|`` as ``scan(rows, tables)`` places it on the first stage.
+    Each stage is SciPy's ``trf`` (:func:`etc_fast.systems._lm.trf_lockstep`; ``max_nfev(upto)``
+    steps) from the stage before. Returns the last stage's parameters, costs (half the residuals'
+    sum of squares) and each fit's rms misfit over the finite records (in reading precisions,
+    compressed as the residuals are).
     """
     from etc_fast.systems._lm import trf_lockstep
 
@@ -469,7 +471,7 @@ def _lockstep(module: str, system: str, C: np.ndarray, series: np.ndarray, names
                 theta[:, 0] = scan(rows, tables)
             theta, cost, _ = trf_lockstep(rows, tables, theta, np.arange(F), np.ones(theta.shape, dtype=bool),
                                           max_nfev(upto))
-    return theta, cost
+    return theta, cost, np.sqrt(2 * cost / max(1, int(np.sum(np.isfinite(series)))))
 
 
 def _scan_log_k(rows, tables, theta: np.ndarray, candidates: np.ndarray) -> np.ndarray:
@@ -504,13 +506,11 @@ def fit_power_law(module: str, system: str, requests: Sequence[Mapping[str, obje
     signs = np.array([sg for sg, _ in pairs])
     theta0 = np.array([np.concatenate([[0.0], p0]) for _, p0 in pairs])
     lks = np.arange(-70.0, 70.1, 3.5)
-    theta, cost = _lockstep(module, system, C, series, names, signs, None, theta0,
-                               lambda rows, tables: _scan_log_k(rows, tables, theta0, np.tile(lks, (len(pairs), 1))),
-                               lambda upto: max_nfev if upto is None else max(20, max_nfev // 4))
+    theta, cost, rms = _lockstep(module, system, C, series, names, signs, None, theta0,
+                                 lambda rows, tables: _scan_log_k(rows, tables, theta0, np.tile(lks, (len(pairs), 1))),
+                                 lambda upto: max_nfev if upto is None else max(20, max_nfev // 4))
     i = int(np.argmin(cost))  # the first of equals, in the order of the starts
-    size = int(np.sum(np.isfinite(series)))
-    K = signs[i] * np.exp(theta[i, 0])
-    return PowerLawFit(K, theta[i, 1:], float(np.sqrt(2 * cost[i] / max(1, size))), names)
+    return PowerLawFit(signs[i] * np.exp(theta[i, 0]), theta[i, 1:], float(rms[i]), names)
 
 
 def refit_factors(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,
@@ -530,12 +530,10 @@ def refit_factors(module: str, system: str, requests: Sequence[Mapping[str, obje
     # away is flat far from the right factor), then refine the best through the stages
     shifts = np.concatenate([np.arange(-23.0, 23.1, 1.15), np.linspace(-4.6, 4.6, 81)])
     theta0 = start[:, None]
-    theta, cost = _lockstep(module, system, C, series, names, signs, fixed, theta0,
-                               lambda rows, tables: _scan_log_k(rows, tables, theta0, start[:, None] + shifts[None, :]),
-                               lambda upto: 60)
-    size = int(np.sum(np.isfinite(series)))
-    return [PowerLawFit(signs[i] * np.exp(theta[i, 0]), fixed[i], float(np.sqrt(2 * cost[i] / max(1, size))), names)
-            for i in range(len(laws))]
+    theta, _, rms = _lockstep(module, system, C, series, names, signs, fixed, theta0,
+                              lambda rows, tables: _scan_log_k(rows, tables, theta0, start[:, None] + shifts[None, :]),
+                              lambda upto: 60)
+    return [PowerLawFit(signs[i] * np.exp(theta[i, 0]), fixed[i], float(rms[i]), names) for i in range(len(laws))]
 
 
 def refit_factor(module: str, system: str, requests: Sequence[Mapping[str, object]], series: np.ndarray,

@@ -34,10 +34,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from etc_fast._median import nanmedian
 from etc_fast.expr import Packed, Program
 from etc_fast.systems._forward import FamilyPacker, controls_matrix, predict
-from etc_fast.systems._planning import Calibration
+from etc_fast.systems._planning import Calibration, record_scale, relative_residuals
 from etc_fast.systems._quiet import quiet
 from etc_fast.systems._spec import spec
 from kernels.trust_region import trust_region_steps
@@ -80,13 +79,8 @@ class _Rows:
                  requests: Sequence[Mapping[str, object]], observed: np.ndarray) -> None:
         self.module, self.system = module, system
         self.C = controls_matrix(spec(module, system), requests)
-        obs = np.asarray(observed, dtype=np.float64)
-        self.mask = np.isfinite(obs)
-        with np.errstate(all="ignore"):
-            typical = nanmedian(np.where(self.mask, np.abs(obs), np.nan), (0, 2))
-        typical = np.where(np.isfinite(typical) & (typical > 0), typical, 1.0)
-        self.den = np.broadcast_to(np.abs(obs) + 1e-3 * typical, obs.shape)[self.mask]
-        self.obs = obs[self.mask]
+        self.obs = np.asarray(observed, dtype=np.float64)
+        self.mask, self.den = record_scale(self.obs)
         self.m = int(self.mask.sum())
         self.prog_of = np.asarray(prog_of, dtype=np.int64)
         self.family = FamilyPacker(programs[0]) if len(programs) == 1 else None
@@ -114,8 +108,7 @@ class _Rows:
         if not len(consts):
             return np.empty((0, self.m))
         sims = predict(self.module, self.system, self._packed(consts, np.asarray(fits)), self.C)
-        r = (sims.reshape(len(consts), -1)[:, self.mask.reshape(-1)] - self.obs) / self.den
-        return np.where(np.isfinite(r), r, 1e3)
+        return relative_residuals(sims, self.obs, self.mask, self.den)
 
 
 def calibrate_many(

@@ -21,7 +21,7 @@ from etc_fast.systems._forward import FamilyPacker, controls_matrix, predict
 from etc_fast.systems._quiet import quiet
 from etc_fast.systems._spec import spec
 
-__all__ = ["Calibration", "calibrate", "constant_errors", "series_disagreement"]
+__all__ = ["Calibration", "calibrate", "constant_errors", "record_scale", "relative_residuals", "series_disagreement"]
 
 
 def series_disagreement(
@@ -105,25 +105,36 @@ def _residual_model(program: Program, module: str, system: str, requests: Sequen
     sp = spec(module, system)
     C = controls_matrix(sp, requests)
     obs = np.asarray(observed, dtype=np.float64)
-    mask = np.isfinite(obs)
-    with np.errstate(all="ignore"):
-        typical = nanmedian(np.where(mask, np.abs(obs), np.nan), (0, 2))
-    typical = np.where(np.isfinite(typical) & (typical > 0), typical, 1.0)
-    den = np.broadcast_to(np.abs(obs) + 1e-3 * typical, obs.shape)[mask]
+    mask, den = record_scale(obs)
     free = [i for i, name in enumerate(program.const_names) if name is not None and name not in ("pi", "e")]
 
     family = FamilyPacker(program)
 
     def residuals(thetas: np.ndarray, signs: np.ndarray) -> list[np.ndarray]:  # callers hold quiet()
-        out = []
         consts = np.repeat(program.consts[None], len(thetas), axis=0)
         consts[:, free] = signs * np.exp(thetas)
-        for sim in predict(module, system, family(consts), C):
-            r = (sim - obs)[mask] / den
-            out.append(np.where(np.isfinite(r), r, 1e3))
-        return out
+        return list(relative_residuals(predict(module, system, family(consts), C), obs, mask, den))
 
     return free, mask, residuals
+
+
+def record_scale(observed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What a calibration through the simulator weighs the records by: the finite cells (bool, the
+    records' shape) and each one's scale, its absolute value plus a thousandth of its channel's
+    typical magnitude (the median absolute finite reading; 1 where a channel has none)."""
+    obs = np.asarray(observed, dtype=np.float64)
+    mask = np.isfinite(obs)
+    with np.errstate(all="ignore"):
+        typical = nanmedian(np.where(mask, np.abs(obs), np.nan), (0, 2))
+    typical = np.where(np.isfinite(typical) & (typical > 0), typical, 1.0)
+    return mask, np.broadcast_to(np.abs(obs) + 1e-3 * typical, obs.shape)[mask]
+
+
+def relative_residuals(sims: np.ndarray, observed: np.ndarray, mask: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """float64[P, cells]: each simulation's residuals on the finite records (:func:`record_scale`),
+    relative to their scale; a non-finite one counts as 1e3. Callers hold ``quiet()``."""
+    r = (sims - observed[None])[:, mask] / den
+    return np.where(np.isfinite(r), r, 1e3)
 
 
 def constant_errors(

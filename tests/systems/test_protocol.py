@@ -160,9 +160,9 @@ def test_power_law_fits_in_lockstep_are_each_fit_alone_and_scipys(module, system
                            lambda rows, tables: D._scan_log_k(rows, tables, t0, np.tile(lks, (len(t0), 1))),
                            lambda upto: 200 if upto is None else 50)
 
-    together, cost = run(np.arange(4))
+    together, cost, _ = run(np.arange(4))
     for i in range(4):
-        alone, cost_i = run(np.array([i]))
+        alone, cost_i, _ = run(np.array([i]))
         np.testing.assert_array_equal(alone[0], together[i])
         assert cost_i[0] == cost[i]
     # the first start through SciPy's least_squares, stage by stage, from the same scanned start

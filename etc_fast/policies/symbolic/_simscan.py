@@ -34,7 +34,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from etc_fast._median import nanmedian
 from etc_fast.policies.symbolic._grammar import OUTERS, Atom, VariableDomain, exponent_cost, make_atoms
 from etc_fast.policies.symbolic._incremental import array_digest
 from etc_fast.policies.symbolic._systems import UNSEEN
@@ -97,22 +96,32 @@ def _monomial(atoms: Sequence[Atom], exps: Sequence[Any], factor: Any) -> str:
     return "*".join(parts)
 
 
+def _rms(r: np.ndarray) -> np.ndarray:
+    """float64[k]: the rms of each row of residuals ``r`` [k, cells] (inf without cells; a huge
+    finite residual squares to inf: a misfit of inf)."""
+    with np.errstate(over="ignore"):
+        return np.sqrt(np.mean(r * r, axis=1)) if r.shape[1] else np.full(len(r), np.inf)
+
+
+def _seen(rms: np.ndarray) -> np.ndarray:
+    """A misfit as the refinements compare it: 1e3 and above (a residual counted as 1e3, a
+    simulation that failed) is inf."""
+    return np.where(rms < 1e3, rms, np.inf)
+
+
 class _Records:
     """The records and the misfit of simulated ones (``calibrate``'s residuals, as rms per program)."""
 
     def __init__(self, so: Any) -> None:
         from etc_fast.systems._forward import controls_matrix
+        from etc_fast.systems._planning import record_scale
         from etc_fast.systems._spec import spec
 
         self.so = so
         self.reqs = list(so.requests)
         self.series = np.asarray(so.series, dtype=np.float64)
         self.C = controls_matrix(spec(so.module, so.system), self.reqs)
-        self.mask = np.isfinite(self.series)
-        with np.errstate(all="ignore"):
-            typical = nanmedian(np.where(self.mask, np.abs(self.series), np.nan), (0, 2))
-        typical = np.where(np.isfinite(typical) & (typical > 0), typical, 1.0)
-        self.den = np.broadcast_to(np.abs(self.series) + 1e-3 * typical, self.series.shape)[self.mask]
+        self.mask, self.den = record_scale(self.series)
 
     @property
     def cells(self) -> int:
@@ -122,22 +131,18 @@ class _Records:
         """float64[k, cells]: the relative residuals of ``program`` at each row of ``consts`` on the
         finite records (``calibrate``'s: a non-finite one counts as 1e3)."""
         from etc_fast.systems._forward import pack_family, predict
+        from etc_fast.systems._planning import relative_residuals
         from etc_fast.systems._quiet import quiet
 
         with quiet():
             sims = predict(self.so.module, self.so.system, pack_family(program, consts), self.C)
-            r = (sims - self.series[None])[:, self.mask] / self.den
-            return np.where(np.isfinite(r), r, 1e3)
+            return relative_residuals(sims, self.series, self.mask, self.den)
 
     def rms(self, program: Any, consts: np.ndarray) -> np.ndarray:
         """float64[k]: the records' rms misfit of ``program`` at each row of ``consts``."""
-        from etc_fast.systems._quiet import quiet
-
         out = np.empty(len(consts))
         for lo in range(0, len(consts), SCAN_CHUNK):
-            r = self.residuals(program, consts[lo:lo + SCAN_CHUNK])
-            with quiet():  # a huge finite residual squares to inf: a misfit of inf
-                out[lo:lo + SCAN_CHUNK] = np.sqrt(np.mean(r * r, axis=1)) if r.shape[1] else np.inf
+            out[lo:lo + SCAN_CHUNK] = _rms(self.residuals(program, consts[lo:lo + SCAN_CHUNK]))
         return out
 
     def text_rms(self, text: str, names: Sequence[str]) -> float:
@@ -148,8 +153,7 @@ class _Records:
             prog = parse(text, list(names))
         except ValueError:
             return math.inf
-        r = float(self.rms(prog, prog.consts[None])[0])
-        return r if r < 1e3 else math.inf
+        return float(_seen(self.rms(prog, prog.consts[None]))[0])
 
 
 def _short_values(v: float, factor: bool) -> list[float]:
@@ -212,8 +216,7 @@ def _fit_many(prog: Any, forms: Sequence[_Refit], recs: _Records) -> list[tuple[
             return np.array(tables), np.full(len(tables), np.nan)
 
     def misfit(tables: list[np.ndarray]) -> np.ndarray:
-        r = recs.rms(prog, np.array(tables)) if tables else np.zeros(0)
-        return np.where(r < 1e3, r, np.inf)
+        return _seen(recs.rms(prog, np.array(tables))) if tables else np.zeros(0)
 
     out: list[tuple[dict[str, float], float] | None] = [None] * len(forms)
     if not forms:
@@ -258,14 +261,12 @@ def _fit_many(prog: Any, forms: Sequence[_Refit], recs: _Records) -> list[tuple[
         R = recs.residuals(prog, np.array([table(forms[i], {**state[i][0], k: short}) for i, k, short in trials]
                                           + [table(forms[i], state[i][0]) for i in zeroed])) if trials else np.zeros((0, 0))
         now = dict(zip(zeroed, R[len(trials):]))
+        scores = _seen(_rms(R[:len(trials)]))
         decided: set[int] = set()
-        for (i, k, short), r in zip(trials, R):
+        for (i, k, short), r, r_s in zip(trials, R, scores.tolist()):
             if i in decided:
                 continue
             vals, rms = state[i]
-            with np.errstate(over="ignore"):
-                r_s = float(np.sqrt(np.mean(r * r))) if r.size else math.inf
-            r_s = r_s if r_s < 1e3 else math.inf
             if short == 0.0 and i in now:
                 keep = bool(np.max(np.abs(r - now[i]), initial=0.0) <= UNSEEN)
             else:
@@ -350,8 +351,8 @@ def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str 
     block[:, :, 0] = SCAN_FACTORS[None, :]
     block[:, :, 1:] = grid[:, None, :]
     rows = block.reshape(-1, 1 + grid.shape[1])
-    for oi, outer in enumerate(outers):
-        prog = parse(outer.render(_monomial(atoms, pk, fk), _fn), names)
+    progs = [parse(outer.render(_monomial(atoms, pk, fk), _fn), names) for outer in outers]
+    for oi, prog in enumerate(progs):
         rms = _scan(recs, prog, _columns(prog, keys), rows).reshape(len(grid), len(SCAN_FACTORS))
         best = np.argmin(rms, axis=1)  # the first of equals: a fixed order
         scored += [(float(rms[gi, best[gi]]), oi, gi, float(SCAN_FACTORS[best[gi]])) for gi in range(len(grid))
@@ -361,7 +362,6 @@ def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str 
     picked = scored[:SCAN_REFINE]
     fits: dict[int, tuple[dict[str, float], float] | None] = {}
     for oi in sorted({t[1] for t in picked}):
-        prog = parse(outers[oi].render(_monomial(atoms, pk, fk), _fn), names)
         mine = [n for n, t in enumerate(picked) if t[1] == oi]
         forms = []
         for n in mine:
@@ -371,7 +371,7 @@ def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str 
                                 {fk: picked[n][3], **{pk[j]: float(exps[j]) for j in used}},
                                 {pk[j]: 0.0 for j in range(len(atoms)) if j not in used},
                                 [pk[j] for j in used], [fk]))
-        fits.update(zip(mine, _fit_many(prog, forms, recs)))
+        fits.update(zip(mine, _fit_many(progs[oi], forms, recs)))
     out = []
     for n, (_, oi, gi, _) in enumerate(picked):
         fit = fits[n]
