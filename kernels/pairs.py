@@ -31,10 +31,26 @@ def _best_pairs(UT, b, left, right, same, keep):  # pragma: no cover - compiled
     # pair with num <= lim * den, lim a hair below that gain, cannot, and is passed over
     # without the division (the gain itself is computed exactly as before for the rest).
     lim = -np.inf
+    R = right.shape[0]
+    ascending = True  # unordered pairs over ascending columns: each row starts past its own column
+    for jj in range(1, R):
+        if right[jj] <= right[jj - 1]:
+            ascending = False
+            break
     for ii in range(left.shape[0]):
         a = left[ii]
         ba = b[a]
-        for jj in range(right.shape[0]):
+        start = 0
+        if same and ascending:  # the first jj with right[jj] > a (the pairs before it are skipped below)
+            lo, hi = 0, R
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if right[mid] <= a:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            start = lo
+        for jj in range(start, R):
             c = right[jj]
             if same and c <= a:
                 continue
