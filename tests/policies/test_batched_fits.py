@@ -183,3 +183,56 @@ def test_first_stable_is_the_stable_argsort_prefix():
         v[rng.random(size) < 0.05] = -0.0
         for k in (0, 1, 3, 40, size, size + 5):
             assert np.array_equal(_first_stable(v, k), np.argsort(v, kind="stable")[:k])
+
+
+def test_signed_values_rows_bits():
+    from etc_fast.policies.symbolic import _signed as sg
+
+    A, _ = _data()
+    P = np.array([[[1.0, 0.0, -0.5], [2.0, 0.5, 0.0]], [[1.0, 0.0, -0.5], [2.0, 0.5000001, 0.0]],
+                  [[0.37, -1.0, 1.5], [np.nan, 1.0, 0.0]], [[1.0, 2.0, 0.5], [-1.0, 0.0, 3.0]]])
+    got = sg._values_rows(A, P)
+    for b, p in enumerate(P):
+        assert np.array_equal(got[b], sg._values(A, p), equal_nan=True)
+
+
+@pytest.mark.parametrize("kind", ["sum", "ratio"])
+def test_signed_refine_same_with_and_without_batch(monkeypatch, kind):
+    """The signed family's exponent refinement: its Jacobians from the batch give the forms of the plain call."""
+    from etc_fast.policies.symbolic import _signed as sg
+    from etc_fast.policies.symbolic._forms import Form
+    from etc_fast.policies.symbolic._grammar import OUTERS
+    from etc_fast.policies.symbolic._search import SearchLimits
+
+    rng = np.random.default_rng(3)
+    A = rng.uniform(0.3, 3.0, size=(16, 3))
+    if kind == "sum":
+        z = 1.3 * A[:, 0] ** 1.37 * A[:, 1] + 0.4 * A[:, 2] ** -0.8
+        form = Form(("a", "b", "c"), OUTERS[0], "sum", ((1.5, 1.0, 0.0), (0.0, 0.0, -1.0)), (1.3, 0.4))
+    else:
+        z = 2.0 * A[:, 0] ** 1.3 / (1.0 + 0.5 * A[:, 1] ** 2.2)
+        form = Form(("a", "b", "c"), OUTERS[0], "ratio", ((1.5, 0.0, 0.0), (0.0, 2.0, 0.0)), (2.0, 0.5), n_num=1)
+    kinds = ("pos", "pos", "pos")
+    ws = sg.error_scale(z, 1.0)
+
+    class Col:
+        def __init__(self):
+            self.forms = []
+
+        def add(self, f):
+            self.forms.append(f)
+
+        def flush(self):
+            pass
+
+    fast = Col()
+    sg._refine_exponents(fast, form, kinds, A, z, ws, SearchLimits())
+
+    class Plain:  # the plain call: SciPy's own finite differences, one residual per step
+        def __init__(self, fun, _batch):
+            self.fun, self.jac = fun, "2-point"
+
+    monkeypatch.setattr(sg, "BatchedJacobian", Plain)
+    plain = Col()
+    sg._refine_exponents(plain, form, kinds, A, z, ws, SearchLimits())
+    assert fast.forms and [(f.exps, f.params) for f in fast.forms] == [(f.exps, f.params) for f in plain.forms]

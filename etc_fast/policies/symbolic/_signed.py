@@ -41,9 +41,10 @@ from fractions import Fraction
 import numpy as np
 from scipy.optimize import least_squares
 
+from etc_fast.policies.symbolic._expfamilies import _gelsd_solve
 from etc_fast.policies.symbolic._forms import Form, _complexity
 from etc_fast.policies.symbolic._grammar import Atom, Outer, VariableDomain, _snap_combos
-from etc_fast.policies.symbolic._lsq import _best_third_columns, error_scale, project_out
+from etc_fast.policies.symbolic._lsq import BatchedJacobian, _best_third_columns, error_scale, project_out
 from kernels.pairs import best_pairs as _best_pairs
 
 __all__ = ["signed_view", "error_scale", "fit_signed", "POWER_OUTERS"]
@@ -195,6 +196,25 @@ def _values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
                     continue
                 sel = E[:, j] == p
                 V[:, sel] *= (A[:, j] ** p)[:, None]
+    return V
+
+
+def _values_rows(A: np.ndarray, PB: np.ndarray) -> np.ndarray:
+    """``_values(A, PB[b])`` for every ``b`` of a stack of few-term exponent rows ``PB`` [B, terms,
+    atoms] -> [B, n, terms], each with the bits of the single call (the same scalar powers, the same
+    order of products)."""
+    B, T, m = PB.shape
+    V = np.ones((B, A.shape[0], T))
+    with np.errstate(all="ignore"):
+        for i in range(T):
+            for j in range(m):
+                col = PB[:, i, j]
+                nan = np.isnan(col)
+                for p in dict.fromkeys(col[~nan].tolist()):
+                    if p != 0.0:
+                        V[col == p, :, i] *= A[:, j] if p == 1.0 else A[:, j] ** np.float64(p)
+                if nan.any():
+                    V[nan, :, i] *= A[:, j] ** np.float64(np.nan)
     return V
 
 
@@ -385,9 +405,29 @@ def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: n
         _c, r = solve(with_free(v))
         return r if r is not None else np.full(t.size, 1e3)
 
+    def resid_rows(X):  # resid at every row of X [B, len(free)], each row with resid's bits
+        B = X.shape[0]
+        if P0.shape[0] > 8:  # _values' grouped path: row by row
+            return np.stack([resid(x) for x in X])
+        PB = np.repeat(P0[None], B, axis=0)
+        for col, (i, j) in enumerate(free):
+            PB[:, i, j] = X[:, col]
+        V = _values_rows(A, PB)  # [B, n, terms]
+        cols = V[:, :, :k] / ws[None, :, None]
+        if form.kind == "ratio":
+            cols = np.concatenate([cols, -(V[:, :, k:] * z[None, :, None]) / ws[None, :, None]], axis=2)
+        out = np.full((B, t.size), 1e3)
+        fin = np.all(np.isfinite(cols), axis=(1, 2))
+        c = _gelsd_solve(cols[fin], np.repeat(t[None], int(fin.sum()), axis=0)) if fin.any() else None
+        if c is None:  # a solve failed (or none is finite): row by row, as resid does
+            return np.stack([resid(x) for x in X])
+        out[fin] = np.stack([M @ ci - t for M, ci in zip(cols[fin], c)])
+        return out
+
     v0 = np.array([P0[i, j] for i, j in free])
+    fd = BatchedJacobian(resid, resid_rows)
     try:
-        sol = least_squares(resid, v0, max_nfev=lim.refine_nfev_per_param * v0.size,
+        sol = least_squares(fd.fun, v0, jac=fd.jac, max_nfev=lim.refine_nfev_per_param * v0.size,
                             method="lm" if t.size >= v0.size else "trf")
     except Exception:  # noqa: BLE001 - an optimizer failure only loses this refinement
         return
