@@ -104,3 +104,40 @@ def test_evaluate_programs_paired(benchmark, case, impl):
     evaluate_programs_paired(*pk, Xp)  # compile outside the timing
     out = benchmark(fn, *pk, Xp)
     np.testing.assert_allclose(out, evaluate_programs_paired_ref(*pk, Xp), rtol=1e-12, atol=1e-300)
+
+
+def _scan_family():
+    """A simulator scan's family: ``K * a**p * b**q * exp(g * c**e)`` on a grid, K fastest, then g,
+    then the exponents (4,096 tables, as one scan chunk), at 400 points."""
+    from etc_fast.expr import parse
+
+    prog = parse("K*a**p*b**q*exp(g*c**e)", ["a", "b", "c"])
+    grid = np.linspace(-3.0, 3.0, 16)
+    names = list(prog.const_names)
+    rows = [{"K": k, "g": g, "p": p, "q": q, "e": e} for p in (0.0, 1.0) for q in (0.0, 1.0) for e in (0.5, 1.0, 1.5, 2.0)
+            for g in grid for k in grid]
+    table = np.array([[r[n] for n in names] for r in rows])
+    X = np.exp(np.random.default_rng(0).uniform(-1.0, 1.0, size=(400, 3)))
+    return prog, table, X
+
+
+@pytest.mark.parametrize("impl", ["numba-family", "numba", "numpy"])
+def test_evaluate_family(benchmark, impl):
+    """One program under 4,096 constant tables: the family evaluator (steps shared with the previous
+    table done once) against the machine on the packed copies and the NumPy twin."""
+    from etc_fast.systems._forward import pack_family
+    from kernels.programs_family import evaluate_family
+
+    prog, table, X = _scan_family()
+    pk = pack_family(prog, table)
+    benchmark.group = "programs-family-4096x400"
+    if impl == "numba-family":
+        evaluate_family(prog.ops, prog.args, table, X)  # compile outside the timing
+        out = benchmark(evaluate_family, prog.ops, prog.args, table, X)
+    else:
+        fn = evaluate_programs if impl == "numba" else evaluate_programs_ref
+        fn(*pk, X)
+        out = benchmark(fn, *pk, X)
+    if impl != "numpy":  # the family's values are the machine's, bit for bit
+        assert np.array_equal(out, evaluate_programs(*pk, X), equal_nan=True)
+    np.testing.assert_allclose(out, evaluate_programs_ref(*pk, X), rtol=1e-12, atol=1e-300)

@@ -12,6 +12,7 @@ from kernels.metrics import coverage_q, rmsle_coverage
 from kernels.noise import maximin_pick, relative_disagreement, relative_residual_rms
 from kernels.pairs import best_pairs
 from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_programs
+from kernels.programs_family import evaluate_family
 from kernels.programs_paired import evaluate_programs_paired
 from kernels.rank_reg import edge_weight, ordinal_rank, rank_regularize, stable_argsort
 from kernels.scores import finite_fraction, pairwise_scores, variance_scores
@@ -27,7 +28,7 @@ from kernels.step import acquisition_step, committee_step, step_constants
 from kernels.systems import N_STEPS, TRAJECTORY_SYSTEMS, simulate_trajectories
 
 __all__ = [
-    "evaluate_programs", "evaluate_programs_paired", "check_programs", "OPCODES", "OP_ARITY",
+    "evaluate_programs", "evaluate_programs_paired", "evaluate_family", "check_programs", "OPCODES", "OP_ARITY",
     "calibrate", "fit_filter", "fit_denominator",
     "variance_scores", "pairwise_scores", "finite_fraction",
     "stable_argsort", "ordinal_rank", "edge_weight", "rank_regularize",

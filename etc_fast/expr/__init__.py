@@ -15,11 +15,12 @@ undefined, never raising).
 from etc_fast.expr._errors import ExprError
 from etc_fast.expr._numbers import CONSTANTS, EXPONENTS, LITERALS, SimpleRange, fitted_numbers
 from etc_fast.expr._parse import MAX_DEPTH, MAX_LENGTH, MAX_OPS, parse
-from etc_fast.expr._program import Packed, Program, evaluate_many, pack
+from etc_fast.expr._program import FamilyPacked, Packed, Program, evaluate_many, pack
 
 __all__ = [
     "ExprError",
     "Program",
+    "FamilyPacked",
     "Packed",
     "parse",
     "pack",

@@ -209,6 +209,21 @@ class Packed(NamedTuple):
     const_start: np.ndarray
 
 
+class FamilyPacked(Packed):
+    """``Packed`` copies of one program, copy ``k`` with its own constant table (a family: a grid
+    of constants, a fit's steps; ``etc_fast.systems.pack_family``). Any consumer of ``Packed``
+    reads it as such; an evaluator that knows the copies share their instructions may evaluate the
+    program once per constant table (:func:`kernels.programs_family.evaluate_family`)."""
+
+    __slots__ = ()
+
+    def family(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The program's ``ops`` and ``args`` and the constant tables, float64[K, n_consts]."""
+        K = int(self.prog_start.shape[0])
+        L = int(self.prog_len[0]) if K else 0
+        return self.ops[:L], self.args[:L], self.consts.reshape(K, -1) if K else np.zeros((0, 0))
+
+
 def pack(programs: Sequence[Program]) -> Packed:
     """Concatenate programs into the flat arrays the kernel reads."""
     programs = list(programs)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from etc_fast.expr import Packed, Program
+from etc_fast.expr import FamilyPacked, Packed, Program
 from etc_fast.systems._definition import (
     ClosedForm,
     Control,
@@ -150,7 +150,7 @@ class FamilyPacker:
                 np.arange(K, dtype=np.int64) * nc,
             )
         ops, args, prog_start, prog_len, const_start = kept
-        return Packed(ops, args, consts.reshape(-1), prog_start, prog_len, const_start)
+        return FamilyPacked(ops, args, consts.reshape(-1), prog_start, prog_len, const_start)
 
 
 def predict_paired(module: str, system: str, packed: Packed, requests_or_controls: Any) -> np.ndarray:

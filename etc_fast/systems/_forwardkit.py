@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from etc_fast.expr import Packed
+from etc_fast.expr import FamilyPacked, Packed
 from etc_fast.systems._definition import PairedPrograms
 from kernels.programs import evaluate_programs
+from kernels.programs_family import MAX_FAMILY_CONSTS, evaluate_family
 from kernels.programs_paired import evaluate_programs_paired
 from kernels.systems import N_STEPS
 
@@ -28,6 +29,10 @@ def eval_programs(packed: Packed | PairedPrograms, X: np.ndarray) -> np.ndarray:
     X = np.ascontiguousarray(X, dtype=np.float64)
     if isinstance(packed, PairedPrograms):
         return evaluate_programs_paired(*packed.packed, X)[None, :]
+    if isinstance(packed, FamilyPacked):  # one program's constant tables: shared steps computed once
+        ops, args, consts = packed.family()
+        if ops.size and consts.shape[1] <= MAX_FAMILY_CONSTS:
+            return evaluate_family(ops, args, consts, X)
     return evaluate_programs(*packed, X)
 
 

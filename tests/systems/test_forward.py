@@ -401,3 +401,45 @@ def test_eval_each_is_a_call_per_program():
     rows = np.concatenate([X_each[i, i * 100:(i + 1) * 100] for i in range(3)])  # block i for program i
     paired = eval_each(PairedPrograms(pack(progs)), rows[None])
     np.testing.assert_array_equal(paired[0], np.concatenate([want[i, i * 100:(i + 1) * 100] for i in range(3)]))
+
+
+def test_m3_gradient_rows_is_numpys_gradient_bit_for_bit():
+    """The flux of m3's complex model differentiates every experiment of one length at once; each
+    row must have the bits of ``np.gradient`` on that row (uniform and uneven coordinates, 2-20
+    points, non-finite values)."""
+    from etc_fast.systems.defs.m3_fourier_law import gradient_rows
+
+    rng = np.random.default_rng(3)
+    for trial in range(200):
+        J, m, P = int(rng.integers(1, 6)), int(rng.integers(2, 21)), int(rng.integers(1, 4))
+        x = np.array([np.linspace(0.0, d, m) for d in 10 ** rng.uniform(-2, 0, J)])
+        if trial % 3 == 0:
+            x[0] = np.sort(rng.uniform(0.0, 1.0, m)) + np.arange(m)
+        F = rng.normal(size=(P, J, m)) * 10 ** rng.uniform(-3, 3)
+        if trial % 5 == 0:
+            F[0, 0, 1], F[-1, -1, 0] = np.nan, np.inf
+        with np.errstate(all="ignore"):
+            want = np.stack([np.gradient(F[:, j], x[j], axis=1) for j in range(J)], axis=1)
+        got = gradient_rows(F, x)
+        assert np.array_equal(got.view(np.int64), want.view(np.int64)), (trial, J, m)
+
+
+@pytest.mark.parametrize("module,system", sorted(SPECS))
+def test_predict_of_a_family_is_predict_of_its_copies_bit_for_bit(module, system):
+    """A family (``pack_family``) is evaluated with the steps its tables share done once
+    (``kernels.programs_family``); every system's predictions must be those of the same copies
+    packed one by one, bit for bit, with tables that move one constant, repeat, or hold NaN."""
+    task = get_task(module, "easy", "v0")
+    sp = SPECS[(module, system)]
+    reqs = _pool_requests(sp, np.random.default_rng(11), 6)
+    prog = parse(f"1.0*({task.law_expression})", task.variable_names)
+    base = np.array(prog.consts, dtype=np.float64)
+    rows = [base, base, base * 1.01, base, np.full_like(base, np.nan), base * 0.99]
+    for j in range(len(base)):
+        step = base.copy()
+        step[j] *= 1.0 + 1e-6
+        rows.append(step)
+    consts = np.array(rows)
+    got = predict(module, system, pack_family(prog, consts), reqs)
+    want = predict(module, system, pack([prog.with_consts(c) for c in consts]), reqs)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
