@@ -208,3 +208,23 @@ def test_kept_scan_forms_serve_only_records_that_extend_the_scanned_ones():
     calls, scan = _counted_scan(elsewhere, DECAY_DOMAINS)
     kept.forms("exp", elsewhere, DECAY_DOMAINS, scan)
     assert calls == [12] and (kept.runs, kept.reuses) == (2, 0)
+
+
+def test_a_scan_that_found_no_law_is_rescored_not_run_again():
+    """A scan whose best form misfits the records by more than NO_LAW found no law of its family:
+    on extended records of the same apparatus its forms are re-scored, even where they fit worse,
+    while a scan that did find a law still runs again once its forms stop explaining the records."""
+    def law(N0, lambda_constant, t):
+        return N0 * np.exp(-(lambda_constant ** 0.5) * t)
+
+    first = _obs("m5_radioactive_decay", "complex_system", law, 10)
+    more = _obs("m5_radioactive_decay", "complex_system", law, 16)  # the same records, extended
+    form = "N0*exp(-0.3*lambda_constant*t)"
+    for best, runs in ((1.01 * S.NO_LAW, 1), (0.5 * S.NO_LAW, 2)):
+        kept = S.KeptScans()
+        found = [(form, best, 3.0)]
+        kept.forms("exp", first, DECAY_DOMAINS, lambda found=found: found)
+        out = kept.forms("exp", more, DECAY_DOMAINS, lambda found=found: found)
+        assert kept.runs == runs
+        if runs == 1:  # re-scored on the new records as written, far worse than the kept misfit
+            assert [t for t, _, _ in out] == [form] and out[0][1] > 1.5 * best

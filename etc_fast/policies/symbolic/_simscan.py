@@ -42,6 +42,10 @@ __all__ = ["SCAN_ABOVE", "KeptScans", "exp_scan", "monomial_scan"]
 
 #: The scan runs when the best ranked law misfits the records by more than this many times the floor.
 SCAN_ABOVE = 10.0
+#: A scan whose best form misfits the records by more than this (10%: ten times the relative noise
+#: the agent assumes in a noisy lab) found no law of its family; :class:`KeptScans` re-scores its
+#: forms on later records of the same apparatus and does not scan again.
+NO_LAW = 0.1
 #: Exponent grids: an input, an angle input that also has trigonometric atoms, a sine or cosine.
 RAW_EXPONENTS = (-2.0, -1.0, 0.0, 1.0, 2.0)
 ANGLE_EXPONENTS = (0.0, 1.0)
@@ -496,7 +500,9 @@ class KeptScans:
     re-scored misfit exceeds ``SNAP_FACTOR * max(m, UNSEEN)``, ``m`` the best misfit when the scan
     last ran: the test the scan's own simplifications use for "explains the records as well". The
     reference is the scan's, not the last re-score's, so a slow drift cannot pass the test step by
-    step. Only records that extend the ones the scan read (the same first experiments, the same
+    step. A scan whose best misfit was above :data:`NO_LAW` found no law of its family: more
+    records of the same apparatus cannot put one in it, so its forms are re-scored and it is not run
+    again. Only records that extend the ones the scan read (the same first experiments, the same
     readings) re-use it; a scan that found nothing runs again. Where the test passes, the answer
     can differ from a scan from scratch only by what the new records would move: the kept
     constants are not refitted (docs/symbolic.md, "The scans, kept across decisions").
@@ -519,7 +525,7 @@ class KeptScans:
             recs = _Records(so)
             names = [d.name for d in domains]
             again = [(text, recs.text_rms(text, names), cx) for text, _, cx in kept.forms]
-            if min(r for _, r, _ in again) <= SNAP_FACTOR * max(kept.best, UNSEEN):
+            if kept.best > NO_LAW or min(r for _, r, _ in again) <= SNAP_FACTOR * max(kept.best, UNSEEN):
                 self.reuses += 1
                 return again
         out = scan()
