@@ -40,16 +40,8 @@ def _best_pairs(UT, b, left, right, same, keep):  # pragma: no cover - compiled
     for ii in range(left.shape[0]):
         a = left[ii]
         ba = b[a]
-        start = 0
-        if same and ascending:  # the first jj with right[jj] > a (the pairs before it are skipped below)
-            lo, hi = 0, R
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if right[mid] <= a:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            start = lo
+        # the first jj with right[jj] > a (the pairs before it are skipped below)
+        start = np.searchsorted(right, a, side="right") if same and ascending else 0
         for jj in range(start, R):
             c = right[jj]
             if same and c <= a:

@@ -25,14 +25,13 @@ from kernels._checks import as_int64
 from kernels._jit import JIT, JitOptions
 from kernels.programs import (
     _BLOCK,
-    _JIT_OFF,
     CONST,
     OP_ARITY,
     VAR,
     _binary,
     _binary_const,
     _check_programs,
-    _raise_invalid,
+    _run,
     _unary,
 )
 
@@ -130,7 +129,7 @@ def _evaluate_family(ops, args, consts, XT, out):
     Returns
     -------
     int
-        Steps computed (a table's step counted once per block), for tests.
+        Steps computed (a table's step counted once per block; the tests read it).
     """
     kind, sop, sarg, left, right, mask, n_steps = _steps(ops, args)
     n = XT.shape[1]
@@ -187,20 +186,17 @@ def _evaluate_family(ops, args, consts, XT, out):
 def _check_and_evaluate_family(ops, args, consts, XT, out):
     """Validate the program against ``consts``' width and ``XT``'s variables, then evaluate.
     Returns ``code, where_p, where_k, computed`` (``code`` as :func:`kernels.programs._check_programs`)."""
-    L = ops.shape[0]
     C = consts.shape[1]
     starts = np.zeros(1, np.int64)
-    lens = np.full(1, L, np.int64)
-    flat = np.zeros(C, np.float64)
-    code, where_p, where_k, _ = _check_programs(ops, args, np.full(1, C, np.int64), starts, lens, starts,
-                                                flat.shape[0], XT.shape[0])
+    code, where_p, where_k, _ = _check_programs(ops, args, np.full(1, C, np.int64), starts,
+                                                np.full(1, ops.shape[0], np.int64), starts, C, XT.shape[0])
     computed = 0
     if code == 0 and out.size > 0:
         computed = _evaluate_family(ops, args, consts, XT, out)
     return code, where_p, where_k, computed
 
 
-def evaluate_family(ops, args, consts, X, *, counted: bool = False):
+def evaluate_family(ops, args, consts, X):
     """One program at every row of a constant table, at many points.
 
     The values of :func:`kernels.evaluate_programs` on ``P`` copies of the program, copy ``p``
@@ -212,10 +208,9 @@ def evaluate_family(ops, args, consts, X, *, counted: bool = False):
         consts: float64[P, C] its constants, one table per row (``C`` at most
             :data:`MAX_FAMILY_CONSTS`).
         X: float64[n, d] input points.
-        counted: Also return the number of steps computed (for tests and benchmarks).
 
     Returns:
-        float64[P, n] (NaN where undefined); with ``counted``, ``(values, steps computed)``.
+        float64[P, n] (NaN where undefined).
 
     Raises:
         ValueError: on malformed arrays or a malformed program, or more than
@@ -232,13 +227,5 @@ def evaluate_family(ops, args, consts, X, *, counted: bool = False):
     ops, args = as_int64("ops", ops), as_int64("args", args)
     if ops.shape != args.shape:
         raise ValueError(f"ops and args differ in length: {ops.shape[0]} vs {args.shape[0]}")
-    out = np.empty((consts.shape[0], X.shape[0]), dtype=np.float64)
-    XT = np.ascontiguousarray(X.T)
-    if _JIT_OFF:  # NumPy scalars warn where compiled code is silent
-        with np.errstate(all="ignore"):
-            code, where_p, where_k, computed = _check_and_evaluate_family(ops, args, consts, XT, out)
-    else:
-        code, where_p, where_k, computed = _check_and_evaluate_family(ops, args, consts, XT, out)
-    if code:
-        _raise_invalid(code, 0, where_k)
-    return (out, int(computed)) if counted else out
+    return _run(_check_and_evaluate_family, (ops, args, consts), X,
+                np.empty((consts.shape[0], X.shape[0]), dtype=np.float64))

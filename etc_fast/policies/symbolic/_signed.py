@@ -179,10 +179,15 @@ def _power_law_terms(kinds: Sequence[str], A: np.ndarray, z: np.ndarray, lim, co
     return np.array(rows).reshape(-1, len(kinds))
 
 
+#: Most terms :func:`_values` computes term by term (the refinements); more go grouped by exponent,
+#: whose products :func:`_values_rows` does not reproduce.
+_TERM_BY_TERM = 8
+
+
 def _values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
     """Monomial values ``prod_j A[:, j] ** E[i, j]`` (float64[n, len(E)]), any sign of ``A``."""
     V = np.ones((A.shape[0], E.shape[0]))
-    if E.shape[0] <= 8:  # a few terms (refinement): term by term
+    if E.shape[0] <= _TERM_BY_TERM:  # a few terms (refinement): term by term
         with np.errstate(all="ignore"):
             for i, row in enumerate(E):
                 for j, p in enumerate(row):
@@ -407,7 +412,7 @@ def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: n
 
     def resid_rows(X):  # resid at every row of X [B, len(free)], each row with resid's bits
         B = X.shape[0]
-        if P0.shape[0] > 8:  # _values' grouped path: row by row
+        if P0.shape[0] > _TERM_BY_TERM:  # _values' grouped path: row by row
             return np.stack([resid(x) for x in X])
         PB = np.repeat(P0[None], B, axis=0)
         for col, (i, j) in enumerate(free):
