@@ -581,6 +581,7 @@ def _is_task_path(name: str) -> bool:
 _TOP_KEYS = (
     "name", "out", "workers", "executor", "ray", "judge", "judge_options", "llm", "symbolic",
     "trial_timeout_s", "ablations", "grids", "sandbox",
+    "inputs",  # written into a run's config.resolved.yaml (the input files' SHA-256); not read from a config
 )
 _GRID_KEYS = tuple(f.name for f in dataclasses.fields(GridConfig))
 _LLM_KEYS = (

@@ -16,9 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from etc_fast.core import from_json_float
 from etc_fast.protocol import TrialRecord, TrialSpec, to_jsonable
-from etc_fast.store import TRIALS, check_manifest, file_hashes, read_trials
+from etc_fast.runner._inputs import changed_inputs, hash_inputs, input_paths, stored_inputs
+from etc_fast.store import CONFIG, TRIALS, check_manifest, file_hashes, read_trials
 
 __all__ = ["Difference", "ReplayReport", "replay_run"]
 
@@ -64,6 +67,9 @@ class ReplayReport:
         errors: Trials that could not be replayed (missing transcript, unknown task, ...).
         manifest_problems: Files that did not match ``manifest.sha256`` before the replay.
         unchanged: Every file's SHA-256 was the same after the replay as before it.
+        inputs: Custom task files that differ from the SHA-256 the run recorded (or are missing), each
+            with the trials that read it, or a note that the run recorded no hashes; a difference in
+            such a trial may come from the edited file rather than from the scoring.
     """
 
     run_dir: str
@@ -73,6 +79,7 @@ class ReplayReport:
     errors: tuple[str, ...]
     manifest_problems: tuple[str, ...]
     unchanged: bool
+    inputs: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -83,8 +90,9 @@ class ReplayReport:
         """A human-readable summary."""
         lines = [
             f"replayed {self.n_replayed} of {self.n_trials} stored submissions in {self.run_dir}",
-            f"differences: {len(self.differences)}",
         ]
+        lines += [f"input: {note}" for note in self.inputs]
+        lines.append(f"differences: {len(self.differences)}")
         lines += [f"  {d}" for d in self.differences[:50]]
         if len(self.differences) > 50:
             lines.append(f"  ... and {len(self.differences) - 50} more")
@@ -171,6 +179,25 @@ def _replay_one(root: Path, entry: Mapping[str, Any], limits: Any, tasks: dict) 
     return diffs, None, True
 
 
+def _input_notes(root: Path, entries: list[dict[str, Any]]) -> list[str]:
+    """What the replay says about the run's custom task files: each one changed or missing since the
+    run recorded its SHA-256, or that the run recorded none (a run written before they were)."""
+    try:
+        resolved = yaml.safe_load((root / CONFIG).read_text())
+    except (OSError, yaml.YAMLError):
+        resolved = None
+    recorded = stored_inputs(resolved)
+    if recorded is None:
+        paths = input_paths(str((e.get("spec") or {}).get("task", "")) for e in entries)
+        if not paths:
+            return []
+        return [f"this run did not record its custom task files' SHA-256 ({', '.join(paths)}); whether one was "
+                "edited since cannot be told, and an edit would show as differences below"]
+    changed = changed_inputs(recorded, hash_inputs(recorded), entries)
+    return [f"{c.describe()}; differences in {'those trials' if len(c.trials) != 1 else 'that trial'} may come "
+            "from the edit" if c.trials else c.describe() for c in changed]
+
+
 def replay_run(run_dir: str | os.PathLike[str], *, limits: Any = None, workers: int = 1) -> ReplayReport:
     """Re-score every stored submission of a run in the sandbox and compare with the stored metrics.
 
@@ -212,6 +239,7 @@ def replay_run(run_dir: str | os.PathLike[str], *, limits: Any = None, workers: 
         n_replayed += replayed
     after = file_hashes(root)
     return ReplayReport(
+        inputs=tuple(_input_notes(root, entries)),
         run_dir=str(root),
         n_trials=len(entries),
         n_replayed=n_replayed,

@@ -122,6 +122,8 @@ def run_config(
     stopped: str | None = None
     grid_ids = {s.trial_id for s in specs}
     with RunStore.open(config, grid_ids=grid_ids) as store, writing(config.out, "store the results"):
+        for note in store.notes:
+            stream.write(f"warning: {note}\n")
         pending, rejudge, redo, skipped = _plan(store, specs, grid_ids, limit, stream)
         rejudged = _rejudge(store, worker, rejudge, redo, stream)
         progress = Progress(
@@ -133,6 +135,7 @@ def run_config(
             stopped = _run_pending(config, pending, worker, store, progress)
         store.export_parquet()
         unfinished, first = _leftovers(store, grid_ids)
+        _inputs_moved(store.inputs, stream)
 
     report_path, report_error = _write_report(config) if report else (None, None)
     with writing(config.out, "write manifest.sha256"):
@@ -159,6 +162,20 @@ def run_config(
     if stopped is not None:
         raise RunStopped(stopped, result)
     return result
+
+
+def _inputs_moved(recorded: Mapping[str, str], stream: TextIO) -> None:
+    """Warn when a custom task file changed while the run was going (its trials may have read either
+    version; the next resume refuses the directory until the file is as recorded)."""
+    from etc_fast.runner._inputs import hash_inputs
+
+    moved = [p for p, digest in hash_inputs(recorded).items() if digest != recorded[p]]
+    if moved:
+        stream.write(
+            f"warning: custom task file {', '.join(moved)} changed while the run was going; trials that ran may "
+            "have read either version, and resuming is refused until the file is restored. Run into a new --out "
+            "to play the edited task\n"
+        )
 
 
 def _preflight(config: RunConfig, worker: TrialWorker | None) -> TrialWorker:

@@ -22,6 +22,7 @@ import yaml
 
 from etc_fast.protocol import TrialRecord, to_jsonable
 from etc_fast.runner._config import RunConfig, config_identity
+from etc_fast.runner._inputs import INPUTS, check_inputs
 from etc_fast.store import (
     CONFIG,
     LOCK,
@@ -181,6 +182,10 @@ class RunStore:
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / TRANSCRIPTS).mkdir(exist_ok=True)
         self._lock_fh = self._lock()
+        #: Warnings about the directory found when it was opened (shown by the run).
+        self.notes: list[str] = []
+        #: SHA-256 of each custom task file the trials read, as recorded when the directory was opened.
+        self.inputs: dict[str, str] = {}
         self._entries: dict[str, dict[str, Any]] = {}
         for entry in read_trials(self.trials_path, repair=True):
             self._entries[entry["trial_id"]] = entry
@@ -193,17 +198,21 @@ class RunStore:
 
         Resuming is refused when the directory's stored config differs in a field that changes
         trial results (:func:`etc_fast.runner.config_identity`), when its files no longer match
-        its manifest, or when a stored line is not a trial of the grid (``grid_ids``: the trial
-        ids of ``expand_grid(config)``, computed here when not given). Nothing is written before
-        these checks pass.
+        its manifest, when a stored line is not a trial of the grid (``grid_ids``: the trial
+        ids of ``expand_grid(config)``, computed here when not given), or when a custom task file
+        that stored trials read differs from the SHA-256 stored with the run (or is missing).
+        Nothing is written before these checks pass. The files' hashes are then stored in
+        ``config.resolved.yaml`` (``inputs``); a directory written before they were recorded gets
+        them now, with a warning in :attr:`notes`.
 
         Raises:
-            RunDirError: Different stored config, edited or foreign results, damaged results, or
-                another run holds the lock.
+            RunDirError: Different stored config, edited or foreign results, damaged results, a
+                changed or missing input file, or another run holds the lock.
         """
         root = Path(out if out is not None else config.out)
         verify_before_rewrite(root)
         stored_path = root / CONFIG
+        stored: dict[str, Any] | None = None
         if stored_path.exists():
             try:
                 stored = yaml.safe_load(stored_path.read_text()) or {}
@@ -218,6 +227,7 @@ class RunStore:
                 )
         elif (root / TRIALS).exists() and (root / TRIALS).stat().st_size > 0:
             raise RunDirError(f"{root} holds trials.jsonl but no {CONFIG}; pass a new --out")
+        entries: list[dict[str, Any]] = []
         if (root / TRIALS).exists():
             if grid_ids is None:
                 from etc_fast.runner._grid import expand_grid
@@ -225,16 +235,19 @@ class RunStore:
                 grid_ids = {s.trial_id for s in expand_grid(config)}
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # the store's own read reports them
-                check_grid_entries(root / TRIALS, read_trials(root / TRIALS), grid_ids)
+                entries = read_trials(root / TRIALS)
+                check_grid_entries(root / TRIALS, entries, grid_ids)
+        inputs, notes = check_inputs(root, stored, [t for g in config.grids for t in g.tasks], entries)
         with writing(root, "open the run directory", started=False):
             store = cls(root)
+        store.notes, store.inputs = notes, inputs
         # The manifest described the directory as the last invocation left it; from here on it
         # changes, so the manifest goes until the run writes a new one at its end.
         try:
             with writing(root, "write to the run directory"):
                 with contextlib.suppress(FileNotFoundError):
                     (root / MANIFEST).unlink()
-                store.write_config(config)
+                store.write_config(config, inputs)
                 store.write_versions(config)
         except BaseException:
             store.close()
@@ -276,9 +289,14 @@ class RunStore:
         return self.root / TRANSCRIPTS / f"{trial_id}.json"
 
     # -- writing ------------------------------------------------------------------------------
-    def write_config(self, config: RunConfig) -> None:
+    def write_config(self, config: RunConfig, inputs: Mapping[str, str] | None = None) -> None:
+        """Write ``config.resolved.yaml``: the resolved config and, under ``inputs``, the SHA-256 of
+        each custom task file its trials read (path as the grid names it; left out when there is none)."""
         text = "# Resolved configuration of this run (defaults < YAML < command line).\n"
         text += yaml.safe_dump(config.to_dict(), sort_keys=False, default_flow_style=None, width=110)
+        if inputs:
+            text += "# SHA-256 of the files the trials read (custom task files); a resume refuses a changed one.\n"
+            text += yaml.safe_dump({INPUTS: dict(inputs)}, sort_keys=False, default_flow_style=False, width=110)
         atomic_write(self.root / CONFIG, text.encode())
 
     def write_versions(self, config: RunConfig | None = None) -> None:
