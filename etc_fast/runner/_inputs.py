@@ -22,7 +22,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["INPUTS", "ChangedInput", "changed_inputs", "check_inputs", "hash_inputs", "input_paths", "stored_inputs"]
+__all__ = [
+    "INPUTS", "ChangedInput", "changed_inputs", "check_inputs", "checkout_changes", "hash_inputs", "input_paths",
+    "stored_inputs",
+]
 
 #: Key of the input hashes in ``config.resolved.yaml``.
 INPUTS = "inputs"
@@ -170,3 +173,31 @@ def check_inputs(
             f"before now goes unnoticed (python -m etc_fast.replay {root} re-scores the stored trials)"
         )
     return {p: d for p, d in now.items() if d is not None}, notes
+
+
+def checkout_changes(root: Path, config: Any) -> str | None:
+    """The NewtonBench checkout files (``llm.prompts: newtonbench``) that differ from those recorded in
+    the run's ``versions.json``, as one clause; ``None`` when none can be named (nothing recorded, or
+    the difference lies elsewhere)."""
+    import json
+
+    from etc_fast.runner._store import prompt_sources
+    from etc_fast.store import VERSIONS
+
+    try:
+        before = json.loads((root / VERSIONS).read_text()).get("prompts") or {}
+        after = prompt_sources(config)
+    except Exception:  # noqa: BLE001 - an unreadable record or checkout: the caller's generic message stands
+        return None
+    old, new = before.get("newtonbench_files") or {}, after.get("newtonbench_files") or {}
+    parts = []
+    if before.get("newtonbench_commit") != after.get("newtonbench_commit"):
+        parts.append(f"commit recorded {before.get('newtonbench_commit') or 'none'}, now {after.get('newtonbench_commit') or 'none'}")
+    for rel in sorted(set(old) | set(new)):
+        if old.get(rel) != new.get(rel):
+            was = str(old[rel])[:_SHORT] if rel in old else "not read"
+            now = str(new[rel])[:_SHORT] if rel in new else "missing"
+            parts.append(f"{rel}: SHA-256 recorded {was}, now {now}")
+    if not parts:
+        return None
+    return f"the NewtonBench checkout {after.get('newtonbench_path')} changed since this run recorded it ({'; '.join(parts)})"

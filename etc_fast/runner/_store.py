@@ -22,7 +22,7 @@ import yaml
 
 from etc_fast.protocol import TrialRecord, to_jsonable
 from etc_fast.runner._config import RunConfig, config_identity
-from etc_fast.runner._inputs import INPUTS, check_inputs
+from etc_fast.runner._inputs import INPUTS, check_inputs, checkout_changes
 from etc_fast.store import (
     CONFIG,
     LOCK,
@@ -221,6 +221,13 @@ class RunStore:
             old, new = config_identity(stored), config.identity()
             if old != new:
                 diff = _first_difference(old, new)
+                changed = checkout_changes(root, config) if diff.startswith("llm.newtonbench_version") else None
+                if changed:
+                    raise RunDirError(
+                        f"{root}: {changed}; its texts are part of the trials, so nothing was run or changed. "
+                        f"Restore the checkout as it was ({root / VERSIONS} lists its commit and files), or run "
+                        f"into a new --out"
+                    )
                 raise RunDirError(
                     f"{root} holds a run of a different configuration ({diff}); "
                     f"resume only with the same grid, or pass a new --out"

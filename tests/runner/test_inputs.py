@@ -194,3 +194,20 @@ def test_a_file_edited_during_the_run_is_reported(tmp_path):
     _write_task(tmp_path, "v**2")
     _inputs_moved(recorded, stream)
     assert "task.yaml changed while the run was going" in stream.getvalue()
+
+
+def test_an_edited_newtonbench_checkout_is_named(tmp_path):
+    root = tmp_path / "nb"
+    shutil.copytree(REPO / "tests" / "llm" / "nb_fixture", root)
+    doc = {"name": "x", "judge": "structural", "out": str(tmp_path / "run"),
+           "llm": {"base_url": "http://127.0.0.1:9/v1", "prompts": "newtonbench", "newtonbench_path": str(root)},
+           "grids": [{"model": "test-model", "configurations": ["baseline_n"], "tasks": ["m0_gravity"]}]}
+    with RunStore.open(parse_config(doc)):
+        pass
+    before = _snapshot(tmp_path / "run")
+    prompts = root / "modules" / "m0_gravity" / "prompts.py"
+    prompts.write_text(prompts.read_text() + "\n# edited\n")
+    with pytest.raises(RunDirError, match=r"NewtonBench checkout .* changed since this run recorded it "
+                                          r"\(modules/m0_gravity/prompts\.py: SHA-256 recorded [0-9a-f]{12}, now [0-9a-f]{12}\)"):
+        RunStore.open(parse_config(doc))
+    assert _snapshot(tmp_path / "run") == before
