@@ -8,7 +8,9 @@ NewtonBench's question, answered offline and deterministically:
    task's ``constants:``) kept as symbols of their sign.
 2. **Compare symbolically.** The submission's numbers that lie within relative 1e-6 of a number of
    the truth (literals, exponents, ``180/pi``, ``e + 1``; exact rationals must be equal) are set to
-   it. Each hidden constant is then solved for so that the truth with it equals the submission:
+   it; a decimal near none of them is read as a simple fraction or as a *combined number* of the
+   truth, a product of powers of its numbers and named constants' values (``1/(16*pi**2)``,
+   ``9.81/(4*pi**2)``, ``sqrt(2*9.81)``: :class:`_Combined`), the closest within 1e-6. Each hidden constant is then solved for so that the truth with it equals the submission:
    exactly (closed form) where the constant enters linearly, else by Newton's method at 60
    digits. The two sympy expressions are then evaluated exactly at generic domain points: they are
    the same law only if they agree to 1e-35 relative, which holds for any algebraic rewrite and
@@ -40,7 +42,7 @@ from etc_fast.tasks import Task
 __all__ = ["StructuralJudge", "JUDGE_VERSION"]
 
 #: Version of the structural judge's rules (recorded with every re-judged run).
-JUDGE_VERSION = "2.1"
+JUDGE_VERSION = "2.2"
 
 _DPS = 60
 #: Seconds the algebra on one submission may take (in a killable judge child) before the verdict
@@ -86,6 +88,11 @@ def _fmt(v) -> str:
     return f"{float(v):.6g}"
 
 
+def _show(e: sp.Expr) -> str:
+    """``e`` for a reason, its decimals to six digits (``2.45250/pi**2``)."""
+    return str(e.xreplace({f: sp.Float(f, 6) for f in e.atoms(sp.Float)}))
+
+
 class _Truth:
     """Everything about a task the judge computes once."""
 
@@ -120,6 +127,7 @@ class _Truth:
             self.h_mp = _mp_lambda(self.syms, self.expr.subs(zero))
             self.g_mp = [_mp_lambda(self.syms, sp.diff(self.expr, c)) for c in self.csyms]
         self.numbers = _numbers(self.expr) | _numbers(_canonical(self.expr)) | _numbers(_expanded(self.expr))
+        self.combined = _Combined(*_bases(self.numbers, self.const_values.values()))
         # check that the translation is the law the simulator computes
         at_true = self.expr.subs({c: v for c, v in zip(self.csyms, self.ctrue)})
         vals = numeric(at_true, self.syms, self.X)
@@ -200,8 +208,131 @@ def _expanded(expr: sp.Expr) -> sp.Expr:
         return expr
 
 
-def _snap(expr: sp.Expr, numbers: dict) -> tuple[sp.Expr, list]:
-    """Set numbers of ``expr`` within relative 1e-6 of a number of the truth to it."""
+#: Largest |exponent| of a number in a combined number (4 in a product of three), how many of
+#: the truth's numbers one may multiply, and how many the truth offers (pi, e, then the rest by size).
+_COMBINED_MAX_EXP = 6
+_COMBINED_MAX_FACTORS = 3
+_COMBINED_MAX_BASES = 6
+#: Largest numerator and denominator of a combined number's rational factor.
+_COMBINED_MAX_RATIONAL = 256
+#: Denominator up to which a decimal that is a simple fraction is read as that fraction before it
+#: is compared with the combined numbers (0.2333333333 is 7/30, not some product of the law's).
+_SMALL_DENOMINATOR = 1000
+#: A decimal of the truth that is a fraction of at most this denominator is that fraction (its
+#: primes are bases); any other decimal (9.81, 0.47) is a base itself.
+_BASE_DENOMINATOR = 12
+
+
+def _bases(numbers, constant_values) -> tuple[list[int], list[sp.Expr]]:
+    """The primes and the other numbers that a combined number of the truth is made of.
+
+    The primes are those of the truth's exact rationals, and 2 and 3 (which halving, squaring and
+    rewriting produce everywhere); the other numbers are the truth's numbers taken apart into
+    factors (``pi``, ``E``, ``9.81``, ``log(2.3)``, ``e + 1``) and the values of its named constants.
+    """
+    primes: set[int] = {2, 3}
+    others: dict[float, sp.Expr] = {}
+
+    def add(f: sp.Expr) -> None:
+        if f.is_Pow and f.exp.is_Rational:
+            add(f.base)
+            return
+        if f.is_Rational:
+            for part in (abs(f.p), f.q):
+                if 1 < part <= 10**6:
+                    primes.update(int(q) for q in sp.primefactors(part))
+            return
+        if isinstance(f, sp.Float):  # 2.0, 0.25 and 1.5 are rationals; 9.81 and 0.47 stay numbers
+            fr = fractions.Fraction(str(f)).limit_denominator(_BASE_DENOMINATOR)
+            if fr and abs(float(fr) - float(f)) <= _RATIONAL_TOL * abs(float(f)):
+                add(sp.Rational(fr.numerator, fr.denominator))
+                return
+        try:
+            v = abs(float(f))
+        except (TypeError, ValueError):
+            return
+        if v > 0 and math.isfinite(v) and abs(v - 1) > 1e-12 and not any(abs(v - u) <= 1e-12 * u for u in others):
+            others[v] = f if float(f) > 0 else -f
+
+    for n in numbers:
+        for f in sp.Mul.make_args(n):
+            add(f)
+    for c in constant_values:
+        add(sp.Float(repr(float(c)), _DPS))
+    named = [e for e in (sp.pi, sp.E) if e in others.values()]
+    rest = sorted((e for e in others.values() if e not in named), key=lambda e: (sp.count_ops(e), float(e)))
+    return sorted(primes), (named + rest)[:_COMBINED_MAX_BASES]
+
+
+class _Combined:
+    """The combined numbers of a truth, searchable by value.
+
+    A combined number is ``r * prod(b_i ** k_i)``: ``r`` a fraction whose numerator and denominator
+    are products of the truth's primes up to :data:`_COMBINED_MAX_RATIONAL`, or its square root, times at most
+    :data:`_COMBINED_MAX_FACTORS` of its other numbers ``b_i``, each to a nonzero multiple of 1/2 up
+    to :data:`_COMBINED_MAX_EXP` in size (4 in a product of three): ``1/(16*pi**2)`` and
+    ``9.81/(4*pi**2)`` in a damped pendulum's period, ``sqrt(2*9.81)``, ``3*pi**2*e/2``.
+    """
+
+    def __init__(self, primes: list[int], bases: list[sp.Expr]) -> None:
+        import itertools
+
+        smooth = [1]
+        for p in primes:
+            smooth = sorted({m * p ** j for m in smooth for j in range(0, 64)
+                             if m * p ** j <= _COMBINED_MAX_RATIONAL})
+        rats = sorted({fractions.Fraction(p, q) for p in smooth for q in smooth})
+        # the fractions and their square roots (sqrt(2*9.81) is sqrt(2) * 9.81**(1/2))
+        roots = [r for r in rats if math.isqrt(r.numerator) ** 2 != r.numerator or math.isqrt(r.denominator) ** 2 != r.denominator]
+        self.rationals = [(r, 2) for r in rats] + [(r, 1) for r in roots]  # (fraction, twice its exponent)
+        self.rat_logs = np.array([math.log(r) * e / 2 for r, e in self.rationals])
+        order = np.argsort(self.rat_logs, kind="stable")
+        self.rat_logs = self.rat_logs[order]
+        self.rationals = [self.rationals[i] for i in order]
+        self.bases = bases
+        logs = np.array([math.log(float(b)) for b in bases])
+        n = _COMBINED_MAX_FACTORS
+        values, keys = [np.zeros(1)], [np.zeros((1, 2 * n), dtype=np.int8)]
+        for r in range(1, min(n, len(bases)) + 1):
+            top = 2 * (_COMBINED_MAX_EXP if r < 3 else 4)
+            halves = np.array([k for k in range(-top, top + 1) if k != 0], dtype=np.int8)
+            grids = np.meshgrid(*[halves] * r, indexing="ij")
+            ks = np.stack([g.ravel() for g in grids], axis=1)  # (m, r) exponents in halves
+            for combo in itertools.combinations(range(len(bases)), r):
+                values.append(ks @ (logs[list(combo)] / 2))
+                key = np.zeros((ks.shape[0], 2 * n), dtype=np.int8)
+                key[:, :r] = np.array(combo) + 1  # base index + 1 (0: unused)
+                key[:, n:n + r] = ks
+                keys.append(key)
+        self.logs, self.keys = np.concatenate(values), np.concatenate(keys)
+
+    def match(self, value: float) -> sp.Expr | None:
+        """The combined number within relative :data:`_SNAP_TOL` of ``value`` (the closest), or ``None``."""
+        if value == 0 or not math.isfinite(value):
+            return None
+        want = math.log(abs(value)) - self.logs  # the rational factor each product would need
+        j = np.clip(np.searchsorted(self.rat_logs, want), 1, self.rat_logs.size - 1)
+        near = np.where(np.abs(self.rat_logs[j - 1] - want) <= np.abs(self.rat_logs[j] - want), j - 1, j)
+        miss = np.abs(self.rat_logs[near] - want)
+        i = int(np.argmin(miss))
+        if not miss[i] <= math.log1p(_SNAP_TOL):
+            return None
+        r, e = self.rationals[int(near[i])]
+        out: sp.Expr = sp.Rational(r.numerator, r.denominator) ** sp.Rational(e, 2) * (1 if value > 0 else -1)
+        n = _COMBINED_MAX_FACTORS
+        for b, k in zip(self.keys[i][:n], self.keys[i][n:]):
+            if b:
+                out = out * self.bases[int(b) - 1] ** sp.Rational(int(k), 2)
+        return out
+
+
+def _snap(expr: sp.Expr, numbers: dict, combined: _Combined | None = None) -> tuple[sp.Expr, list]:
+    """Set numbers of ``expr`` within relative 1e-6 of a number of the truth to it.
+
+    A decimal that no number of the truth is within 1e-6 of is read, in this order, as a fraction
+    of denominator at most :data:`_SMALL_DENOMINATOR` (to 1e-9), as a combined number of the truth
+    (``combined``, to 1e-6), or as a fraction of denominator at most 1e6 (to 1e-9).
+    """
     changed: list = []
     items = list(numbers.items())
 
@@ -221,6 +352,14 @@ def _snap(expr: sp.Expr, numbers: dict) -> tuple[sp.Expr, list]:
                 if node.is_Rational and t.is_Rational:
                     continue  # exact rationals must be equal
                 best, bd = t, d
+        if best is None and isinstance(node, sp.Float):
+            small = fractions.Fraction(str(node)).limit_denominator(_SMALL_DENOMINATOR)
+            if small and abs(float(small) - v) <= _RATIONAL_TOL * abs(v):
+                return sp.Rational(small.numerator, small.denominator)
+        if best is None and combined is not None and not node.is_Rational:
+            best = combined.match(v)
+            if best is not None and best in numbers:
+                best = None if node == best else best
         if best is None and isinstance(node, sp.Float):
             # A decimal that is a simple fraction to 1e-9 is that fraction (0.333333333333 -> 1/3,
             # 0.00294117647059 -> 1/340): a law rewritten with rounded coefficients, such as
@@ -358,7 +497,7 @@ class StructuralJudge:
         if n_fin == 0:
             return Verdict(self.name, False, "the truth is not finite at any grid point")
         sub = translate(source, T.names, T.symbols, sample=T.X)
-        S, changed = _snap(sub.expr, T.numbers)
+        S, changed = _snap(sub.expr, T.numbers, T.combined)
         S = sp.sympify(S)
         if S.free_symbols - set(T.syms):
             return Verdict(self.name, False, "cannot translate: the law uses unknown symbols")
@@ -396,7 +535,7 @@ class StructuralJudge:
                                              f"{self.rel_tol:.0e} (max {worst:.1e}): a branch or min/max differs")
         parts = [f"{n} {_fmt(c)} vs {_fmt(ct)}: allowed" for n, c, ct in zip(T.used, consts, T.ctrue)]
         if changed:
-            parts.append("numbers taken as the law's: " + ", ".join(f"{_fmt(a)}~{b}" for a, b in changed[:3]))
+            parts.append("numbers taken as the law's: " + ", ".join(f"{_fmt(a)}~{_show(b)}" for a, b in changed[:3]))
         if not parts:
             parts.append("no hidden constant")
         close = float(np.max(rel_truth)) if rel_truth.size else 0.0

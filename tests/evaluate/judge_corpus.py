@@ -262,3 +262,43 @@ CASES = [
     ("m11_heat_transfer", "hard", "v2", R, "min that never binds", "min(c / (m * delta_T) ** (np.e + 1), 1e300)"),
     ("m11_heat_transfer", "hard", "v2", W, "exponent e", "c / (m * delta_T) ** np.e"),
 ]
+
+# ---- laws with combined constants ------------------------------------------------------
+#: Small tasks (law in the hypothesis language, its named hidden constants, variables) whose
+#: submissions fold the law's literals and named constants into decimals (12 significant digits).
+_PENDULUM_VARS = [("l", "log", 0.1, 10), ("gamma", "linear", 0.0, 1.0)]
+COMBINED_TASKS = {
+    "pendulum_g": ("2*pi/sqrt(g/l - gamma**2/4)", {"g": 9.81}, _PENDULUM_VARS),
+    "pendulum": ("2*pi/sqrt(9.81/l - gamma**2/4)", {}, _PENDULUM_VARS),
+    "free_fall": ("sqrt(2*9.81*h)", {}, [("h", "log", 0.01, 100)]),
+    "gauss": ("exp(-x**2/(2*s**2))/(s*sqrt(2*pi))", {}, [("x", "linear", -3, 3), ("s", "log", 0.5, 2)]),
+    "arrhenius": ("k*exp(-E/(8.314*T))", {"k": 1000.0}, [("E", "log", 1e3, 1e5), ("T", "log", 200, 2000)]),
+    "kepler": ("sqrt(4*pi**2*a**3/(G*M))", {"G": 6.674e-11}, [("a", "log", 1e9, 1e12), ("M", "log", 1e28, 1e31)]),
+    "e_sqrt2": ("sqrt(2)*x*exp(1 - y/e)", {}, [("x", "log", 0.1, 10), ("y", "linear", 0, 5)]),
+    "oscillator_g": ("sqrt(g/l)*sin(sqrt(g/l)*t)", {"g": 9.81}, [("l", "log", 0.5, 2), ("t", "linear", 0.1, 1)]),
+}
+
+#: (task in COMBINED_TASKS, credited, why, expression over the task's variables, numpy as np).
+COMBINED_CASES = [
+    ("pendulum_g", R, "g/(4 pi^2) and 1/(16 pi^2) folded", "1/np.sqrt(-0.00633257397765*gamma**2 + 0.248490202883/l)"),
+    ("pendulum_g", W, "1/(8 pi^2) for 1/(16 pi^2)", "1/np.sqrt(-0.0126651479553*gamma**2 + 0.248490202883/l)"),
+    ("pendulum", R, "g/(4 pi^2) and 1/(16 pi^2) folded, g a literal", "1/np.sqrt(-0.00633257397765*gamma**2 + 0.248490202883/l)"),
+    ("pendulum", R, "2 pi as a decimal, the root rewritten", "6.28318530718*np.sqrt(l/(9.81 - 0.25*gamma**2*l))"),
+    ("pendulum", W, "g/(4 pi^2) rounded to four digits", "1/np.sqrt(-0.00633257397765*gamma**2 + 0.2485/l)"),
+    ("pendulum", W, "g/(4 pi) for g/(4 pi^2)", "1/np.sqrt(-0.00633257397765*gamma**2 + 0.780654995866/l)"),
+    ("free_fall", R, "sqrt(2 g) folded", "4.42944691807*np.sqrt(h)"),
+    ("free_fall", W, "sqrt(2 g) rounded", "4.43*np.sqrt(h)"),
+    ("free_fall", W, "exponent 0.52", "4.42944691807*h**0.52"),
+    ("gauss", R, "1/sqrt(2 pi) folded", "0.398942280401*np.exp(-0.5*x**2/s**2)/s"),
+    ("gauss", R, "sqrt(2 pi) folded in the denominator", "np.exp(-0.5*(x/s)**2)/(2.50662827463*s)"),
+    ("gauss", W, "0.4 for 1/sqrt(2 pi)", "0.4*np.exp(-0.5*x**2/s**2)/s"),
+    ("gauss", W, "the 1/2 in the exponent dropped", "0.398942280401*np.exp(-x**2/s**2)/s"),
+    ("arrhenius", R, "1/8.314 in the exponent", "1000*np.exp(-0.12027904739*E/T)"),
+    ("arrhenius", W, "1/8.314 rounded in the exponent", "1000*np.exp(-0.1203*E/T)"),
+    ("kepler", R, "2 pi folded, G another value", "6.28318530718*np.sqrt(a**3/(6.7e-11*M))"),
+    ("kepler", W, "a**2.8 under the root", "6.28318530718*np.sqrt(a**2.8/(6.674e-11*M))"),
+    ("e_sqrt2", R, "sqrt(2) e and 1/e folded", "3.84423102816*x*np.exp(-0.367879441171*y)"),
+    ("e_sqrt2", W, "extra additive term", "3.84423102816*x*np.exp(-0.367879441171*y) + 0.001"),
+    ("oscillator_g", R, "sqrt(g) folded in two places", "3.13209195267*np.sin(3.13209195267*t/np.sqrt(l))/np.sqrt(l)"),
+    ("oscillator_g", W, "the two sqrt(g) disagree", "3.13209195267*np.sin(3.2*t/np.sqrt(l))/np.sqrt(l)"),
+]

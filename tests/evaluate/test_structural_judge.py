@@ -183,3 +183,71 @@ def test_explanation_does_not_expand_nested_functions():
     big = sum(sp.Integer(k) * x ** k for k in range(1, _EXPAND_MAX_OPS))
     assert _expand_small(big * (x + 1)) == big * (x + 1)
     assert _expand_small(x * (x + 1)) == x ** 2 + x  # small laws are still expanded
+
+
+# ---- combined constants ------------------------------------------------------------------
+def _combined_task(name):
+    from tests.evaluate.judge_corpus import COMBINED_TASKS
+
+    law, constants, variables = COMBINED_TASKS[name]
+    return make_task(name, law, variables, constants=constants)
+
+
+def test_combined_corpus_is_balanced():
+    from tests.evaluate.judge_corpus import COMBINED_CASES, COMBINED_TASKS
+
+    assert len(COMBINED_CASES) >= 20
+    assert {c[0] for c in COMBINED_CASES} == set(COMBINED_TASKS)
+    assert sum(c[1] for c in COMBINED_CASES) >= 9 and sum(not c[1] for c in COMBINED_CASES) >= 9
+
+
+def _combined_ids():
+    from tests.evaluate.judge_corpus import COMBINED_CASES
+
+    return COMBINED_CASES, [f"{c[0]}-{c[2][:40]}" for c in COMBINED_CASES]
+
+
+@pytest.mark.parametrize("case", _combined_ids()[0], ids=_combined_ids()[1])
+def test_combined_corpus(judge, case):
+    name, label, why, src = case
+    task = _combined_task(name)
+    v = judge.judge(_wrap(task, src), task)
+    assert v.credited == label, f"{why}: {v.reason}"
+
+
+_PENDULUM_YAML = (
+    "name: pendulum\ndescription: period of a damped pendulum\noutput: {name: P, description: period}\n"
+    "variables:\n  - {name: l, description: length, scale: log, low: 0.1, high: 10}\n"
+    "  - {name: gamma, description: damping rate, scale: linear, low: 0.0, high: 1.0}\n"
+)
+
+
+@pytest.mark.parametrize("constants", [True, False], ids=["constants-block", "literal-g"])
+@pytest.mark.parametrize("sqrt", ["np.sqrt", "numpy.sqrt", "math.sqrt"])
+def test_damped_pendulum_with_combined_constants(tmp_path, constants, sqrt):
+    """A custom damped pendulum: the exact law with g/(4 pi^2) and 1/(16 pi^2) written as decimals
+    is credited, with g a named constant and with g a literal; 1/(8 pi^2) or g/(4 pi) are refused."""
+    from etc_fast.tasks import get_task as gt
+
+    p = tmp_path / "pendulum.yaml"
+    law = "law: 2*pi/sqrt(g/l - gamma**2/4)\nconstants: {g: 9.81}\n" if constants else \
+        "law: 2*pi/sqrt(9.81/l - gamma**2/4)\n"
+    p.write_text(_PENDULUM_YAML + law)
+    task = gt(str(p))
+    j = StructuralJudge(timeout_s=None)
+
+    def src(body):
+        return f"def discovered_law(l, gamma):\n    import numpy as np\n    import numpy\n    import math\n    return {body}\n"
+
+    v = j.judge(src(f"1/{sqrt}(-0.00633257397765*gamma**2 + 0.248490202883/l)"), task)
+    assert v.credited, v.reason
+    assert "1/(16*pi**2)" in v.reason or "-0.00633257" in v.reason
+    # g/(4 pi) for g/(4 pi^2) is the law with g = 9.81 pi where g is a named constant, wrong where it is 9.81
+    gpi = "1/{s}(-0.00633257397765*gamma**2 + 0.780654995866/l)"
+    assert j.judge(src(gpi.format(s=sqrt)), task).credited == constants
+    for wrong in ("1/{s}(-0.0126651479553*gamma**2 + 0.248490202883/l)",
+                  "1/{s}(-0.00633257397765*gamma**2 + 0.248490202883/l**1.01)",
+                  "1/{s}(-0.00633257397765*gamma**3 + 0.248490202883/l)",
+                  "1/{s}(0.248490202883/l)"):
+        w = j.judge(src(wrong.format(s=sqrt)), task)
+        assert not w.credited, (wrong, w.reason)
