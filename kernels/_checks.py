@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from kernels._shared import _first_outside_unit
@@ -31,7 +33,7 @@ def as_unit_coordinates(U, name: str, n_rows: int | None = None) -> np.ndarray:
     """
     U = np.asarray(U)
     if U.ndim != 2 or U.shape[1] < 1 or (n_rows is not None and U.shape[0] != n_rows):
-        want = "a 2-D array [n, d] with d >= 1" if n_rows is None else f"of shape [{n_rows}, d >= 1] (one row per score)"
+        want = "a 2-D array [n, d] with d >= 1" if n_rows is None else f"of shape [{n_rows}, d >= 1] (one row per point)"
         raise ValueError(f"{name} must be {want}, got shape {U.shape}")
     if U.dtype.kind not in "fiu":
         raise TypeError(f"{name} must hold real numbers, got dtype {U.dtype}")
@@ -99,3 +101,74 @@ def as_packed_programs(ops, args, consts, prog_start, prog_len, const_start):
             f"{n_prog}, {prog_len.shape[0]}, {const_start.shape[0]}"
         )
     return ops, args, consts, prog_start, prog_len, const_start
+
+
+def named_errors(fn):
+    """Decorate a public wrapper so that every ValueError or TypeError it raises begins with its name.
+
+    The message is changed in place (``"H_obs must be 2-D"`` becomes ``"calibrate: H_obs must be
+    2-D"``), so the exception keeps its type and traceback; one raised by a nested public wrapper
+    keeps that wrapper's name after this one's. A message that already begins with the name is left
+    as it is. The cost is one Python call frame per call.
+    """
+    prefix = fn.__name__ + ": "
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (ValueError, TypeError) as exc:
+            if exc.args and isinstance(exc.args[0], str) and not exc.args[0].startswith(prefix):
+                exc.args = (prefix + exc.args[0], *exc.args[1:])
+            raise
+
+    return wrapper
+
+
+def check_count(n, name: str) -> int | None:
+    """An optional stated size (``None`` or a non-negative int, booleans refused)."""
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"{name} must be a non-negative integer or None, got {n!r}")
+    return int(n)
+
+
+def check_points_last(P: np.ndarray, name: str, n_points, rows: str = "n_hyp") -> None:
+    """Orientation of ``P`` [rows, n_points]: hypotheses along the rows, points along the columns.
+
+    With ``n_points`` stated, ``P`` must have that many columns. Without it the rule is
+    ``rows <= n_points`` (an empty ``P`` passes): a committee is not larger than the set of points it is compared at, so a
+    matrix with more rows than columns is refused as transposed (a caller whose committee really
+    outnumbers its points states ``n_points``).
+    """
+    n = check_count(n_points, "n_points")
+    if n is not None:
+        if P.shape[1] != n:
+            raise ValueError(f"{name} must have shape ({rows}, n_points={n}), got {P.shape}")
+    elif P.shape[0] > P.shape[1] and P.size:
+        raise ValueError(
+            f"{name} must have shape ({rows}, n_points) with {rows} <= n_points, got {P.shape}: {P.shape[0]} "
+            f"{rows} at {P.shape[1]} points looks transposed (pass {name}.T), or state n_points={P.shape[1]} "
+            f"when there are more {rows} than points"
+        )
+
+
+def check_points_first(X: np.ndarray, name: str, n_points, reads, cols: str = "d") -> None:
+    """Orientation of ``X`` [n_points, cols]: points along the rows.
+
+    With ``n_points`` stated, ``X`` must have that many rows. Without it, ``X`` with more columns
+    rows (and at least one) is refused as transposed when fewer than all its columns are used: ``reads()`` is the
+    number of leading columns the call uses (called only in that case, so the common call pays one
+    comparison). A caller with fewer points than unused columns states ``n_points``.
+    """
+    n = check_count(n_points, "n_points")
+    if n is not None:
+        if X.shape[0] != n:
+            raise ValueError(f"{name} must have shape (n_points={n}, {cols}), got {X.shape}")
+    elif 0 < X.shape[0] < X.shape[1] and reads() < X.shape[1]:
+        raise ValueError(
+            f"{name} must have shape (n_points, {cols}), got {X.shape}: {X.shape[0]} points with {X.shape[1]} "
+            f"columns of which only {reads()} are used looks transposed (pass {name}.T), or state "
+            f"n_points={X.shape[0]}"
+        )

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kernels._checks import as_float_array
+from kernels._checks import as_float_array, named_errors
 from kernels._jit import JIT
 from kernels._shared import _finite, _quantile_sorted
 
@@ -231,11 +231,13 @@ def _fit_filter(err, ok, max_keep, threshold, min_keep):
     return keep, False
 
 
+@named_errors
 def fit_denominator(y) -> float:
     """Fit-error denominator of observed outputs ``y`` (float64[n_obs]); see the module docstring."""
     return float(_fit_denominator(as_float_array(y, "y", 1)))
 
 
+@named_errors
 def calibrate(H_obs, y_obs, *, deg_rel: float = DEGENERATE_REL):
     """Affine least-squares calibration ``h~ = a h + b`` of each hypothesis to the observations.
 
@@ -255,6 +257,7 @@ def calibrate(H_obs, y_obs, *, deg_rel: float = DEGENERATE_REL):
     return _calibrate(H, y, float(deg_rel))
 
 
+@named_errors
 def fit_filter(err, ok, *, max_keep: int = 4, threshold: float = 0.75, min_keep: int = 2):
     """Keep the committee members whose calibration fits the observations (DESIGN step 3).
 

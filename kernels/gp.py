@@ -44,7 +44,7 @@ import math
 import numpy as np
 from numba import njit
 
-from kernels._checks import as_float_array, as_unit_coordinates, check_k
+from kernels._checks import as_float_array, as_unit_coordinates, check_k, named_errors
 from kernels._jit import JIT
 from kernels._shared import _cholesky
 
@@ -340,6 +340,7 @@ def _hyper(lengths, signal_var, noise, d: int) -> tuple[np.ndarray, float, float
     return 1.0 / (ls * ls), s2, nz
 
 
+@named_errors
 def gp_posterior(U_obs, z, U_pool, lengths, signal_var: float, noise: float) -> tuple[np.ndarray, np.ndarray]:
     """Posterior mean and sd of the latent function at pool points (module docstring).
 
@@ -368,6 +369,7 @@ def gp_posterior(U_obs, z, U_pool, lengths, signal_var: float, noise: float) -> 
     return mean, sd
 
 
+@named_errors
 def gp_log_likelihood(U_obs, z, lengths, signal_var: float, noise: float) -> float:
     """Log marginal likelihood of ``z`` (module docstring); ``-inf`` when the covariance matrix is not
     positive definite."""
@@ -376,6 +378,7 @@ def gp_log_likelihood(U_obs, z, lengths, signal_var: float, noise: float) -> flo
     return float(_log_likelihood(U, zz, inv_l2, s2, nz))
 
 
+@named_errors
 def gp_fit(U_obs, z, *, nuggets=NUGGET_NOISELESS, length_grid=LENGTH_GRID,
            passes: int = FIT_PASSES) -> tuple[np.ndarray, float, float, float, int]:
     """Hyperparameters by the count-bounded likelihood search of the module docstring.
@@ -409,6 +412,7 @@ def gp_fit(U_obs, z, *, nuggets=NUGGET_NOISELESS, length_grid=LENGTH_GRID,
     return grid[cur].copy(), float(s2), float(gs[gi] * s2), float(lml), int(n_eval)
 
 
+@named_errors
 def gp_select(U_obs, z, U_pool, available, k: int, lengths, signal_var: float, noise: float, *,
               kappa: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Greedy batch of ``min(k, #available)`` pool points (module docstring).

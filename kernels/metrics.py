@@ -15,6 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
+from kernels._checks import named_errors
 from kernels._jit import JIT
 from kernels._mathlib import log1p_nonneg
 
@@ -87,6 +88,7 @@ def _as_vector(a, name: str) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.float64)
 
 
+@named_errors
 def rmsle_coverage(y_true, y_pred) -> tuple[float, int, int, bool, int]:
     """NewtonBench RMSLE plus the coverage audit of one submission.
 
@@ -107,15 +109,16 @@ def rmsle_coverage(y_true, y_pred) -> tuple[float, int, int, bool, int]:
     """
     t = _as_vector(y_true, "y_true")
     p = _as_vector(y_pred, "y_pred")
-    if t.shape != p.shape:
-        raise ValueError(f"rmsle_coverage: y_true has shape {t.shape} but y_pred has shape {p.shape}")
     if t.ndim != 1:
-        raise ValueError(f"rmsle_coverage: expected one-dimensional arrays, got shape {t.shape}")
+        raise ValueError(f"rmsle_coverage: y_true must be one-dimensional (n,), got shape {t.shape}")
+    if t.shape != p.shape:
+        raise ValueError(f"rmsle_coverage: y_pred must have y_true's shape {t.shape}, got {p.shape}")
     rmsle, n_ft, n_fp, n_sign = _rmsle_coverage(t, p)
     complete = bool(n_ft > 0 and n_fp == n_ft)
     return float(rmsle), int(n_ft), int(n_fp), complete, int(n_sign)
 
 
+@named_errors
 def coverage_q(complete, rmsle, taus=(0.01, 0.1, 1.0)) -> np.ndarray:
     """Coverage-sensitive pass indicators ``C = 1 and R finite and R <= tau``.
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kernels._checks import as_float_array
+from kernels._checks import as_float_array, check_points_last, named_errors
 from kernels._jit import JIT
 
 __all__ = ["relative_residual_rms", "relative_disagreement", "maximin_pick"]
@@ -46,6 +46,7 @@ def _relative_residual_rms(P, y):  # pragma: no cover - compiled
     return rms, count
 
 
+@named_errors
 def relative_residual_rms(P, y):
     """RMS relative residual of each row of ``P`` against ``y``.
 
@@ -86,17 +87,22 @@ def _relative_disagreement(P):  # pragma: no cover - compiled
     return out
 
 
-def relative_disagreement(P):
+@named_errors
+def relative_disagreement(P, *, n_points: int | None = None):
     """Relative spread ``2 (max - min) / (|max| + |min|)`` of each column's finite predictions.
 
     Args:
-        P: float64[n_hyp, n_points] calibrated predictions.
+        P: float64[n_hyp, n_points] calibrated predictions. Without ``n_points`` it must not have
+            more rows than columns (more hypotheses than points reads as a transposed matrix).
+        n_points: The number of points, when stated: ``P`` must have that many columns (any
+            number of rows).
 
     Returns:
         float64[n_points]; NaN where fewer than two predictions are finite, 0 where all are 0. Two
         predictions ``p`` and ``p (1 + delta)`` give about ``delta``; opposite signs give 2.
     """
     P = as_float_array(P, "P", 2)
+    check_points_last(P, "P", n_points)
     return _relative_disagreement(np.ascontiguousarray(P))
 
 
@@ -135,6 +141,7 @@ def _maximin_pick(R, C, k):  # pragma: no cover - compiled
     return picks
 
 
+@named_errors
 def maximin_pick(U_ref, U_cand, k: int) -> np.ndarray:
     """Greedy maximin picks: ``k`` candidate rows, each farthest from the references and earlier picks.
 
@@ -152,8 +159,8 @@ def maximin_pick(U_ref, U_cand, k: int) -> np.ndarray:
     """
     R = as_float_array(U_ref, "U_ref", 2)
     C = as_float_array(U_cand, "U_cand", 2)
-    if R.shape[1] != C.shape[1] and R.shape[0] > 0:
-        raise ValueError(f"maximin_pick: U_ref has {R.shape[1]} columns but U_cand has {C.shape[1]}")
+    if R.shape[1] != C.shape[1] and (R.shape[0] > 0 or R.shape[1] > 0):
+        raise ValueError(f"U_ref must have shape (n_ref, d) with d = U_cand's {C.shape[1]} columns, got {R.shape}")
     if not np.all(np.isfinite(C)):
         raise ValueError("maximin_pick: U_cand holds a non-finite coordinate")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kernels._checks import named_errors
 from kernels._jit import JIT
 
 __all__ = ["best_pairs"]
@@ -72,6 +73,7 @@ def _best_pairs(UT, b, left, right, same, keep):  # pragma: no cover - compiled
     return top_i, top_j, top_g
 
 
+@named_errors
 def best_pairs(U: np.ndarray, t: np.ndarray, keep: int, left: np.ndarray | None = None,
                right: np.ndarray | None = None) -> list[tuple[int, int]]:
     """The ``keep`` pairs of columns of ``U`` whose joint least-squares fit of ``t`` leaves the least residual.
@@ -88,7 +90,10 @@ def best_pairs(U: np.ndarray, t: np.ndarray, keep: int, left: np.ndarray | None 
         ``left`` then ``right``).
     """
     U = np.asarray(U, dtype=np.float64)
-    t = np.asarray(t, dtype=np.float64).reshape(-1)
+    t = np.asarray(t, dtype=np.float64)
+    if t.ndim != 1 and not (t.ndim == 2 and t.shape[1] == 1):
+        raise ValueError(f"best_pairs: t must be one-dimensional (n,), got shape {t.shape}")
+    t = t.reshape(-1)
     if U.ndim != 2 or U.shape[0] != t.shape[0]:
         raise ValueError(f"best_pairs: U must be (n, L) with n = len(t) = {t.shape[0]}, got {U.shape}")
     if not (isinstance(keep, (int, np.integer)) and keep >= 1):

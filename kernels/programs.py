@@ -23,6 +23,7 @@ from numba import njit
 
 from kernels import _vecmath
 from kernels._checks import as_packed_programs as _coerce  # the name other modules import
+from kernels._checks import check_points_first, named_errors
 from kernels._jit import JIT
 
 __all__ = ["evaluate_programs", "check_programs", "OPCODES", "OP_ARITY"]
@@ -398,6 +399,7 @@ def _raise_invalid(code, where_p, where_k):
     raise ValueError(f"{where} {_CHECK_MESSAGES[code]}")
 
 
+@named_errors
 def check_programs(ops, args, consts, prog_start, prog_len, const_start, n_vars):
     """Validate packed programs; return the stack depth they need.
 
@@ -425,7 +427,21 @@ def check_programs(ops, args, consts, prog_start, prog_len, const_start, n_vars)
     return int(depth)
 
 
-def evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, X):
+def columns_read(ops: np.ndarray, args: np.ndarray) -> int:
+    """How many leading columns of ``X`` packed opcodes read: one more than the largest ``var`` argument."""
+    var_args = args[ops == VAR]
+    return int(var_args.max()) + 1 if var_args.size else 0
+
+
+def points_rows(X: np.ndarray, ops: np.ndarray, args: np.ndarray, n_points) -> None:
+    """Check that ``X`` holds points along its rows (``kernels._checks.check_points_first``): with
+    ``n_points`` stated, that it has that many rows; without it, that it is not wider than tall with
+    columns the programs never read, which is what a transposed ``X`` looks like."""
+    check_points_first(X, "X", n_points, lambda: columns_read(ops, args))
+
+
+@named_errors
+def evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, X, *, n_points: int | None = None):
     """Evaluate many packed postfix programs at many points in one call.
 
     Args:
@@ -437,18 +453,22 @@ def evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, X):
         prog_len: int64[P] number of instructions of each program.
         const_start: int64[P] offset of each program's constants in ``consts``.
         X: float64[n, d] input points, one column per variable.
+        n_points: The number of points ``n``, when stated: ``X`` must have that many rows.
+            Without it, an ``X`` with more columns than rows whose last columns no program reads
+            is refused as transposed (see :func:`points_rows`).
 
     Returns:
         float64[P, n]: ``out[p, i]`` is program ``p`` at point ``X[i]`` (NaN where undefined).
 
     Raises:
         ValueError: on malformed arrays or programs (the message names the program and
-            instruction); evaluation itself never raises.
+            instruction), or an ``X`` that looks transposed; evaluation itself never raises.
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
-        raise ValueError(f"X must be two-dimensional [n, d], got shape {X.shape}")
+        raise ValueError(f"X must be two-dimensional (n_points, d), got shape {X.shape}")
     packed = _coerce(ops, args, consts, prog_start, prog_len, const_start)
+    points_rows(X, packed[0], packed[1], n_points)
     out = np.empty((packed[3].shape[0], X.shape[0]), dtype=np.float64)
     return _run(_check_and_evaluate, packed, X, out)
 

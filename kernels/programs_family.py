@@ -21,7 +21,7 @@ changed).
 import numpy as np
 from numba import njit
 
-from kernels._checks import as_int64
+from kernels._checks import as_int64, check_count, named_errors
 from kernels._jit import JIT, JitOptions
 from kernels.programs import (
     _BLOCK,
@@ -33,6 +33,7 @@ from kernels.programs import (
     _check_programs,
     _run,
     _unary,
+    points_rows,
 )
 
 __all__ = ["evaluate_family", "MAX_FAMILY_CONSTS"]
@@ -196,7 +197,25 @@ def _check_and_evaluate_family(ops, args, consts, XT, out):
     return code, where_p, where_k, computed
 
 
-def evaluate_family(ops, args, consts, X):
+def _tables_rows(consts: np.ndarray, ops: np.ndarray, args: np.ndarray, n_tables) -> None:
+    """``consts`` [P, C] holds one table per row: ``n_tables`` rows when stated; otherwise not wider
+    than tall with columns the program never reads (a transposed table)."""
+    n = check_count(n_tables, "n_tables")
+    if n is not None:
+        if consts.shape[0] != n:
+            raise ValueError(f"consts must have shape (n_tables={n}, C), got {consts.shape}")
+    elif 0 < consts.shape[0] < consts.shape[1]:
+        const_args = args[ops == CONST]
+        read = int(const_args.max()) + 1 if const_args.size else 0
+        if read < consts.shape[1]:
+            raise ValueError(
+                f"consts must have shape (n_tables, C) with C the program's {read} constants, got {consts.shape}: "
+                f"looks transposed (pass consts.T), or state n_tables={consts.shape[0]}"
+            )
+
+
+@named_errors
+def evaluate_family(ops, args, consts, X, *, n_points: int | None = None, n_tables: int | None = None):
     """One program at every row of a constant table, at many points.
 
     The values of :func:`kernels.evaluate_programs` on ``P`` copies of the program, copy ``p``
@@ -208,6 +227,10 @@ def evaluate_family(ops, args, consts, X):
         consts: float64[P, C] its constants, one table per row (``C`` at most
             :data:`MAX_FAMILY_CONSTS`).
         X: float64[n, d] input points.
+        n_points: ``n``, when stated (the orientation check of :func:`kernels.evaluate_programs`).
+        n_tables: ``P``, when stated: ``consts`` must have that many rows. Without it, a
+            ``consts`` with more columns than rows whose last columns the program never reads is
+            refused as transposed.
 
     Returns:
         float64[P, n] (NaN where undefined).
@@ -218,14 +241,16 @@ def evaluate_family(ops, args, consts, X):
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
-        raise ValueError(f"X must be two-dimensional [n, d], got shape {X.shape}")
+        raise ValueError(f"X must be two-dimensional (n_points, d), got shape {X.shape}")
     consts = np.ascontiguousarray(consts, dtype=np.float64)
     if consts.ndim != 2:
-        raise ValueError(f"consts must be two-dimensional [P, C], got shape {consts.shape}")
+        raise ValueError(f"consts must be two-dimensional (n_tables, C), got shape {consts.shape}")
     if consts.shape[1] > MAX_FAMILY_CONSTS:
-        raise ValueError(f"a family's program may read at most {MAX_FAMILY_CONSTS} constants, got {consts.shape[1]}")
+        raise ValueError(f"consts must have shape (n_tables, C) with at most {MAX_FAMILY_CONSTS} constants C, got {consts.shape}")
     ops, args = as_int64("ops", ops), as_int64("args", args)
     if ops.shape != args.shape:
         raise ValueError(f"ops and args differ in length: {ops.shape[0]} vs {args.shape[0]}")
+    points_rows(X, ops, args, n_points)
+    _tables_rows(consts, ops, args, n_tables)
     return _run(_check_and_evaluate_family, (ops, args, consts), X,
                 np.empty((consts.shape[0], X.shape[0]), dtype=np.float64))

@@ -11,8 +11,9 @@ over its own rows, so every value is the one the product has at that row, bit fo
 import numpy as np
 from numba import njit
 
+from kernels._checks import named_errors
 from kernels._jit import JIT
-from kernels.programs import _check_packed, _coerce, _evaluate_programs, _run
+from kernels.programs import _check_packed, _coerce, _evaluate_programs, _run, points_rows
 
 __all__ = ["evaluate_programs_paired"]
 
@@ -35,7 +36,8 @@ def _check_and_evaluate_paired(ops, args, consts, prog_start, prog_len, const_st
     return code, where_p, where_k, depth
 
 
-def evaluate_programs_paired(ops, args, consts, prog_start, prog_len, const_start, X):
+@named_errors
+def evaluate_programs_paired(ops, args, consts, prog_start, prog_len, const_start, X, *, n_points: int | None = None):
     """Each program at its own block of points: program ``p`` at rows ``p * per .. (p + 1) * per``.
 
     The diagonal of :func:`evaluate_programs` when point block ``p`` belongs to program ``p`` (a
@@ -46,6 +48,7 @@ def evaluate_programs_paired(ops, args, consts, prog_start, prog_len, const_star
         ops, args, consts, prog_start, prog_len, const_start: Packed programs, as
             :func:`evaluate_programs` (``P`` programs).
         X: float64[P * per, d] input points, ``per`` consecutive rows per program.
+        n_points: ``P * per``, when stated (the orientation check of :func:`evaluate_programs`).
 
     Returns:
         float64[P * per]: row ``i`` under program ``i // per`` (NaN where undefined).
@@ -55,10 +58,11 @@ def evaluate_programs_paired(ops, args, consts, prog_start, prog_len, const_star
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
-        raise ValueError(f"X must be two-dimensional [n, d], got shape {X.shape}")
+        raise ValueError(f"X must be two-dimensional (n_points, d), got shape {X.shape}")
     packed = _coerce(ops, args, consts, prog_start, prog_len, const_start)
     n_prog = packed[3].shape[0]
     if (n_prog == 0 and X.shape[0]) or (n_prog and X.shape[0] % n_prog):
         raise ValueError(f"X must have the same number of rows for each of the {n_prog} programs, got {X.shape[0]} rows")
+    points_rows(X, packed[0], packed[1], n_points)
     per = X.shape[0] // n_prog if n_prog else 0
     return _run(_check_and_evaluate_paired, packed, X, np.empty((n_prog, per), dtype=np.float64)).reshape(-1)

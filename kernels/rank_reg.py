@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kernels._checks import as_float_array, as_unit_coordinates
+from kernels._checks import as_float_array, as_unit_coordinates, named_errors
 from kernels._jit import JIT
 from kernels._shared import _finite, _first_outside_unit
 
@@ -181,6 +181,7 @@ def _as_vector(x, name: str) -> np.ndarray:
     return as_float_array(x, name, 1, kinds="fiu")
 
 
+@named_errors
 def stable_argsort(x) -> np.ndarray:
     """Stable ascending argsort of finite values (same result as ``np.argsort(kind="stable")``)."""
     x = _as_vector(x, "x")
@@ -189,16 +190,31 @@ def stable_argsort(x) -> np.ndarray:
     return _finite_order(x)
 
 
+@named_errors
 def ordinal_rank(scores) -> np.ndarray:
     """Stable ordinal rank of finite scores in [0, 1]; NaN for non-finite ones: float64[n]."""
     return _ordinal_rank(_as_vector(scores, "scores"))
 
 
-def edge_weight(U, *, edge_lo: float = EDGE_LO, edge_hi: float = EDGE_HI, power: float = EDGE_POWER) -> np.ndarray:
-    """Boundary weight of points with unit coordinates ``U`` (float64[n, d]): float64[n]."""
-    return _edge_weight(as_unit_coordinates(U, "U"), *_check_edges(edge_lo, edge_hi, power))
+@named_errors
+def edge_weight(
+    U, *, edge_lo: float = EDGE_LO, edge_hi: float = EDGE_HI, power: float = EDGE_POWER, n_points: int | None = None
+) -> np.ndarray:
+    """Boundary weight of points with unit coordinates ``U`` (float64[n, d]): float64[n].
+
+    ``U`` holds one point per row. With ``n_points`` stated it must have that many rows; without
+    it, a ``U`` with more columns (dimensions) than rows (points) is refused as transposed.
+    """
+    U = as_unit_coordinates(U, "U", n_points)
+    if n_points is None and U.shape[0] < U.shape[1]:
+        raise ValueError(
+            f"U must have shape (n_points, d) with d <= n_points, got {U.shape}: looks transposed (pass U.T), "
+            f"or state n_points={U.shape[0]}"
+        )
+    return _edge_weight(U, *_check_edges(edge_lo, edge_hi, power))
 
 
+@named_errors
 def rank_regularize(
     raw, U, v, *, edge_lo: float = EDGE_LO, edge_hi: float = EDGE_HI, power: float = EDGE_POWER
 ) -> np.ndarray:

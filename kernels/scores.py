@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from kernels._checks import check_points_last, named_errors
 from kernels._jit import JIT
 from kernels._shared import _bits_as_float, _finite, _quartiles
 
@@ -321,44 +322,64 @@ def _finite_fraction(P):
     return cnt
 
 
-def _as_matrix(P, name: str = "P") -> np.ndarray:
+def _as_matrix(P, n_points, name: str = "P") -> np.ndarray:
     P = np.asarray(P)
     if P.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array [n_hyp, n_pool], got shape {P.shape}")
+        raise ValueError(f"{name} must be a 2-D array (n_hyp, n_pool), got shape {P.shape}")
     if P.dtype.kind not in "fiub":
         raise TypeError(f"{name} must hold real numbers, got dtype {P.dtype}")
+    check_points_last(P, name, n_points)
     return np.ascontiguousarray(P, dtype=np.float64)
 
 
-def variance_scores(P, *, const_rel: float = CONST_REL) -> np.ndarray:
+@named_errors
+def variance_scores(P, *, const_rel: float = CONST_REL, n_points: int | None = None) -> np.ndarray:
     """Variance acquisition score per pool point (eq. S2).
 
     Args:
         P: float64[n_hyp, n_pool] calibrated committee predictions on the available pool.
         const_rel: Relative sd at or below which a hypothesis counts as constant (zeros).
+        n_points: The pool size, when stated: ``P`` must have that many columns. Needed only when
+            the committee is larger than the pool.
 
     Returns:
         float64[n_pool]; NaN where fewer than two finite standardized predictions exist.
+
+    Raises:
+        ValueError: when ``P`` is not 2-D, or looks transposed: with ``n_points`` left out, ``P``
+            must not have more rows (hypotheses) than columns (pool points).
+        TypeError: when ``P`` does not hold real numbers.
     """
-    return _variance_scores(_as_matrix(P), float(const_rel))
+    return _variance_scores(_as_matrix(P, n_points), float(const_rel))
 
 
-def pairwise_scores(P, *, const_rel: float = CONST_REL, direct_max: int = PAIRWISE_DIRECT_MAX) -> np.ndarray:
+@named_errors
+def pairwise_scores(
+    P, *, const_rel: float = CONST_REL, direct_max: int = PAIRWISE_DIRECT_MAX, n_points: int | None = None
+) -> np.ndarray:
     """Pairwise acquisition score per pool point (eq. S3).
 
     Args:
         P: float64[n_hyp, n_pool] calibrated committee predictions on the available pool.
         const_rel: Relative sd at or below which the sd fallback scale counts as 0 (row dropped).
         direct_max: Committee size up to which pairs are summed directly (else by sorting).
+        n_points: The pool size, when stated (as for :func:`variance_scores`).
 
     Returns:
         float64[n_pool]; NaN where no finite pair exists.
+
+    Raises:
+        ValueError: as :func:`variance_scores`, or on a negative ``direct_max``.
     """
     if int(direct_max) < 0:
         raise ValueError(f"direct_max must be >= 0, got {direct_max}")
-    return _pairwise_scores(_as_matrix(P), float(const_rel), int(direct_max))
+    return _pairwise_scores(_as_matrix(P, n_points), float(const_rel), int(direct_max))
 
 
-def finite_fraction(P) -> np.ndarray:
-    """Fraction of finite predictions per pool point: float64[n_pool] in [0, 1]."""
-    return _finite_fraction(_as_matrix(P))
+@named_errors
+def finite_fraction(P, *, n_points: int | None = None) -> np.ndarray:
+    """Fraction of finite predictions per pool point: float64[n_pool] in [0, 1].
+
+    ``P`` is float64[n_hyp, n_pool], checked as by :func:`variance_scores` (``n_points`` the same).
+    """
+    return _finite_fraction(_as_matrix(P, n_points))

@@ -26,7 +26,7 @@ import math
 import numpy as np
 from numba import njit
 
-from kernels._checks import as_unit_coordinates, check_fraction, check_k
+from kernels._checks import as_unit_coordinates, check_fraction, check_k, named_errors
 from kernels._jit import JIT
 from kernels._shared import _bits_as_float, _finite
 
@@ -393,6 +393,7 @@ def _check_scores_unit(s, U) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(s, dtype=np.float64), as_unit_coordinates(U, "U", s.shape[0])
 
 
+@named_errors
 def eligible_set(scores, k: int, *, top_fraction: float = TOP_FRACTION) -> np.ndarray:
     """Ascending indices of the eligible points: int64[m] (module docstring)."""
     s = np.asarray(scores)
@@ -401,6 +402,7 @@ def eligible_set(scores, k: int, *, top_fraction: float = TOP_FRACTION) -> np.nd
     return _eligible(np.ascontiguousarray(s, dtype=np.float64), check_k(k), check_fraction(top_fraction))
 
 
+@named_errors
 def select_batch(
     scores, U, k: int, *, top_fraction: float = TOP_FRACTION, w_score: float = W_SCORE, w_div: float = W_DIV
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -421,6 +423,7 @@ def select_batch(
     return _select_batch(s, U, check_k(k), check_fraction(top_fraction), float(w_score), float(w_div))
 
 
+@named_errors
 def select_random(available, k: int, *, seed: int | None = None, uniforms=None) -> np.ndarray:
     """Uniform draw of ``min(k, #available)`` available pool indices without replacement (step 7).
 
@@ -441,7 +444,7 @@ def select_random(available, k: int, *, seed: int | None = None, uniforms=None) 
     kk = min(k, pool_idx.size)
     if uniforms is None:
         if seed is None:
-            raise ValueError("select_random needs a seed or pre-drawn uniforms")
+            raise ValueError("needs a seed or pre-drawn uniforms")
         r = np.random.default_rng(seed).random(kk)
     else:
         r = np.ascontiguousarray(uniforms, dtype=np.float64)

@@ -8,6 +8,7 @@ Each takes the ``m`` per-module effects (planner minus baseline, one number per 
 import numpy as np
 from numba import njit
 
+from kernels._checks import named_errors
 from kernels._jit import JIT
 
 __all__ = ["module_bootstrap_interval", "module_resample_means", "leave_one_out_range", "sign_flip_pvalue", "SIGN_FLIP_MAX_M"]
@@ -124,6 +125,7 @@ def _effects(effects, min_m=1):
     return e
 
 
+@named_errors
 def module_bootstrap_interval(effects, n_draws=10000, seed=0, level=0.95):
     """Percentile interval of the mean effect under resampling of modules.
 
@@ -154,7 +156,8 @@ def module_bootstrap_interval(effects, n_draws=10000, seed=0, level=0.95):
     return float(lo), float(hi)
 
 
-def module_resample_means(values, n_draws=10000, seed=0):
+@named_errors
+def module_resample_means(values, n_draws=10000, seed=0, *, n_modules: int | None = None):
     """Column means of ``values`` under resampling of its rows (modules), the same resamples for
     every column.
 
@@ -168,6 +171,9 @@ def module_resample_means(values, n_draws=10000, seed=0):
         values: float64[m] or float64[m, k] per-module values (finite, m >= 1).
         n_draws: Number of resamples (>= 1).
         seed: Seed of the index draws.
+        n_modules: ``m``, when stated: ``values`` must have that many rows. Rows are modules by
+            contract and no shape tells a transposed ``values`` apart (a study may have fewer
+            modules than columns), so a caller that wants the orientation checked states it.
 
     Returns:
         float64[n_draws] for one-dimensional ``values``, else float64[n_draws, k].
@@ -175,6 +181,8 @@ def module_resample_means(values, n_draws=10000, seed=0):
     v = np.asarray(values, dtype=np.float64)
     if v.ndim not in (1, 2):
         raise ValueError(f"values must be one- or two-dimensional, got shape {v.shape}")
+    if n_modules is not None and (isinstance(n_modules, bool) or v.shape[0] != n_modules):
+        raise ValueError(f"values must have shape (n_modules={n_modules!r}, k), got {v.shape}")
     cols = v[:, None] if v.ndim == 1 else v
     if cols.shape[0] < 1 or cols.shape[1] < 1:
         raise ValueError(f"need at least one module and one column, got shape {v.shape}")
@@ -190,6 +198,7 @@ def module_resample_means(values, n_draws=10000, seed=0):
     return out[:, 0] if v.ndim == 1 else out
 
 
+@named_errors
 def leave_one_out_range(effects):
     """Smallest and largest mean effect after removing one module.
 
@@ -203,6 +212,7 @@ def leave_one_out_range(effects):
     return float(means.min()), float(means.max())
 
 
+@named_errors
 def sign_flip_pvalue(effects):
     """Exact two-sided sign-flip p-value of the mean effect.
 

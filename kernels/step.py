@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from kernels._checks import as_packed_programs, check_fraction, check_k, check_keep_edges
+from kernels._checks import as_packed_programs, check_fraction, check_k, check_keep_edges, named_errors
 from kernels._jit import JIT
 from kernels._shared import _bit_length, _finite, _first_outside_unit, _key_of_bits
 from kernels.calibrate import DEGENERATE_REL, _calibrate, _fit_filter
@@ -327,6 +327,7 @@ def _committee_step(ops, args, consts, prog_start, prog_len, const_start, depth,
 # ---------------------------------------------------------------------------------------------
 
 
+@named_errors
 def step_constants(
     *,
     max_keep: int = 4,
@@ -369,6 +370,7 @@ DEFAULT_CONSTANTS = step_constants()
 """The paper's constants as a :func:`step_constants` vector."""
 
 
+@named_errors
 def committee_step(
     ops, args, consts, prog_start, prog_len, const_start, XT_obs, y_obs, XT_pool, U_pool, method: str, k: int,
     constants=None, *, edge=None,
@@ -446,6 +448,7 @@ def _raise_bad_unit(bad: int, U: np.ndarray, W: np.ndarray) -> None:
         raise ValueError(f"edge weights must lie in [0, 1]; edge[{j}] = {W[j]!r}")
 
 
+@named_errors
 def acquisition_step(
     H_obs, y_obs, H_pool, U_pool, method: str, k: int, *,
     max_keep: int = 4, threshold: float = 0.75, min_keep: int = 2,

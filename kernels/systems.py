@@ -39,6 +39,7 @@ import numpy as np
 from numba import njit
 
 from kernels import programs as _programs
+from kernels._checks import named_errors
 from kernels._jit import JIT
 from kernels._rows import IN, law_rows
 
@@ -301,6 +302,7 @@ def _simulate(system, packed, depth, CT, AT, n_points, paired, out):
     return out
 
 
+@named_errors
 def simulate_trajectories(
     system, ops, args, consts, prog_start, prog_len, const_start, C, n_points, *, paired=False
 ):
@@ -333,14 +335,14 @@ def simulate_trajectories(
     C = np.asarray(C, dtype=np.float64)
     if C.ndim != 2 or C.shape[1] != n_ctrl:
         raise ValueError(
-            f"{system}: controls must have shape [n_exp, {n_ctrl}], got {C.shape}"
+            f"{system}: C (the controls) must have shape (n_exp, {n_ctrl}), got {C.shape}"
         )
     n_points = np.ascontiguousarray(n_points, dtype=np.int64)
     if n_points.shape != (C.shape[0],) or (
         n_points.size and (n_points.min() < 0 or n_points.max() > N_STEPS)
     ):
         raise ValueError(
-            f"{system}: n_points must be {C.shape[0]} integers in 0..{N_STEPS}"
+            f"{system}: n_points must be {C.shape[0]} integers in 0..{N_STEPS} (one per row of C), got shape {n_points.shape}"
         )
     depth = _programs.check_programs(
         ops, args, consts, prog_start, prog_len, const_start, 3

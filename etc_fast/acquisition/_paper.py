@@ -337,7 +337,7 @@ class Committee:
 
     def evaluate_transposed(self, XT: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Like :meth:`evaluate` on ``XT`` = float64[d, n] C-contiguous (one row per variable)."""
-        values = evaluate_programs(*self._packed, XT.T)  # takes X[n, d]; its X.T is XT again, not a copy
+        values = evaluate_programs(*self._packed, XT.T, n_points=XT.shape[1])  # takes X[n, d]; its X.T is XT again, not a copy
         if out is None:
             return values
         out[...] = values

@@ -66,7 +66,7 @@ def score_informative(fit: CommitteeFit, y: np.ndarray, pool_U: np.ndarray, cols
         inf_mask = np.zeros(cols.size, dtype=bool)  # one law fits: nothing to choose between
         notes.append("only one hypothesis fits to the noise level, so the batch checks it in unexplored regions")
     else:
-        D = relative_disagreement(fit.a[kept, None] * fit.H_pool[kept] + fit.b[kept, None])
+        D = relative_disagreement(fit.a[kept, None] * fit.H_pool[kept] + fit.b[kept, None], n_points=fit.H_pool.shape[1])
         with np.errstate(invalid="ignore"):
             inf_mask = np.isfinite(D) & (D > KAPPA_DISAGREE * fit.sigma)
     n_inf = int(inf_mask.sum())

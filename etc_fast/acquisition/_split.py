@@ -39,7 +39,7 @@ def replicate_rows(fit: CommitteeFit, X_obs: np.ndarray, y: np.ndarray, n_rep: i
     _sig_rep, pairs = replicate_noise(X_obs, y)
     cand = np.zeros(n_obs)
     if kept.size >= 2 and fit.sigma > 0:
-        Dobs = relative_disagreement(fit.P_obs[kept])
+        Dobs = relative_disagreement(fit.P_obs[kept], n_points=fit.P_obs.shape[1])
         cand = np.where(np.isfinite(Dobs) & (Dobs > KAPPA_DISAGREE * fit.sigma), Dobs, 0.0)
     if not cand.any() and pairs == 0:
         with np.errstate(all="ignore"):

@@ -274,4 +274,4 @@ def evaluate_many(programs: Sequence[Program], X) -> np.ndarray:
                 f"program {i} is over variables {p.variables}, program 0 over {variables}"
             )
     X = _as_points(X, len(variables))
-    return evaluate_programs(*pack(programs), X)
+    return evaluate_programs(*pack(programs), X, n_points=len(X))

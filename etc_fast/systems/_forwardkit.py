@@ -28,12 +28,12 @@ def eval_programs(packed: Packed | PairedPrograms, X: np.ndarray) -> np.ndarray:
     experiment's block of rows (``n / n_programs`` of them, experiment-major) under its program."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     if isinstance(packed, PairedPrograms):
-        return evaluate_programs_paired(*packed.packed, X)[None, :]
+        return evaluate_programs_paired(*packed.packed, X, n_points=X.shape[0])[None, :]
     if isinstance(packed, FamilyPacked):  # one program's constant tables: shared steps computed once
         ops, args, consts = packed.family()
         if ops.size and consts.shape[1] <= MAX_FAMILY_CONSTS:
-            return evaluate_family(ops, args, consts, X)
-    return evaluate_programs(*packed, X)
+            return evaluate_family(ops, args, consts, X, n_points=X.shape[0], n_tables=consts.shape[0])
+    return evaluate_programs(*packed, X, n_points=X.shape[0])
 
 
 def eval_each(packed: Packed | PairedPrograms, X_each: np.ndarray) -> np.ndarray:
@@ -44,7 +44,7 @@ def eval_each(packed: Packed | PairedPrograms, X_each: np.ndarray) -> np.ndarray
     if isinstance(packed, PairedPrograms):  # one row already holds each experiment under its program
         return eval_programs(packed, X_each[0])
     P, n, d = X_each.shape
-    return evaluate_programs_paired(*packed, np.ascontiguousarray(X_each.reshape(P * n, d))).reshape(P, n)
+    return evaluate_programs_paired(*packed, np.ascontiguousarray(X_each.reshape(P * n, d)), n_points=P * n).reshape(P, n)
 
 
 def series(n_exp: int, n: np.ndarray, t_end: np.ndarray) -> np.ndarray:

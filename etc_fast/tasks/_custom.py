@@ -122,14 +122,46 @@ class _Checker:
 
     def number(self, value: Any, field: str) -> float:
         if isinstance(value, str) and _looks_numeric(value):
-            raise self.fail(field, f"must be a number, got the text {value!r}: YAML reads an exponent without a "
-                                   f"decimal point or sign as text; write it like 1.0e+3")
+            raise self.fail(field, f"must be a number, got the text {value!r}: YAML reads a number with an exponent "
+                                   f"as text unless it has a decimal point and a signed exponent; write it as "
+                                   f"{yaml_float_text(value)}")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(field, f"must be a number, got {_describe(value)}")
         x = float(value)
         if not math.isfinite(x):
             raise self.fail(field, f"must be finite, got {value!r}")
         return x
+
+
+_EXPONENT_RE = re.compile(r"^\s*([-+]?)([0-9_]*)(?:\.([0-9_]*))?([eE])([-+]?)([0-9]+)\s*$")
+
+
+def yaml_float_text(text: str) -> str:
+    """How to write the number ``text`` so that PyYAML reads it as that same float.
+
+    PyYAML (YAML 1.1) reads ``1e-3`` or ``5E+7`` as text: a float needs a decimal point and, with
+    an exponent, a signed one. The answer keeps the writer's digits and adds what is missing
+    (``1e-3`` -> ``1.0e-3``, ``-2e10`` -> ``-2.0e+10``); text of another shape is written as Python
+    writes the float. Either way the answer reads back as ``float(text)``.
+    """
+    import yaml
+
+    target = float(text)
+    m = _EXPONENT_RE.match(text)
+    candidates = []
+    if m:
+        sign, whole, frac, e, esign, digits = m.groups()
+        candidates.append(f"{sign}{whole or '0'}.{frac or '0'}{e}{esign or '+'}{digits}")
+    r = repr(target)
+    if "e" in r:
+        mant, exp = r.split("e")
+        candidates.append(f"{mant if '.' in mant else mant + '.0'}e{exp if exp[0] in '+-' else '+' + exp}")
+    candidates.append(r)
+    for c in candidates:
+        back = yaml.safe_load(c)
+        if isinstance(back, float) and back == target:
+            return c
+    return r
 
 
 def _looks_numeric(text: str) -> bool:

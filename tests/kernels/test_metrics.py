@@ -261,7 +261,7 @@ def test_audit_empty_finite_target_set():
 
 
 def test_audit_mismatched_array_shapes():
-    with pytest.raises(ValueError, match=r"y_true has shape \(3,\) but y_pred has shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"rmsle_coverage: y_pred must have y_true's shape \(3,\), got \(2,\)"):
         rmsle_coverage(np.ones(3), np.ones(2))
     with pytest.raises(ValueError, match="one-dimensional"):
         rmsle_coverage(np.ones((2, 2)), np.ones((2, 2)))

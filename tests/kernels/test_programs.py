@@ -57,7 +57,7 @@ def stable_points(pk, X, ref, draws=3):
 
 
 def assert_matches_twin(pk, X):
-    got = evaluate_programs(*pk, X)
+    got = evaluate_programs(*pk, X, n_points=len(X))
     ref = evaluate_programs_ref(*pk, X)
     assert got.shape == ref.shape == (len(pk[3]), X.shape[0])
     mask = stable_points(pk, X, ref)
@@ -335,9 +335,9 @@ def test_paired_programs_are_the_diagonal_blocks_and_match_twin(tree_list, per, 
     pk = packed(*[emit(t) for t in tree_list])
     P = len(pk[3])
     X = np.random.default_rng(seed).uniform(-3.0, 3.0, size=(P * per, D))
-    got = evaluate_programs_paired(*pk, X)
+    got = evaluate_programs_paired(*pk, X, n_points=len(X))
     assert got.shape == (P * per,)
-    full = evaluate_programs(*pk, X)
+    full = evaluate_programs(*pk, X, n_points=len(X))
     diag = np.concatenate([full[p, p * per:(p + 1) * per] for p in range(P)]) if P * per else np.zeros(0)
     npt.assert_array_equal(got, diag)
     ref = evaluate_programs_paired_ref(*pk, X)

@@ -72,7 +72,7 @@ def test_constant_hypothesis_is_zeros_in_variance():
     P = np.array([[1.0, 2.0, 3.0], [5.0, 5.0, 5.0], [0.1, 0.1, 0.1]])
     z = np.array([-1.0, 0.0, 1.0]) * math.sqrt(1.5)
     # values z, 0, 0 -> mean z/3, variance (z^2 (4/9) + 2 z^2/9) / 3 = 2 z^2 / 9
-    close(variance_scores(P), 2 * z**2 / 9, rtol=1e-12, atol=1e-15)
+    close(variance_scores(P, n_points=P.shape[1]), 2 * z**2 / 9, rtol=1e-12, atol=1e-15)
     close(variance_scores_ref(P), 2 * z**2 / 9, rtol=1e-12, atol=1e-15)
 
 
@@ -81,47 +81,47 @@ def test_pairwise_drops_constant_and_uses_sd_when_iqr_is_zero():
     # row 0: IQR 0 -> sd = 1.6, median 0 -> r0 = (0, 0, 0, 0, 2.5); row 1 dropped;
     # row 2: median 3, IQR 2 -> r2 = (-1, -.5, 0, .5, 1)
     expected = np.abs(np.array([0, 0, 0, 0, 2.5]) - np.array([-1, -0.5, 0, 0.5, 1]))
-    close(pairwise_scores(P), expected, rtol=1e-13, atol=1e-15)
+    close(pairwise_scores(P, n_points=P.shape[1]), expected, rtol=1e-13, atol=1e-15)
     close(pairwise_scores_ref(P), expected, rtol=1e-13, atol=1e-15)
     assert np.isnan(pairwise_scores(P[:2])).all()  # one usable hypothesis: no pairs
 
 
 def test_nan_handling_and_minimum_counts():
     P = np.array([[1.0, 2.0, nan, 4.0, inf], [2.0, nan, nan, 1.0, 3.0], [3.0, 1.0, 5.0, nan, 2.0]])
-    var = variance_scores(P)
-    pair = pairwise_scores(P)
+    var = variance_scores(P, n_points=P.shape[1])
+    pair = pairwise_scores(P, n_points=P.shape[1])
     close(var, variance_scores_ref(P))
     close(pair, pairwise_scores_ref(P))
     assert np.isnan(var[2]) and np.isnan(pair[2])  # only one finite prediction
     assert np.isfinite(var[[0, 1, 3, 4]]).all()
-    close(finite_fraction(P), [1.0, 2 / 3, 1 / 3, 2 / 3, 2 / 3], rtol=1e-15, atol=0)
+    close(finite_fraction(P, n_points=P.shape[1]), [1.0, 2 / 3, 1 / 3, 2 / 3, 2 / 3], rtol=1e-15, atol=0)
 
 
 @pytest.mark.parametrize("shape", [(0, 5), (3, 0), (1, 4), (2, 1)])
 def test_degenerate_shapes(shape):
     P = np.arange(float(np.prod(shape))).reshape(shape)
     for f, ref in ((variance_scores, variance_scores_ref), (pairwise_scores, pairwise_scores_ref)):
-        got = f(P)
+        got = f(P, n_points=P.shape[1])
         assert got.shape == (shape[1],)
         close(got, ref(P))
     if shape[0] < 2:
-        assert np.isnan(variance_scores(P)).all()
-    close(finite_fraction(P), finite_fraction_ref(P), rtol=1e-15, atol=0)
+        assert np.isnan(variance_scores(P, n_points=P.shape[1])).all()
+    close(finite_fraction(P, n_points=P.shape[1]), finite_fraction_ref(P), rtol=1e-15, atol=0)
 
 
 def test_all_nan_pool():
     P = np.full((4, 6), nan)
-    assert np.isnan(variance_scores(P)).all() and np.isnan(pairwise_scores(P)).all()
-    npt.assert_array_equal(finite_fraction(P), np.zeros(6))
+    assert np.isnan(variance_scores(P, n_points=P.shape[1])).all() and np.isnan(pairwise_scores(P, n_points=P.shape[1])).all()
+    npt.assert_array_equal(finite_fraction(P, n_points=P.shape[1]), np.zeros(6))
 
 
 def test_huge_finite_predictions_do_not_overflow():
     rng = np.random.default_rng(3)
     P = rng.normal(size=(3, 50))
     big = P * np.array([[1e300], [1.0], [1e-300]])
-    close(variance_scores(big), variance_scores(P), rtol=1e-9, atol=1e-12)
-    close(pairwise_scores(big), pairwise_scores(P), rtol=1e-9, atol=1e-12)
-    close(variance_scores(big), variance_scores_ref(big), rtol=1e-9, atol=1e-12)
+    close(variance_scores(big, n_points=P.shape[1]), variance_scores(P, n_points=P.shape[1]), rtol=1e-9, atol=1e-12)
+    close(pairwise_scores(big, n_points=P.shape[1]), pairwise_scores(P, n_points=P.shape[1]), rtol=1e-9, atol=1e-12)
+    close(variance_scores(big, n_points=P.shape[1]), variance_scores_ref(big), rtol=1e-9, atol=1e-12)
 
 
 def test_bad_input():
@@ -142,12 +142,12 @@ cell = st.one_of(
 @given(n_hyp=st.integers(0, 7), n=st.integers(0, 12), data=st.data())
 def test_scores_match_twins(n_hyp, n, data):
     P = np.array(data.draw(st.lists(cell, min_size=n_hyp * n, max_size=n_hyp * n)), dtype=float).reshape(n_hyp, n)
-    close(variance_scores(P), variance_scores_ref(P), rtol=1e-7, atol=1e-9)
+    close(variance_scores(P, n_points=P.shape[1]), variance_scores_ref(P), rtol=1e-7, atol=1e-9)
     ref = pairwise_scores_ref(P)
-    close(pairwise_scores(P), ref, rtol=1e-7, atol=1e-9)
-    close(pairwise_scores(P, direct_max=0), ref, rtol=1e-7, atol=1e-9)
+    close(pairwise_scores(P, n_points=P.shape[1]), ref, rtol=1e-7, atol=1e-9)
+    close(pairwise_scores(P, n_points=P.shape[1], direct_max=0), ref, rtol=1e-7, atol=1e-9)
     close(pairwise_scores_fast_ref(P), ref, rtol=1e-7, atol=1e-9)
-    close(finite_fraction(P), finite_fraction_ref(P), rtol=1e-15, atol=0)
+    close(finite_fraction(P, n_points=P.shape[1]), finite_fraction_ref(P), rtol=1e-15, atol=0)
 
 
 @given(seed=st.integers(0, 2**32 - 1), n_hyp=st.integers(2, 40), n=st.integers(1, 300), frac_nan=st.sampled_from([0.0, 0.1, 0.5]))
@@ -155,11 +155,11 @@ def test_scores_match_twins_continuous(seed, n_hyp, n, frac_nan):
     rng = np.random.default_rng(seed)
     P = rng.lognormal(0, 2, size=(n_hyp, n)) * rng.normal(size=(n_hyp, 1))
     P[rng.random(P.shape) < frac_nan] = nan
-    close(variance_scores(P), variance_scores_ref(P), rtol=1e-8, atol=1e-10)
+    close(variance_scores(P, n_points=P.shape[1]), variance_scores_ref(P), rtol=1e-8, atol=1e-10)
     ref = pairwise_scores_fast_ref(P)
-    close(pairwise_scores(P), ref, rtol=1e-8, atol=1e-10)
-    close(pairwise_scores(P, direct_max=0), ref, rtol=1e-8, atol=1e-10)
-    close(pairwise_scores(P, direct_max=10**6), ref, rtol=1e-8, atol=1e-10)
+    close(pairwise_scores(P, n_points=P.shape[1]), ref, rtol=1e-8, atol=1e-10)
+    close(pairwise_scores(P, n_points=P.shape[1], direct_max=0), ref, rtol=1e-8, atol=1e-10)
+    close(pairwise_scores(P, n_points=P.shape[1], direct_max=10**6), ref, rtol=1e-8, atol=1e-10)
 
 
 @given(seed=st.integers(0, 2**32 - 1), n_hyp=st.integers(2, 6), n=st.integers(2, 60))
@@ -169,9 +169,9 @@ def test_scores_invariant_to_positive_affine_rows(seed, n_hyp, n):
     P = rng.normal(size=(n_hyp, n))
     A = rng.uniform(0.1, 10, size=(n_hyp, 1))
     B = rng.uniform(-5, 5, size=(n_hyp, 1))
-    close(variance_scores(A * P + B), variance_scores(P), rtol=1e-7, atol=1e-9)
-    close(pairwise_scores(A * P + B), pairwise_scores(P), rtol=1e-7, atol=1e-9)
-    assert np.all(variance_scores(P) >= 0) and np.all(pairwise_scores(P) >= 0)
+    close(variance_scores(A * P + B, n_points=P.shape[1]), variance_scores(P, n_points=P.shape[1]), rtol=1e-7, atol=1e-9)
+    close(pairwise_scores(A * P + B, n_points=P.shape[1]), pairwise_scores(P, n_points=P.shape[1]), rtol=1e-7, atol=1e-9)
+    assert np.all(variance_scores(P, n_points=P.shape[1]) >= 0) and np.all(pairwise_scores(P, n_points=P.shape[1]) >= 0)
 
 
 @given(

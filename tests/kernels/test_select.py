@@ -125,7 +125,7 @@ def test_empty_and_all_nan_pool():
 def test_select_bad_input():
     with pytest.raises(ValueError, match=r"U\[0, 1\]"):
         select_batch(np.ones(2), np.array([[0.5, -0.1], [0.5, 0.5]]), 1)
-    with pytest.raises(ValueError, match="one row per score"):
+    with pytest.raises(ValueError, match="one row per point"):
         select_batch(np.ones(2), np.full((3, 2), 0.5), 1)
     with pytest.raises(ValueError, match="non-negative integer"):
         select_batch(np.ones(2), np.full((2, 2), 0.5), -1)

@@ -97,7 +97,7 @@ BAD_FILES = [
     ("huge linear range", _bad("    low: 0.01\n    high: 0.5", "    low: -1.0e+308\n    high: 1.0e+308"),
      r"task.yaml: variables\[1\].low: must be between -1e\+100 and 1e\+100"),
     ("huge bound written as YAML text", _bad("high: 0.5", "high: 1e308"),
-     r"task.yaml: variables\[1\].high: must be a number, got the text '1e308'.*1.0e\+3"),
+     r"task.yaml: variables\[1\].high: must be a number, got the text '1e308'.*write it as 1.0e\+308"),
     ("tiny log low", _bad("    low: 0.1\n    high: 100", "    low: 1.0e-300\n    high: 100"),
      r"task.yaml: variables\[0\].low: must be at least 1e-100"),
     ("deeply nested", "name: " + "[" * 3000 + "]" * 3000 + "\n", r"task.yaml: nested more than 32 levels deep \(line 1\)"),
@@ -142,3 +142,15 @@ def test_non_utf8_file_names_the_file(tmp_path):
     path.write_bytes(GOOD.replace("wind tunnel", "soufflerie \u00e0 vent").encode("latin-1"))
     with pytest.raises(TaskError, match=r"latin1_task.yaml: not UTF-8 text \(byte 0xe0 at offset \d+, line 2\)"):
         get_task(str(path))
+
+
+@pytest.mark.parametrize("written, suggested", [("1e-3", "1.0e-3"), ("5E+7", "5.0E+7"), ("-2e10", "-2.0e+10"),
+                                                ("3e0", "3.0e+0")])
+def test_exponent_read_as_text_suggests_the_same_number(tmp_path, written, suggested):
+    pytest.importorskip("etc_fast.expr")
+    text = GOOD.replace("    low: 0.01\n    high: 0.5", f"    low: {written}\n    high: 1.0e+12")
+    with pytest.raises(TaskError, match=r"variables\[1\]\.low: must be a number, got the text") as info:
+        get_task(str(_write(tmp_path, text)))
+    assert str(info.value).endswith(f"write it as {suggested}")
+    fixed = get_task(str(_write(tmp_path, text.replace(f"low: {written}", f"low: {suggested}"), "fixed.yaml")))
+    assert fixed.variables[1].low == float(written)

@@ -260,7 +260,7 @@ def evaluate_forms(forms: Sequence[Form], table: np.ndarray, column: Callable[[A
     """
     if not len(forms):
         return np.empty((0, table.shape[0]))
-    return evaluate_programs(*compile_forms(forms, column), table)
+    return evaluate_programs(*compile_forms(forms, column), table, n_points=table.shape[0])
 
 
 def _complexity(form: Form) -> float:

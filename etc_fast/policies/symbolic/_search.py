@@ -468,7 +468,7 @@ class _Collector:
         if self._table is None:
             self._table = np.ascontiguousarray(np.column_stack(self._table_cols)) if self._table_cols \
                 else np.empty((self.yf.size, 0))
-        Y = evaluate_programs(*pack_codes(codes), self._table)  # [n_forms, n_fin]
+        Y = evaluate_programs(*pack_codes(codes), self._table, n_points=self._table.shape[0])  # [n_forms, n_fin]
         yf = self.yf
         with np.errstate(all="ignore"):
             R = np.abs(Y - yf) / self.scale
