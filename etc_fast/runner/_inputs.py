@@ -24,7 +24,7 @@ from typing import Any
 
 __all__ = [
     "INPUTS", "ChangedInput", "changed_inputs", "check_inputs", "checkout_changes", "hash_inputs", "input_paths",
-    "stored_inputs",
+    "prompt_sources", "stored_inputs",
 ]
 
 #: Key of the input hashes in ``config.resolved.yaml``.
@@ -175,13 +175,26 @@ def check_inputs(
     return {p: d for p, d in now.items() if d is not None}, notes
 
 
+def prompt_sources(config: Any) -> dict[str, Any]:
+    """Where the baselines' and the judge's texts come from (``prompts: newtonbench``): the
+    checkout, its commit, the SHA-256 of each file read."""
+    from etc_fast.llm import NewtonBenchTexts
+
+    texts = NewtonBenchTexts(config.llm.newtonbench_path)
+    names = sorted({t for g in config.grids for t in g.tasks if not t.endswith((".yaml", ".yml"))})
+    try:
+        texts.check_tasks(names)
+    except ValueError:
+        pass  # custom or absent modules: recorded is what could be read
+    return {**texts.identity(), "newtonbench_version": config.llm.newtonbench_version}
+
+
 def checkout_changes(root: Path, config: Any) -> str | None:
     """The NewtonBench checkout files (``llm.prompts: newtonbench``) that differ from those recorded in
     the run's ``versions.json``, as one clause; ``None`` when none can be named (nothing recorded, or
     the difference lies elsewhere)."""
     import json
 
-    from etc_fast.runner._store import prompt_sources
     from etc_fast.store import VERSIONS
 
     try:

@@ -22,7 +22,7 @@ import yaml
 
 from etc_fast.protocol import TrialRecord, to_jsonable
 from etc_fast.runner._config import RunConfig, config_identity
-from etc_fast.runner._inputs import INPUTS, check_inputs, checkout_changes
+from etc_fast.runner._inputs import INPUTS, check_inputs, checkout_changes, prompt_sources
 from etc_fast.store import (
     CONFIG,
     LOCK,
@@ -107,20 +107,6 @@ def _line_numbers(path: Path) -> dict[str, int]:
             if entry is not None:
                 out.setdefault(entry["trial_id"], i)
     return out
-
-
-def prompt_sources(config: RunConfig) -> dict[str, Any]:
-    """Where the baselines' and the judge's texts come from (``prompts: newtonbench``): the
-    checkout, its commit, the SHA-256 of each file read."""
-    from etc_fast.llm import NewtonBenchTexts
-
-    texts = NewtonBenchTexts(config.llm.newtonbench_path)
-    names = sorted({t for g in config.grids for t in g.tasks if not t.endswith((".yaml", ".yml"))})
-    try:
-        texts.check_tasks(names)
-    except ValueError:
-        pass  # custom or absent modules: recorded is what could be read
-    return {**texts.identity(), "newtonbench_version": config.llm.newtonbench_version}
 
 
 def package_versions() -> dict[str, str]:

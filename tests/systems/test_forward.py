@@ -86,7 +86,7 @@ def test_kernel_rejects_bad_arguments():
     C = np.ones((4, 5))
     with pytest.raises(ValueError, match="unknown trajectory system"):
         simulate_trajectories("m3_fourier_law/simple_system", *pk, C, np.full(4, 20))
-    with pytest.raises(ValueError, match=r"shape \[n_exp, 5\]"):
+    with pytest.raises(ValueError, match=r"shape \(n_exp, 5\)"):
         simulate_trajectories(
             "m0_gravity/simple_system", *pk, np.ones((4, 3)), np.full(4, 20)
         )
