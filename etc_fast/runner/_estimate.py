@@ -146,7 +146,8 @@ class Estimate:
                  else f"{self.reply_tokens} per reply assumed: llm.max_tokens unset")
         for m in self.models:
             out.append(f"  {m.model} ({m.model_id}): {m.trials} trials")
-            out.append(f"    calls: at least {m.calls_min:,} (a law at the first call), {m.calls_every_turn:,} if every turn "
+            every = f"{m.calls_every_turn:,}" if self.played >= self.distinct else f"about {m.calls_every_turn:,}"
+            out.append(f"    calls: at least {m.calls_min:,} (a law at the first call), {every} if every turn "
                        f"is used, at most {m.calls:,} (the protocol's caps, validation retries included)")
             out.append(f"    prompt tokens (approximate, not bounds): about {m.prompt_tokens_min:,} at the fewest calls, "
                        f"{m.prompt_tokens_every_turn:,} if every turn is used, {m.prompt_tokens:,} at the caps")
@@ -231,9 +232,15 @@ def _play(spec: Any, policy: Any) -> None:
         pass  # the stand-in stops a first-call play here
 
 
-def _shape(spec: Any) -> str:
-    d = spec.to_dict()
-    d.pop("rollout", None)
+def _shape(spec: Any, configs: dict[Any, Any] | None = None) -> str:
+    """A distinct trial's key: the spec without its rollout (``configs`` caches each configuration's dict)."""
+    from etc_fast.core._config import config_dict
+
+    configs = {} if configs is None else configs
+    if spec.config not in configs:
+        configs[spec.config] = config_dict(spec.config)
+    d = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec) if f.name not in ("rollout", "config")}
+    d["config"] = configs[spec.config]
     return json.dumps(d, sort_keys=True, default=str)
 
 
@@ -263,14 +270,15 @@ def call_bounds(cfg: Any) -> tuple[int, int]:
     Most: a baseline's rounds, each of which may absorb ``max_validation_retries`` replies whose
     analysis code fails validation (with an interpreter), plus the forced final call; a planner's
     exploration turns plus its synthesis turns. Fewest: a law at the first call, plus the first
-    synthesis call of a planner with fresh synthesis.
+    synthesis call of a planner with fresh synthesis; under a measurement budget the bootstrap may
+    spend it all, leaving no exploration call.
     """
     if cfg.family == "baseline":
         retries = cfg.baseline_rounds * cfg.resolved_validation_retries if cfg.interpreter else 0
         return 1, cfg.baseline_rounds + retries + 1
     synthesis = cfg.n_synthesis_turns if cfg.synthesis == "fresh" else 0
-    fewest = min(cfg.exploration_turns, 1) + min(synthesis, 1)
-    return fewest, cfg.exploration_turns + synthesis
+    explore = 0 if cfg.measurement_budget is not None else min(cfg.exploration_turns, 1)
+    return explore + min(synthesis, 1), cfg.exploration_turns + synthesis
 
 
 #: Play units: a vanilla-equation trial costs 1, a simulated-system trial :data:`SYSTEM_PLAY_COST` (its
@@ -285,8 +293,10 @@ def _cost(spec: Any) -> int:
 
 
 def _group(spec: Any) -> str:
-    """What decides a trial's calls and the growth of its prompts: model, configuration, system, noisy or not."""
-    return json.dumps([spec.model, spec.to_dict()["config"], spec.system, spec.noise > 0], sort_keys=True, default=str)
+    """What decides a trial's turns and the growth of its prompts: model, configuration, system, noisy or not."""
+    from etc_fast.core._config import config_dict
+
+    return json.dumps([spec.model, config_dict(spec.config), spec.system, spec.noise > 0], sort_keys=True, default=str)
 
 
 def _plan(cells: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
@@ -350,12 +360,14 @@ def estimate_run(config: Any, specs: Sequence[Any], *, finished: set[str] | None
     from etc_fast.runner._config import OFFLINE_MODELS
 
     finished = finished or set()
-    pending = [s for s in specs if s.trial_id not in finished]
+    ids = [s.trial_id for s in specs]  # each computed once: a grid may hold many thousand trials
+    pending = [(s, tid) for s, tid in zip(specs, ids) if tid not in finished]
     reply_tokens = int(config.llm.max_tokens or DEFAULT_REPLY_TOKENS)
-    llm_specs = [s for s in pending if s.model not in OFFLINE_MODELS]
+    configs: dict[Any, Any] = {}
+    llm_specs = [(s, tid, _shape(s, configs)) for s, tid in pending if s.model not in OFFLINE_MODELS]
     cells: dict[str, Any] = {}
-    for spec in llm_specs:
-        cells.setdefault(_shape(spec), spec)
+    for spec, _, shape in llm_specs:
+        cells.setdefault(shape, spec)
     to_play, stands = _plan(cells)
     cache_path = config.llm.cache_path if config.llm.cache_mode != "off" else None
     # A first call can only be cached when the cache file holds replies: only then is every other
@@ -383,7 +395,7 @@ def estimate_run(config: Any, specs: Sequence[Any], *, finished: set[str] | None
             played_ids.add(spec.trial_id)
         ticker.tick(i + 1, "trials played")
     if check_cache:
-        rest = [s for s in llm_specs if s.trial_id not in played_ids]
+        rest = [s for s, tid, _ in llm_specs if tid not in played_ids]
         ticker = _Ticker(len(rest), progress)
         for i, spec in enumerate(rest):
             policy, client = _policy(config, spec.model, (reply_tokens, 1), texts)
@@ -396,14 +408,14 @@ def estimate_run(config: Any, specs: Sequence[Any], *, finished: set[str] | None
     shape_index = {shape: k for k, shape in enumerate(to_play)}
     trial_shapes: dict[str, int] = {}
     per_model: dict[str, ModelEstimate] = {}
-    for spec in llm_specs:
+    for spec, tid, own in llm_specs:
         if spec.model not in model_ids:
             _, client = _policy(config, spec.model, (reply_tokens, None), texts)
             model_ids[spec.model] = client.model.model_id
         m = per_model.setdefault(spec.model, ModelEstimate(spec.model, model_ids[spec.model]))
-        shape = stands[_shape(spec)]
+        shape = stands[own]
         calls, fewest = shapes[shape]
-        trial_shapes[spec.trial_id] = shape_index[shape]
+        trial_shapes[tid] = shape_index[shape]
         low, high = call_bounds(spec.config)
         # Calls beyond those played (a baseline's validation retries) are counted at the last call's size.
         n_max = max(high, len(calls))
@@ -414,9 +426,9 @@ def estimate_run(config: Any, specs: Sequence[Any], *, finished: set[str] | None
         m.prompt_tokens += p_max
         m.prompt_tokens_every_turn += sum(calls)
         m.completion_tokens += reply_tokens * n_max
-        m.calls_min += len(fewest)
-        m.prompt_tokens_min += sum(fewest)
-        key = first_keys.get(spec.trial_id)
+        m.calls_min += min(low, len(fewest))
+        m.prompt_tokens_min += sum(fewest[:low])
+        key = first_keys.get(tid)
         if key is not None and key in found:
             m.first_calls_cached += 1
         else:
@@ -431,7 +443,7 @@ def estimate_run(config: Any, specs: Sequence[Any], *, finished: set[str] | None
     return Estimate(
         models=list(per_model.values()), reply_tokens=reply_tokens, pending=len(pending), finished=len(specs) - len(pending),
         cache_path=cache_path, cache_rows=rows,
-        trial_ids=[s.trial_id for s in llm_specs], shapes=[shapes[s][0] for s in to_play], trial_shapes=trial_shapes,
+        trial_ids=[tid for _, tid, _ in llm_specs], shapes=[shapes[s][0] for s in to_play], trial_shapes=trial_shapes,
         prices={k: dict(v) for k, v in config.llm.prices.items()},
         distinct=len(cells), played=len(to_play), max_tokens_set=config.llm.max_tokens is not None,
     )

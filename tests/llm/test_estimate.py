@@ -85,6 +85,17 @@ def test_call_bounds_are_the_protocols_caps(name, bounds):
     assert call_bounds(CONFIGURATIONS[name]) == bounds
 
 
+def test_under_a_measurement_budget_a_planner_may_make_no_exploration_call():
+    import dataclasses
+
+    from etc_fast.core import CONFIGURATIONS
+    from etc_fast.runner._estimate import call_bounds
+
+    # the bootstrap may spend a budget of 4: only the synthesis call is certain
+    assert call_bounds(dataclasses.replace(CONFIGURATIONS["variance_c"], measurement_budget=4)) == (1, 11)
+    assert call_bounds(dataclasses.replace(CONFIGURATIONS["variance_c"], measurement_budget=4, synthesis="none")) == (0, 8)
+
+
 def _slow_estimate(cfg, specs):
     """What the estimate was before sampling: every distinct trial played in full, summed per trial."""
     from etc_fast.runner._estimate import _play, _policy, _shape
