@@ -54,8 +54,9 @@ def compare(config: Path) -> str:
     finally:
         _estimate.PLAY_BUDGET = budget
     s, e = sampled.models[0], exact.models[0]
-    same = (s.calls_min, s.calls_every_turn, s.calls) == (e.calls_min, e.calls_every_turn, e.calls)
-    return (f"calls {'identical' if same else 'DIFFER'}; prompt tokens every turn {s.prompt_tokens_every_turn:,} vs "
+    bounds = "identical" if (s.calls_min, s.calls) == (e.calls_min, e.calls) else "DIFFER"
+    every = "identical" if s.calls_every_turn == e.calls_every_turn else f"{s.calls_every_turn:,} vs {e.calls_every_turn:,}"
+    return (f"call bounds {bounds}, every-turn calls {every}; prompt tokens every turn {s.prompt_tokens_every_turn:,} vs "
             f"{e.prompt_tokens_every_turn:,} ({s.prompt_tokens_every_turn / e.prompt_tokens_every_turn - 1:+.1%}), "
             f"fewest calls {s.prompt_tokens_min / e.prompt_tokens_min - 1:+.1%}")
 

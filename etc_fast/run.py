@@ -54,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         expand_grid,
         load_config,
         run_config,
+        with_prices,
     )
 
     try:
@@ -62,8 +63,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_config(args.config).with_overrides(
             model=args.model, workers=args.workers, executor=args.executor, out=args.out
         )
-        from etc_fast.runner._prices import with_prices
-
         config = with_prices(config, args.prices)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)

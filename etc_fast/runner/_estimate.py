@@ -234,7 +234,7 @@ def _play(spec: Any, policy: Any) -> None:
 
 def _shape(spec: Any, configs: dict[Any, Any] | None = None) -> str:
     """A distinct trial's key: the spec without its rollout (``configs`` caches each configuration's dict)."""
-    from etc_fast.core._config import config_dict
+    from etc_fast.core import config_dict
 
     configs = {} if configs is None else configs
     if spec.config not in configs:
@@ -294,7 +294,7 @@ def _cost(spec: Any) -> int:
 
 def _group(spec: Any) -> str:
     """What decides a trial's turns and the growth of its prompts: model, configuration, system, noisy or not."""
-    from etc_fast.core._config import config_dict
+    from etc_fast.core import config_dict
 
     return json.dumps([spec.model, config_dict(spec.config), spec.system, spec.noise > 0], sort_keys=True, default=str)
 
