@@ -453,13 +453,15 @@ def estimate_run(config: Any, specs: Sequence[Any], *, finished: set[str] | None
 ESTIMATE_FILE = "estimate.json"
 
 
-def write_estimate(config: Any, pending: Sequence[Any], out: str | os.PathLike[str]) -> Estimate | None:
-    """Estimate ``pending`` and write ``OUT/estimate.json`` (nothing for runs without LLM trials)."""
+def write_estimate(config: Any, pending: Sequence[Any], out: str | os.PathLike[str], *,
+                   progress: Any = None) -> Estimate | None:
+    """Estimate ``pending`` and write ``OUT/estimate.json`` (nothing for runs without LLM trials);
+    ``progress`` as in :func:`estimate_run`."""
     from etc_fast.runner._config import OFFLINE_MODELS
 
     if not any(s.model not in OFFLINE_MODELS for s in pending):
         return None
-    estimate = estimate_run(config, pending)
+    estimate = estimate_run(config, pending, progress=progress)
     path = Path(out) / ESTIMATE_FILE
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(estimate.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
