@@ -338,14 +338,12 @@ class _Ticker:
         self.total, self.stream = total, stream
         self.start = self._clock()
         self.last = self.start
-        self.shown = False
 
     def tick(self, done: int, what: str) -> None:
         now = self._clock()
         if self.stream is None or now - self.start < 1.0 or (now - self.last < 1.0 and done < self.total):
             return
         self.last = now
-        self.shown = True
         self.stream.write(f"estimate: {what} {done} of {self.total} ({now - self.start:.0f}s)\n")
         self.stream.flush()
 
@@ -395,13 +393,13 @@ def estimate_run(config: Any, specs: Sequence[Any], *, finished: set[str] | None
             played_ids.add(spec.trial_id)
         ticker.tick(i + 1, "trials played")
     if check_cache:
-        rest = [s for s, tid, _ in llm_specs if tid not in played_ids]
+        rest = [(s, tid) for s, tid, _ in llm_specs if tid not in played_ids]
         ticker = _Ticker(len(rest), progress)
-        for i, spec in enumerate(rest):
+        for i, (spec, tid) in enumerate(rest):
             policy, client = _policy(config, spec.model, (reply_tokens, 1), texts)
             _play(spec, policy)
             if client.first_key is not None:
-                first_keys[spec.trial_id] = client.first_key
+                first_keys[tid] = client.first_key
             ticker.tick(i + 1, "first calls looked up in the reply cache")
     found, rows = _cached_keys(cache_path, sorted(set(first_keys.values()))) if check_cache else (set(), rows)
 
