@@ -33,6 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="run directory (default: the config's out, else runs/<name>)")
     p.add_argument("--limit", type=int, help="run at most N pending trials, in grid order")
     p.add_argument("--dry-run", action="store_true", help="print the trial count and the grid; run nothing")
+    p.add_argument("--prices", metavar="input=USD,output=USD|FILE.yaml",
+                   help="token prices in USD per 1M tokens for the LLM estimate and the report: for every LLM model "
+                        "of the run, or per model from a YAML file {MODEL: {prompt: USD, completion: USD}}")
     p.add_argument("--no-report", action="store_true", help="do not write OUT/report (tables, figures, viewer) at the end")
     return p
 
@@ -51,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         expand_grid,
         load_config,
         run_config,
+        with_prices,
     )
 
     try:
@@ -59,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_config(args.config).with_overrides(
             model=args.model, workers=args.workers, executor=args.executor, out=args.out
         )
+        config = with_prices(config, args.prices)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -72,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from etc_fast.runner import estimate_run, stored_finished
 
             try:
-                estimate = estimate_run(config, specs, finished=stored_finished(config.out))
+                estimate = estimate_run(config, specs, finished=stored_finished(config.out), progress=sys.stderr)
             except Exception as exc:  # noqa: BLE001 - e.g. a policy that cannot be built: a config problem
                 print(f"error: cannot estimate the LLM calls: {type(exc).__name__}: {exc}", file=sys.stderr)
                 return 2

@@ -30,6 +30,7 @@ from etc_fast.runner._executors import (
     failed_record,
 )
 from etc_fast.runner._grid import describe_grid, expand_grid
+from etc_fast.runner._prices import with_prices
 from etc_fast.runner._progress import Progress, format_duration
 from etc_fast.runner._replay import Difference, ReplayReport, replay_run
 from etc_fast.runner._run import PreflightError, RunResult, RunStopped, run_config
@@ -51,6 +52,7 @@ __all__ = [
     "OFFLINE_MODELS",
     "estimate_run",
     "stored_finished",
+    "with_prices",
     "TRIALS_SCHEMA",
     "ConfigError",
     "Difference",

@@ -55,6 +55,21 @@ MAX_TRIALS = 100_000
 MAX_CONFIG_BYTES = 4 * 2**20
 #: Models that are not LLMs (every other model name is passed the ``llm`` settings).
 OFFLINE_MODELS = ("symbolic", "scripted", "sr")
+#: A model name this similar to an offline model's (``difflib`` ratio, case ignored) is taken for a typo.
+TYPO_CUTOFF = 0.8
+
+
+def check_model_name(model: str, source: str, key: str) -> None:
+    """Refuse a model name that is not an offline model but is a close match to one (``symbollic``):
+    it would otherwise be sent to the LLM endpoint as a paid model. Other names are LLM names."""
+    import difflib
+
+    if model in OFFLINE_MODELS:
+        return
+    close = difflib.get_close_matches(model.lower(), OFFLINE_MODELS, n=1, cutoff=TYPO_CUTOFF)
+    if close:
+        raise ConfigError(source, key, f"unknown model {model!r}: did you mean {close[0]!r}? (offline models: "
+                          f"{', '.join(OFFLINE_MODELS)}; any other name is an LLM sent to the llm endpoint)")
 
 
 class ConfigError(ValueError):
@@ -284,6 +299,7 @@ class RunConfig:
         if model is not None:
             if not isinstance(model, str) or not model.strip():
                 raise ConfigError(src, "--model", f"{model!r} is not a model name")
+            check_model_name(model.strip(), src, "--model")
             changes["grids"] = tuple(dataclasses.replace(g, model=model.strip()) for g in self.grids)
         if workers is not None:
             changes["workers"] = _positive_int(workers, src, "--workers")
@@ -741,20 +757,21 @@ class _Parser:
                 kw["cache_mode"] = _one_of(mode, CACHE_MODES, src, "llm.cache.mode")
         return LLMSettings(**kw)
 
-    def prices(self, raw: Any) -> dict[str, dict[str, float]]:
+    def prices(self, raw: Any, key: str = "llm.prices") -> dict[str, dict[str, float]]:
+        """``{model: {prompt, completion}}`` USD per 1M tokens, under ``key`` (``""``: a prices file's top level)."""
         src = self.src
-        d = _mapping(raw, src, "llm.prices")
+        d = _mapping(raw, src, key)
         out: dict[str, dict[str, float]] = {}
         for model, rate in d.items():
-            key = f"llm.prices.{model}"
+            where = _join(key, model) if key else model
             if not isinstance(model, str) or not model.strip():
-                raise self.err("llm.prices", f"a model name must be a non-empty string, got {model!r}")
-            body = _mapping(rate, src, key)
-            _check_keys(body, ("prompt", "completion"), src, key)
+                raise self.err(key, f"a model name must be a non-empty string, got {model!r}")
+            body = _mapping(rate, src, where)
+            _check_keys(body, ("prompt", "completion"), src, where)
             for part in ("prompt", "completion"):
                 if part not in body:
-                    raise self.err(_join(key, part), "missing (required): USD per 1M tokens")
-            out[model] = {part: _number(body[part], src, _join(key, part), minimum=0.0) for part in ("prompt", "completion")}
+                    raise self.err(_join(where, part), "missing (required): USD per 1M tokens")
+            out[model] = {part: _number(body[part], src, _join(where, part), minimum=0.0) for part in ("prompt", "completion")}
         return out
 
     def ablations(self, raw: Any) -> dict[str, ProtocolConfig]:
@@ -793,6 +810,7 @@ class _Parser:
             if required not in d:
                 raise self.err(_join(key, required), "missing (required)")
         model = _string(d["model"], src, _join(key, "model"))
+        check_model_name(model, src, _join(key, "model"))
         if model == "sr" and importlib.util.find_spec("pyoperon") is None:
             raise self.err(_join(key, "model"), "the sr policy needs pyoperon: pip install 'etc-fast[sr]'")
 

@@ -209,7 +209,7 @@ def _estimate(config: RunConfig, pending: list[TrialSpec], stream: TextIO) -> No
     from etc_fast.runner._estimate import write_estimate
 
     try:
-        write_estimate(config, pending, config.out)
+        write_estimate(config, pending, config.out, progress=stream)
     except Exception as exc:  # noqa: BLE001 - an estimate is advice; the run does not depend on it
         stream.write(f"warning: no LLM estimate for this run ({type(exc).__name__}: {exc})\n")
 

@@ -94,6 +94,7 @@ def run_study(name: str, root: Path) -> dict[str, Any]:
         "completion_tokens": (est["completion_tokens"], actual["completion_tokens"],
                               err(est["completion_tokens"], actual["completion_tokens"])),
         "calls_min": est["calls_min"], "prompt_tokens_min": est["prompt_tokens_min"],
+        "calls_every_turn": est.get("calls_every_turn"), "prompt_tokens_every_turn": est.get("prompt_tokens_every_turn"),
         "matched_prompt_tokens": (matched, actual["prompt_tokens"], err(matched, actual["prompt_tokens"])),
         "failed": sum(1 for r in rows if r["status"] == "failed"),
     }
@@ -105,9 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in STUDIES:
         r = run_study(name, root / name)
         print(f"{name}: exit {r['exit']}, {r['trials']} trials ({r['failed']} failed)")
-        print(f"  calls: estimate {r['calls_min']:,}-{r['calls'][0]:,}, actual {r['calls'][1]:,} (max bound {r['calls'][2]:+.0%})")
-        print(f"  prompt tokens: estimate {r['prompt_tokens_min']:,}-{r['prompt_tokens'][0]:,}, actual {r['prompt_tokens'][1]:,} "
-              f"(max bound {r['prompt_tokens'][2]:+.0%})")
+        print(f"  calls: estimate at least {r['calls_min']:,}, every turn {r['calls_every_turn']:,}, at most {r['calls'][0]:,}; "
+              f"actual {r['calls'][1]:,}")
+        print(f"  prompt tokens: estimate {r['prompt_tokens_min']:,} (fewest calls), {r['prompt_tokens_every_turn']:,} (every turn), "
+              f"{r['prompt_tokens'][0]:,} (at the caps); actual {r['prompt_tokens'][1]:,}")
         e, a, rel = r["matched_prompt_tokens"]
         print(f"  prompt tokens of the calls made: estimate {e:,}, actual {a:,} ({rel:+.0%})")
         e, a, rel = r["completion_tokens"]
