@@ -11,7 +11,9 @@ The tag comes from :func:`ledger_tag`, which the runner's trial worker sets arou
 their own. A call made outside any tag (a client used on its own) is recorded with no run.
 
 A run directory that uses a reply cache names its ledger in ``OUT/ledger.json``: the run's ledger
-id (a random hex string made once, kept across resumes) and the cache files its calls go to.
+id (a random hex string made once, kept across resumes), the cache files its calls go to, and the
+trials already stored when the ledger began (``before``: trial id -> transcript SHA-256; a run
+directory written before the ledger existed), whose paid calls only their own counts know.
 """
 
 from __future__ import annotations
@@ -194,10 +196,12 @@ def paid_usd(totals: Iterable[PaidTotals], prices: Mapping[str, Mapping[str, flo
     return usd
 
 
-def write_ledger_file(run_dir: str | os.PathLike[str], caches: Iterable[str | os.PathLike[str]]) -> str:
+def write_ledger_file(run_dir: str | os.PathLike[str], caches: Iterable[str | os.PathLike[str]],
+                      stored: Mapping[str, str] | None = None) -> str:
     """Make sure ``run_dir/ledger.json`` names the run's ledger id and ``caches`` (absolute paths);
     returns the id. An existing id is kept (a resumed run goes on counting under it); cache files
-    named before are kept beside the new ones.
+    named before are kept beside the new ones. ``stored`` (trial id -> transcript SHA-256 of the
+    trials already in the run directory) is kept as ``before`` only when the file is made.
 
     Raises:
         OSError: The file cannot be written.
@@ -205,17 +209,20 @@ def write_ledger_file(run_dir: str | os.PathLike[str], caches: Iterable[str | os
     """
     path = Path(run_dir) / LEDGER_FILE
     known = read_ledger_file(run_dir)
-    run = known["run"] if known else uuid.uuid4().hex
-    names = list(known["caches"]) if known else []
+    if known is None:
+        known_before: dict[str, str] = {str(k): str(v) for k, v in (stored or {}).items()}
+        run, names = uuid.uuid4().hex, []
+    else:
+        known_before, run, names = known["before"], known["run"], list(known["caches"])
     for c in caches:
         full = os.path.abspath(os.fspath(c))
         if full not in names:
             names.append(full)
-    data = {"run": run, "caches": names}
+    data = {"run": run, "caches": names, "before": known_before}
     if data != known:
         tmp = path.with_name(f".{LEDGER_FILE}.{os.getpid()}.tmp")
         with open(tmp, "wb") as fh:
-            fh.write((json.dumps(data, indent=1) + "\n").encode())
+            fh.write((json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -223,8 +230,9 @@ def write_ledger_file(run_dir: str | os.PathLike[str], caches: Iterable[str | os
 
 
 def read_ledger_file(run_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """``{"run": id, "caches": [paths]}`` from ``run_dir/ledger.json``, or ``None`` when the run
-    directory has none (written before the ledger, or a run without a reply cache).
+    """``{"run": id, "caches": [paths], "before": {trial id: transcript sha256}}`` from
+    ``run_dir/ledger.json``, or ``None`` when the run directory has none (written before the
+    ledger existed, or a run without a reply cache).
 
     Raises:
         ValueError: The file exists but is not a ledger file (says where and what is wrong).
@@ -238,7 +246,10 @@ def read_ledger_file(run_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
         data = json.loads(text)
     except ValueError as exc:
         raise ValueError(f"{path}: not JSON ({exc})") from None
+    before = data.get("before", {}) if isinstance(data, dict) else None
     if (not isinstance(data, dict) or not isinstance(data.get("run"), str) or not data["run"]
-            or not isinstance(data.get("caches"), list) or not all(isinstance(c, str) for c in data["caches"])):
-        raise ValueError(f"{path}: expected {{\"run\": <id>, \"caches\": [<paths>]}}, got {text[:200]!r}")
-    return {"run": data["run"], "caches": list(data["caches"])}
+            or not isinstance(data.get("caches"), list) or not all(isinstance(c, str) for c in data["caches"])
+            or not isinstance(before, dict) or not all(isinstance(v, str) for v in before.values())):
+        raise ValueError(f"{path}: expected {{\"run\": <id>, \"caches\": [<paths>], \"before\": {{<trial id>: "
+                         f"<sha256>}}}}, got {text[:200]!r}")
+    return {"run": data["run"], "caches": list(data["caches"]), "before": dict(before)}

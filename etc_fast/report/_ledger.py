@@ -28,10 +28,13 @@ class RunPaid:
         rows: Paid-call totals (per role, model and, when asked, trial), or ``None`` when the run
             has no usable ledger.
         note: Why there is none, or what part of it is missing (``None`` when complete).
+        before: Trials whose latest stored line predates the ledger (their own counts hold their
+            paid calls).
     """
 
     rows: list[PaidTotals] | None
     note: str | None = None
+    before: frozenset[str] = frozenset()
 
 
 def run_paid(root: Path, *, by_trial: bool = False) -> RunPaid:
@@ -57,7 +60,13 @@ def run_paid(root: Path, *, by_trial: bool = False) -> RunPaid:
         rows.extend(got or [])
     if missing and not rows:
         return RunPaid(None, "; ".join(missing))
-    return RunPaid(rows, "; ".join(missing) or None)
+    before: frozenset[str] = frozenset()
+    if named["before"]:
+        from etc_fast.store import TRIALS, read_trials
+
+        before = frozenset(str(e["trial_id"]) for e in read_trials(root / TRIALS)
+                           if named["before"].get(str(e["trial_id"])) == e.get("transcript_sha256"))
+    return RunPaid(rows, "; ".join(missing) or None, before)
 
 
 def run_prices(root: Path) -> dict[str, Mapping[str, float]]:
@@ -105,6 +114,34 @@ def ledger_totals(root: Path, df: pl.DataFrame) -> dict[str, Any] | None:
             rows.append({"role": t.role, "model": t.name, "model_id": t.model, "trials": t.trials, "paid": t.calls,
                          "reused": reused, "prompt_tokens_paid": t.prompt_tokens,
                          "completion_tokens_paid": t.completion_tokens, "usd": paid_usd([t], prices)})
+        # Trials stored before the ledger began: their own counts.
+        old = df.filter(pl.col("trial_id").is_in(sorted(paid.before))) if paid.before and has_usage else df.clear()
+        for name in dict.fromkeys(old.get_column("model").to_list()) if old.height else []:
+            mine = old.filter(pl.col("model") == name)
+            row = next((r for r in rows if r["role"] == "policy" and r["model"] == name), None)
+            if row is None:
+                row = {"role": "policy", "model": name, "model_id": "", "trials": 0, "paid": 0, "reused": 0,
+                       "prompt_tokens_paid": 0, "completion_tokens_paid": 0, "usd": 0.0}
+                rows.append(row)
+            t = PaidTotals("policy", str(name), "", _col(df, "calls_paid", mine), _col(df, "prompt_tokens_paid", mine),
+                           _col(df, "completion_tokens_paid", mine), mine.height)
+            row["paid"] += t.calls
+            row["trials"] += t.trials
+            row["prompt_tokens_paid"] += t.prompt_tokens
+            row["completion_tokens_paid"] += t.completion_tokens
+            extra = paid_usd([t], prices)
+            row["usd"] = None if row["usd"] is None or extra is None else row["usd"] + extra
+            if row["reused"] == 0:
+                row["reused"] = _col(df, "calls_cached", df.filter(pl.col("model") == name))
+        if old.height and _col(df, "judge_calls_paid", old):
+            judge = next((r for r in rows if r["role"] == "judge"), None)
+            if judge is None:
+                judge = {"role": "judge", "model": "judge", "model_id": "", "trials": 0, "paid": 0,
+                         "reused": _col(df, "judge_calls_cached"), "prompt_tokens_paid": 0,
+                         "completion_tokens_paid": 0, "usd": 0.0}
+                rows.append(judge)
+            judge["paid"] += _col(df, "judge_calls_paid", old)
+            judge["usd"] = None  # the judge's paid tokens of those trials are not stored apart
         # Reuses by a model (or the judge) that paid for nothing in this run.
         seen = {(r["role"], r["model"]) for r in rows}
         if has_usage and "model" in df.columns:
@@ -142,7 +179,7 @@ def ledger_totals(root: Path, df: pl.DataFrame) -> dict[str, Any] | None:
     total_reused = sum(r["reused"] for r in rows)
     usds = [r["usd"] for r in rows if r["paid"]]
     return {
-        "source": source, "note": paid.note, "paid": total_paid, "reused": total_reused,
+        "source": source, "note": paid.note, "before": len(paid.before), "paid": total_paid, "reused": total_reused,
         "calls": total_paid + total_reused,
         "prompt_tokens_paid": sum(r["prompt_tokens_paid"] or 0 for r in rows),
         "completion_tokens_paid": sum(r["completion_tokens_paid"] or 0 for r in rows),
@@ -168,6 +205,9 @@ def ledger_lines(root: Path, df: pl.DataFrame) -> list[str]:
                 "as recorded with each reply in the reply cache's ledger (`ledger.json` names it); reused = replies "
                 "the stored trials took from the cache (each trial's latest line); calls = paid + reused. "
                 "USD from `llm.prices`.")
+        if tot["before"]:
+            what += (f" {tot['before']} trial(s) were stored before the run's ledger began (by an earlier version "
+                     "of etc_fast): their paid calls are their own counts, which miss calls of interrupted attempts.")
         if tot["note"]:
             what += f" Part of the ledger could not be read: {tot['note']}."
     else:
@@ -193,14 +233,22 @@ def ledger_lines(root: Path, df: pl.DataFrame) -> list[str]:
     ]
 
 
-def paid_for_trials(root: Path, trial_ids: set[str]) -> dict[str, PaidTotals] | None:
+def paid_for_trials(root: Path, trial_ids: set[str], df: pl.DataFrame) -> dict[str, PaidTotals] | None:
     """The policies' paid calls for ``trial_ids`` by model name, summed over every attempt (from
-    the ledger), or ``None`` when the run has no usable ledger."""
+    the ledger; a trial stored before the ledger began: its own counts in ``df``), or ``None`` when
+    the run has no usable ledger."""
     paid = run_paid(root, by_trial=True)
     if paid.rows is None:
         return None
+    rows = list(paid.rows)
+    old = sorted(paid.before & trial_ids)
+    if old and {"trial_id", "model", "calls_paid"} <= set(df.columns):
+        for r in df.filter(pl.col("trial_id").is_in(old)).iter_rows(named=True):
+            rows.append(PaidTotals("policy", str(r["model"]), "", int(r["calls_paid"] or 0),
+                                   int(r.get("prompt_tokens_paid") or 0), int(r.get("completion_tokens_paid") or 0), 1,
+                                   str(r["trial_id"])))
     out: dict[str, PaidTotals] = {}
-    for t in paid.rows:
+    for t in rows:
         if t.role != "policy" or t.trial not in trial_ids:
             continue
         was = out.get(t.name)

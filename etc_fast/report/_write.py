@@ -130,7 +130,7 @@ def estimate_lines(root: Path, df: pl.DataFrame) -> list[str]:
     prices = est.get("prices") or {}
     from etc_fast.report._ledger import paid_for_trials
 
-    ledger = paid_for_trials(root, ids)  # every attempt's paid calls; None: the trials' own counts
+    ledger = paid_for_trials(root, ids, played)  # every attempt's paid calls; None: the trials' own counts
     rows = ["| model | trials (played) | calls: estimate (max) / actual / paid | prompt tokens: estimate / actual "
             "| completion tokens: estimate / actual | USD: estimate / actual paid |",
             "|---|---|---|---|---|---|"]

@@ -5,7 +5,7 @@ Paid calls come from the ledger in the reply cache (:mod:`etc_fast.llm._ledger`)
 server answered for this run, in any attempt, interrupted ones included. Cache reuses (calls
 answered from the cache, paid by an earlier attempt or another run) come from the stored trials:
 each trial's latest line. A run without a reply cache has no ledger; its totals are the stored
-trials' own counts.
+trials' own counts, as are the paid calls of trials stored before the run's ledger began.
 """
 
 from __future__ import annotations
@@ -59,22 +59,27 @@ class RunLedger:
         caches: The cache files holding its ledger.
         prices: ``llm.prices`` (USD per 1M tokens by model name or id).
         summaries: The latest stored row of each trial, by trial id.
+        before: Trials whose latest row was stored before the ledger began: their paid calls are
+            their rows' own counts.
     """
 
     run: str | None
     caches: list[str]
     prices: Mapping[str, Mapping[str, float]]
     summaries: dict[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
+    before: set[str] = dataclasses.field(default_factory=set)
 
     def note(self, summary: Mapping[str, Any]) -> None:
         """Take in a trial's newly stored row (it supersedes the trial's earlier one)."""
-        self.summaries[str(summary.get("trial_id"))] = summary
+        tid = str(summary.get("trial_id"))
+        self.summaries[tid] = summary
+        self.before.discard(tid)
 
     def totals(self) -> dict[str, Any]:
         """``{calls, paid, reused, prompt_tokens, completion_tokens, usd, source}``: paid calls and
         their tokens and cost from the ledger (``source: ledger``), or, without one, the stored
         trials' own counts (``source: trials``); ``usd`` is ``None`` without a price for every model."""
-        from etc_fast.llm import paid_usd, read_paid
+        from etc_fast.llm import PaidTotals, paid_usd, read_paid
 
         reused = sum(_reused(s) for s in self.summaries.values())
         if self.run is not None:
@@ -85,7 +90,12 @@ class RunLedger:
                 except Exception:  # noqa: BLE001 - a progress line never stops the run
                     got = None
                 paid_rows.extend(got or [])
-            paid = sum(t.calls for t in paid_rows)
+            old = [self.summaries[t] for t in self.before if t in self.summaries]
+            paid_rows.extend(
+                PaidTotals("policy", str(s.get("model")), "", int(s.get("calls_paid") or 0),
+                           int(s.get("prompt_tokens_paid") or 0), int(s.get("completion_tokens_paid") or 0), 1)
+                for s in old)
+            paid = sum(t.calls for t in paid_rows) + sum(int(s.get("judge_calls_paid") or 0) for s in old)
             # Tokens: those paid for (every attempt) plus those reused from the cache by stored trials.
             p_tok = sum(t.prompt_tokens for t in paid_rows) + sum(
                 int(s.get("prompt_tokens_cached") or 0) for s in self.summaries.values())
@@ -126,13 +136,20 @@ def open_run_ledger(config: RunConfig, out: str | os.PathLike[str], entries: Ite
     uses_llm = config.judge == "llm" or any(m not in OFFLINE_MODELS for m in config.models)
     if not uses_llm:
         return None
+    entries = list(entries)
     caches = ledger_caches(config)
     run = None
+    before: dict[str, str] = {}
     if caches:
-        run = write_ledger_file(Path(out), caches)
-        caches = list((read_ledger_file(Path(out)) or {}).get("caches") or caches)  # earlier invocations' too
+        stored = {str(e.get("trial_id")): str(e.get("transcript_sha256")) for e in entries}
+        run = write_ledger_file(Path(out), caches, stored)
+        named = read_ledger_file(Path(out)) or {}
+        caches = list(named.get("caches") or caches)  # earlier invocations' too
+        before = dict(named.get("before") or {})
     ledger = RunLedger(run=run, caches=caches, prices=dict(config.llm.prices))
     for e in entries:
         if isinstance(e.get("summary"), Mapping):
             ledger.note({**e["summary"], "trial_id": e.get("trial_id")})
+    ledger.before = {str(e.get("trial_id")) for e in entries
+                     if before.get(str(e.get("trial_id"))) == e.get("transcript_sha256")}
     return ledger

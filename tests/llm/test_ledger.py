@@ -139,10 +139,11 @@ def test_a_cache_written_before_the_ledger_reads_as_no_ledger_and_gains_one(tmp_
 
 
 def test_the_ledger_file_keeps_its_id_across_resumes(tmp_path):
-    run = write_ledger_file(tmp_path, [tmp_path / "a.db"])
-    again = write_ledger_file(tmp_path, [tmp_path / "b.db"])
+    run = write_ledger_file(tmp_path, [tmp_path / "a.db"], {"t0": "sha0"})
+    again = write_ledger_file(tmp_path, [tmp_path / "b.db"], {"t0": "sha0", "t1": "sha1"})
     assert run == again and len(run) == 32
-    assert read_ledger_file(tmp_path) == {"run": run, "caches": [str(tmp_path / "a.db"), str(tmp_path / "b.db")]}
+    assert read_ledger_file(tmp_path) == {"run": run, "caches": [str(tmp_path / "a.db"), str(tmp_path / "b.db")],
+                                          "before": {"t0": "sha0"}}  # what was stored when the ledger began
     assert read_ledger_file(tmp_path / "nowhere") is None
     (tmp_path / "ledger.json").write_text('{"run": 3}')
     with pytest.raises(ValueError, match="ledger.json"):

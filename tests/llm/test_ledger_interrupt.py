@@ -129,3 +129,35 @@ def test_worker_processes_record_each_trials_calls_under_the_run(tmp_path):
     per_trial = {t.trial: t.calls for t in read_paid(named["caches"][0], named["run"], by_trial=True)}
     rows = [json.loads(x)["summary"] for x in (out / "trials.jsonl").read_text().splitlines()]
     assert per_trial == {r["trial_id"]: r["calls_paid"] for r in rows} and sum(per_trial.values()) == answered == 9
+
+
+def test_a_run_directory_from_before_the_ledger_keeps_its_paid_calls(tmp_path, capsys):
+    """Trials stored by a version without the ledger keep their own paid counts; later ones come
+    from the ledger; together they are the server's answered calls."""
+    from etc_fast.run import main
+
+    with ChatServer(model_like(2), models=["test-model"], max_requests=10_000, lifetime_s=600) as srv:
+        cfg = write_config(tmp_path, srv.base_url, rollouts=4, workers=2, timeout_s=60)
+        out = tmp_path / "out"
+        assert main([str(cfg), "--out", str(out), "--no-report", "--limit", "2"]) == 0  # 2 of 4 trials stored
+        # What an earlier version left: no ledger.json, a cache without the ledger table.
+        import sqlite3
+
+        from etc_fast.store import write_manifest
+
+        (out / "ledger.json").unlink()
+        write_manifest(out)
+
+        with sqlite3.connect(tmp_path / "cache.db") as conn:
+            conn.execute("DROP TABLE ledger")
+        assert main([str(cfg), "--out", str(out)]) == 0
+        answered = srv.n_answered
+    last = [x for x in capsys.readouterr().err.splitlines() if x.startswith("[")][-1]
+    assert "calls 12 (paid 12, reused 0)" in last, last
+    named = read_ledger_file(out)
+    assert len(named["before"]) == 2
+    report = (out / "report" / "report.md").read_text()
+    got = re.search(r"LLM calls: (\d+) = paid (\d+) \+ reused (\d+) \(source: ledger\)", report)
+    assert got and int(got.group(2)) == answered == 12, report[:3000]
+    assert "2 trial(s) were stored before the run's ledger began" in report
+    assert sum(t.calls for t in read_paid(tmp_path / "cache.db", named["run"])) == 6  # the ledger holds the new ones
