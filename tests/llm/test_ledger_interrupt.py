@@ -161,3 +161,18 @@ def test_a_run_directory_from_before_the_ledger_keeps_its_paid_calls(tmp_path, c
     assert got and int(got.group(2)) == answered == 12, report[:3000]
     assert "2 trial(s) were stored before the run's ledger began" in report
     assert sum(t.calls for t in read_paid(tmp_path / "cache.db", named["run"])) == 6  # the ledger holds the new ones
+
+
+def test_an_unreadable_ledger_file_stops_the_run_with_exit_2_and_says_where(tmp_path, capsys):
+    from etc_fast.run import main
+
+    with ChatServer(model_like(2), models=["test-model"], max_requests=10_000, lifetime_s=600) as srv:
+        cfg = write_config(tmp_path, srv.base_url, rollouts=1, workers=1, timeout_s=60)
+        out = tmp_path / "out"
+        out.mkdir()
+        (out / "ledger.json").write_text('{"run": ""}')
+        assert main([str(cfg), "--out", str(out), "--no-report"]) == 2
+        assert srv.n_requests == 0
+    err = capsys.readouterr().err
+    assert str(out / "ledger.json") in err and "remove the file" in err, err
+    assert (out / "ledger.json").read_text() == '{"run": ""}'  # nothing lost
