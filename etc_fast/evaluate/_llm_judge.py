@@ -76,6 +76,7 @@ class LLMJudge:
                 client = LLMClient(settings)
             except LLMConfigError as exc:
                 raise LLMConfigError(f"LLM judge: {exc}, or use judge: structural (offline)") from None
+        client.ledger_role = "judge"  # its paid calls are the judge's on the ledger
         self.client = client
         self.attempts = attempts
         self.usage: dict[str, int] = {

@@ -36,6 +36,18 @@ from etc_fast.llm._client import (
     resolve_model,
     stop_calls,
 )
+from etc_fast.llm._ledger import (
+    LEDGER_FILE,
+    LedgerTag,
+    PaidCall,
+    PaidTotals,
+    current_tag,
+    ledger_tag,
+    paid_usd,
+    read_ledger_file,
+    read_paid,
+    write_ledger_file,
+)
 from etc_fast.llm._newtonbench import NewtonBenchCheckoutError, NewtonBenchTexts, make_texts
 from etc_fast.llm._parse import (
     MAX_HYPOTHESES,
@@ -65,6 +77,16 @@ from etc_fast.llm._system_prompts import (
 from etc_fast.llm._texts import BaselineTexts, parse_verdict, register_apparatus
 
 __all__ = [
+    "LEDGER_FILE",
+    "LedgerTag",
+    "PaidCall",
+    "PaidTotals",
+    "current_tag",
+    "ledger_tag",
+    "paid_usd",
+    "read_ledger_file",
+    "read_paid",
+    "write_ledger_file",
     "prompts",
     "MAX_REPLY_CHARS",
     "parse_verdict",

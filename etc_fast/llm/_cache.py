@@ -13,6 +13,11 @@ busy timeout in one case that a study hits: several connections setting up a *ne
 "busy" for up to the busy timeout; a cache that still cannot be opened, read or written raises
 :class:`CacheError`, an infrastructure failure that fails the trial (never a silent miss, never a turn).
 
+Ledger: a reply the server has just answered is stored together with a row of the ``ledger`` table
+(run, trial, role, model, tokens, attempts) in one transaction, so every paid call is on record
+exactly once, however the run ends afterwards (:mod:`etc_fast.llm._ledger`). A reply read back from
+the cache adds no row. A cache written before the ledger existed gains the empty table when opened.
+
 Modes:
     ``use``: read first; on a miss call the API and store the reply.
     ``refresh``: always call the API and overwrite the stored reply.
@@ -36,6 +41,7 @@ from typing import Any, Literal, TypeVar
 
 from etc_fast._urls import normalise_base_url
 from etc_fast.errors import InfrastructureError
+from etc_fast.llm._ledger import LEDGER_INDEX, LEDGER_SCHEMA, PaidCall
 
 CacheMode = Literal["use", "refresh", "off", "replay"]
 CACHE_MODES: tuple[str, ...] = ("use", "refresh", "off", "replay")
@@ -183,6 +189,8 @@ class ResponseCache:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")  # a commit is on disk before put returns
             conn.execute(_SCHEMA)
+            conn.execute(LEDGER_SCHEMA)  # also added to a cache written before the ledger existed
+            conn.execute(LEDGER_INDEX)
             columns = {row[1] for row in conn.execute("PRAGMA table_info(completions)")}
             if "finish_reason" not in columns:  # a cache written before finish reasons were kept
                 with contextlib.suppress(sqlite3.OperationalError):  # another connection may add it first
@@ -218,23 +226,54 @@ class ResponseCache:
             content=row[0], reasoning=row[1], prompt_tokens=int(row[2]), completion_tokens=int(row[3]), finish_reason=row[4]
         )
 
-    def put(self, key: str, request: Mapping[str, Any], reply: CachedReply) -> None:
+    def put(self, key: str, request: Mapping[str, Any], reply: CachedReply, *, paid: PaidCall | None = None) -> None:
         """Store (or overwrite) the reply for ``key`` in one short transaction, committed on return.
+
+        With ``paid`` (the call was answered by the server just now), its ledger row is written in
+        the same transaction: the reply is stored exactly when its payment is on record.
 
         Raises:
             CacheError: the reply could not be stored (the caller must not record a result that used it).
         """
         blob = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        now = time.time()
         row = (
             key, str(request.get("model", "")), blob, reply.content, reply.reasoning, int(reply.prompt_tokens),
-            int(reply.completion_tokens), time.time(), reply.finish_reason,
+            int(reply.completion_tokens), now, reply.finish_reason,
         )
-        self._do("store", key, lambda: self._conn.execute(
-            "INSERT OR REPLACE INTO completions "
-            "(key, model, request, content, reasoning, prompt_tokens, completion_tokens, created, finish_reason) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            row,
-        ))
+
+        def store() -> None:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(
+                    "INSERT OR REPLACE INTO completions "
+                    "(key, model, request, content, reasoning, prompt_tokens, completion_tokens, created, finish_reason) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+                if paid is not None:
+                    conn.execute(
+                        "INSERT INTO ledger (run, trial, role, name, model, key, prompt_tokens, completion_tokens, "
+                        "attempts, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        paid.row(key, now),
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+
+        self._do("store", key, store)
+
+    def paid_rows(self, run: str | None = None) -> list[dict[str, Any]]:
+        """The ledger's rows (all, or those of ``run``), oldest first, as dicts."""
+        sql = ("SELECT id, run, trial, role, name, model, key, prompt_tokens, completion_tokens, attempts, created "
+               "FROM ledger" + ("" if run is None else " WHERE run = ?") + " ORDER BY id")
+        with self._lock:
+            cur = self._conn.execute(sql, () if run is None else (run,))
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
     def __len__(self) -> int:
         with self._lock:

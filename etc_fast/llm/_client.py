@@ -27,6 +27,7 @@ from typing import Any
 from etc_fast._urls import normalise_base_url
 from etc_fast.errors import InfrastructureError
 from etc_fast.llm._cache import CACHE_MODES, CachedReply, CacheMiss, ResponseCache, cache_key, canonical_request
+from etc_fast.llm._ledger import PaidCall, current_tag
 
 #: Set to stop every call in this process at its next attempt or wait (run interrupted, or the
 #: run's circuit breaker tripped); see :func:`stop_calls`.
@@ -468,6 +469,8 @@ class LLMClient:
         self._cache: ResponseCache | None = None
         self._count_lock = threading.Lock()
         self.requests_made = 0
+        #: What the ledger records this client's paid calls as: ``policy`` or ``judge``.
+        self.ledger_role = "policy"
 
     # -- pickling: drop live handles -----------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -577,8 +580,11 @@ class LLMClient:
         if cache is not None:
             # Committed before the reply is used: a trial is stored only with replies a later run finds.
             # A reply that cannot be stored fails the call (CacheError): a result that a replay could not
-            # reproduce is never recorded, and the next run asks again.
-            cache.put(key, request, CachedReply(content, reasoning, p_tok, c_tok, finish))
+            # reproduce is never recorded, and the next run asks again. The payment goes on the ledger
+            # in the same transaction, so it is on record however the run ends afterwards.
+            paid = PaidCall(current_tag(), str(getattr(self, "ledger_role", "policy")), self.settings.model,
+                            self.model.model_id, p_tok, c_tok, attempts)
+            cache.put(key, request, CachedReply(content, reasoning, p_tok, c_tok, finish), paid=paid)
         return Completion(
             content, reasoning, p_tok, c_tok, False, self.model.model_id, key, attempts, finish_reason=finish, latency_s=latency
         )

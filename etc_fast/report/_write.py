@@ -13,6 +13,7 @@ import polars as pl
 
 from etc_fast.report import _budget, _tables
 from etc_fast.report._figures import plot_budget_curves, plot_coverage, plot_heatmap, plot_savings
+from etc_fast.report._ledger import ledger_lines
 from etc_fast.report._load import load_trials
 from etc_fast.report._stats import N_DRAWS, SEED
 
@@ -127,6 +128,9 @@ def estimate_lines(root: Path, df: pl.DataFrame) -> list[str]:
         return []
     played = df.filter(pl.col("trial_id").is_in(sorted(ids)))
     prices = est.get("prices") or {}
+    from etc_fast.report._ledger import paid_for_trials
+
+    ledger = paid_for_trials(root, ids, played)  # every attempt's paid calls; None: the trials' own counts
     rows = ["| model | trials (played) | calls: estimate (max) / actual / paid | prompt tokens: estimate / actual "
             "| completion tokens: estimate / actual | USD: estimate / actual paid |",
             "|---|---|---|---|---|---|"]
@@ -134,22 +138,34 @@ def estimate_lines(root: Path, df: pl.DataFrame) -> list[str]:
         mine = played.filter(pl.col("model") == m["model"])
         def total(col: str, frame: pl.DataFrame = mine) -> int:
             return int(frame.get_column(col).sum() or 0) if frame.height else 0
+        if ledger is not None:
+            got = ledger.get(m["model"])
+            paid_calls, paid_p, paid_c = (got.calls, got.prompt_tokens, got.completion_tokens) if got else (0, 0, 0)
+            calls = paid_calls + total("calls_cached")
+            p_tok, c_tok = paid_p + total("prompt_tokens_cached"), paid_c + total("completion_tokens_cached")
+        else:
+            paid_calls, paid_p, paid_c = total("calls_paid"), total("prompt_tokens_paid"), total("completion_tokens_paid")
+            calls, p_tok, c_tok = total("llm_calls"), total("prompt_tokens"), total("completion_tokens")
         rate = prices.get(m["model"]) or prices.get(m.get("model_id", ""))
         paid_usd = "–"
         if rate:
-            paid_usd = f"{total('prompt_tokens_paid') / 1e6 * rate['prompt'] + total('completion_tokens_paid') / 1e6 * rate['completion']:.2f}"
+            paid_usd = f"{paid_p / 1e6 * rate['prompt'] + paid_c / 1e6 * rate['completion']:.2f}"
         est_usd = "–" if m.get("usd") is None else f"{m['usd']:.2f}"
         rows.append(
-            f"| {m['model']} | {m['trials']} ({mine.height}) | {m['calls']} / {total('llm_calls')} / {total('calls_paid')} "
-            f"| {m['prompt_tokens']:,} / {total('prompt_tokens'):,} | {m['completion_tokens']:,} / {total('completion_tokens'):,} "
+            f"| {m['model']} | {m['trials']} ({mine.height}) | {m['calls']} / {calls} / {paid_calls} "
+            f"| {m['prompt_tokens']:,} / {p_tok:,} | {m['completion_tokens']:,} / {c_tok:,} "
             f"| {est_usd} / {paid_usd} |"
         )
+    actual = ("paid + reused, where paid = the calls the server answered for these trials in any attempt "
+              "(the ledger, interrupted attempts included) and reused = the replies the stored trials took from the cache"
+              if ledger is not None else
+              "the usage the server reported, as stored with each trial (cached replies included in the totals, "
+              "not in paid; no ledger, so calls of interrupted attempts are missing)")
     return [
         "## LLM calls: estimate and actual",
         "",
         f"The estimate was made before the run played these trials (`estimate.json`: the protocol's turn limits, "
-        f"replies of {est.get('reply_tokens')} tokens, tokens = {est.get('method')}); actual = the usage the server "
-        "reported, as stored with each trial (cached replies included in the totals, not in paid).",
+        f"replies of {est.get('reply_tokens')} tokens, tokens = {est.get('method')}); actual = {actual}.",
         "",
         *rows,
         "",
@@ -288,6 +304,7 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         *prompts_line(root, df),
         "",
         *estimate_lines(root, df),
+        *ledger_lines(root, df),
         "## Figures",
         "",
         "- [Measurement savings per module](measurement_savings.png)",

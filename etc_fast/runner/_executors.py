@@ -182,12 +182,15 @@ class TrialWorker:
         judge: Judge name for ``create_judge``.
         judge_kwargs: Keyword arguments for ``create_judge``.
         trial_timeout_s: Wall-clock limit per trial (``None`` = none).
+        ledger_run: The run's ledger id: every paid call of a trial is recorded for this run and
+            that trial (:func:`etc_fast.llm.ledger_tag`); ``None`` records them with no run.
     """
 
     policy_options: Mapping[str, Mapping[str, Any]] = dataclasses.field(default_factory=dict)
     judge: str = "structural"
     judge_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     trial_timeout_s: float | None = None
+    ledger_run: str | None = None
 
     @classmethod
     def from_config(cls, config: Any) -> TrialWorker:
@@ -230,13 +233,15 @@ class TrialWorker:
 
     def rejudge(self, record: Mapping[str, Any]) -> dict[str, Any]:
         """``record`` (a stored ``TrialRecord`` dict) with its submission judged again."""
+        from etc_fast.llm import ledger_tag
         from etc_fast.protocol import judge_submission
         from etc_fast.tasks import get_task
 
         rec = dict(record)
         spec = rec["spec"]
         task = get_task(spec["task"], spec["difficulty"], spec["law_version"])
-        rec["judge"] = judge_submission(str(rec.get("final_source") or ""), task, self.make_judge())
+        with ledger_tag(self.ledger_run, rec.get("trial_id")):
+            rec["judge"] = judge_submission(str(rec.get("final_source") or ""), task, self.make_judge())
         return rec
 
     def warm_up(self, spec: TrialSpec) -> None:
@@ -289,10 +294,12 @@ class TrialWorker:
 
     # -- the call a worker process makes -----------------------------------------------------
     def __call__(self, spec_dict: Mapping[str, Any]) -> dict[str, Any]:
+        from etc_fast.llm import ledger_tag
+
         spec = TrialSpec.from_dict(dict(spec_dict))
         t0 = time.perf_counter()
         try:
-            with _deadline(self.trial_timeout_s):
+            with _deadline(self.trial_timeout_s), ledger_tag(getattr(self, "ledger_run", None), spec.trial_id):
                 record = self.run_trial(spec)
             return record.to_dict()
         except (Exception, TrialTimeout) as exc:

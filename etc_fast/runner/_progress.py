@@ -6,7 +6,10 @@ import math
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from etc_fast.runner._ledger import RunLedger
 
 __all__ = ["Progress", "format_duration"]
 
@@ -40,6 +43,8 @@ class Progress:
         stream: Where to write (default stderr).
         tty: Force terminal mode on/off (default: ``stream.isatty()``).
         show_model: Include the model in plain lines (runs with several models).
+        ledger: The run's LLM call totals (calls, paid, reused, tokens, money), shown on each
+            line and on the bar; ``None`` (an offline run) shows nothing of the kind.
     """
 
     _BAR = 24
@@ -53,12 +58,14 @@ class Progress:
         stream: TextIO | None = None,
         tty: bool | None = None,
         show_model: bool = False,
+        ledger: RunLedger | None = None,
     ) -> None:
         self.total, self.done = total, done
         self.todo = total - done if todo is None else todo
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(tty) if tty is not None else bool(getattr(self.stream, "isatty", lambda: False)())
         self.show_model = show_model
+        self.ledger = ledger
         self.ran = 0
         self.failed = 0
         self.t0 = time.monotonic()
@@ -76,6 +83,8 @@ class Progress:
         self.done += 1
         failed = summary.get("status") == "failed"
         self.failed += failed
+        if self.ledger is not None:
+            self.ledger.note(summary)
         if self.tty:
             self._draw()
         else:
@@ -109,6 +118,8 @@ class Progress:
         ]
         if status != "failed":
             parts += [f"rmsle={_rmsle_text(summary.get('rmsle'))}", f"meas={summary.get('measurements')}"]
+        if self.ledger is not None:
+            parts.append(self.ledger.text())
         parts.append(f"(ETA {format_duration(self.eta())})")
         return " ".join(parts)
 
@@ -120,6 +131,8 @@ class Progress:
             f"\r[{bar}] {self.done}/{self.total} failed {self.failed} "
             f"elapsed {format_duration(time.monotonic() - self.t0)} ETA {format_duration(self.eta())}"
         )
+        if self.ledger is not None:
+            text += " " + self.ledger.text()
         pad = max(0, self._width - len(text))
         self._width = len(text)
         self.stream.write(text + " " * pad)

@@ -16,6 +16,7 @@ from etc_fast.protocol import TrialSpec
 from etc_fast.runner._config import RunConfig
 from etc_fast.runner._executors import TrialWorker, _llm_stop, create_executor
 from etc_fast.runner._grid import expand_grid
+from etc_fast.runner._ledger import RunLedger, open_run_ledger
 from etc_fast.runner._progress import Progress, format_duration
 from etc_fast.runner._store import RunStore
 from etc_fast.store import RunDirError, write_manifest, writing
@@ -125,10 +126,11 @@ def run_config(
         for note in store.notes:
             stream.write(f"warning: {note}\n")
         pending, rejudge, redo, skipped = _plan(store, specs, grid_ids, limit, stream)
+        ledger, worker = _ledger(config, store, worker)
         rejudged = _rejudge(store, worker, rejudge, redo, stream)
         progress = Progress(
             len(specs), done=skipped + rejudged, todo=len(pending), stream=stream, tty=tty,
-            show_model=len(config.models) > 1,
+            show_model=len(config.models) > 1, ledger=ledger,
         )
         if pending:
             _estimate(config, pending, stream)
@@ -202,6 +204,18 @@ def _preflight(config: RunConfig, worker: TrialWorker | None) -> TrialWorker:
         except InfrastructureError as exc:
             raise RunStopped(f"endpoint check failed ({exc.kind}): {exc.one_line()}") from None
     return worker
+
+
+def _ledger(config: RunConfig, store: RunStore, worker: TrialWorker) -> tuple[RunLedger | None, TrialWorker]:
+    """The run's paid-call ledger (named in ``OUT/ledger.json``; ``None`` for an offline run), and
+    the worker set to record its trials' paid calls under the run's ledger id."""
+    try:
+        ledger = open_run_ledger(config, store.root, store.entries())
+    except ValueError as exc:
+        raise RunDirError(f"{exc}; remove the file to start a new ledger for this run") from None
+    if ledger is not None and ledger.run is not None and dataclasses.is_dataclass(worker) and hasattr(worker, "ledger_run"):
+        worker = dataclasses.replace(worker, ledger_run=ledger.run)
+    return ledger, worker
 
 
 def _estimate(config: RunConfig, pending: list[TrialSpec], stream: TextIO) -> None:

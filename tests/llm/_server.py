@@ -119,6 +119,7 @@ class ChatServer:
         self.max_requests = max_requests
         self.lifetime_s = lifetime_s
         self.requests: list[dict] = []
+        self.answered = 0
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -152,6 +153,12 @@ class ChatServer:
         """Chat requests received (model listings not counted)."""
         with self._lock:
             return len(self.requests)
+
+    @property
+    def n_answered(self) -> int:
+        """Chat requests answered with a completion (HTTP 200, body written): the calls a client pays for."""
+        with self._lock:
+            return self.answered
 
     @property
     def n_all(self) -> int:
@@ -235,12 +242,15 @@ class ChatServer:
                         ),
                     },
                 }
-                self._send(200, payload, reply.headers)
+                if self._send(200, payload, reply.headers) and not reply.no_choices:
+                    with server._lock:
+                        server.answered += 1
 
-            def _send(self, status: int, payload: dict, headers: Sequence[tuple[str, str]] = ()) -> None:
-                self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
+            def _send(self, status: int, payload: dict, headers: Sequence[tuple[str, str]] = ()) -> bool:
+                return self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
 
-            def _send_bytes(self, status: int, data: bytes, ctype: str, headers: Sequence[tuple[str, str]] = ()) -> None:
+            def _send_bytes(self, status: int, data: bytes, ctype: str, headers: Sequence[tuple[str, str]] = ()) -> bool:
+                """Send a response; ``False`` when the client had gone."""
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", ctype)
@@ -249,8 +259,11 @@ class ChatServer:
                         self.send_header(k, v)
                     self.end_headers()
                     self.wfile.write(data)
+                    self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
                     self.close_connection = True
+                    return False
+                return True
 
         self._httpd = ThreadingHTTPServer((self.host, self.port), Handler)
         self._httpd.daemon_threads = True
@@ -393,7 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.replace(args.port_file + ".tmp", args.port_file)
         print(srv.base_url, flush=True)
         stop.wait(args.lifetime)
-        print(f"served {srv.n_requests} chat requests, {len(srv.gets)} other requests", file=sys.stderr, flush=True)
+        print(f"served {srv.n_requests} chat requests ({srv.n_answered} answered), {len(srv.gets)} other requests", file=sys.stderr, flush=True)
     return 0
 
 
