@@ -1,6 +1,6 @@
 """Evaluation: sandboxed replay of a submission, NewtonBench RMSLE with coverage, and judges."""
 
-from etc_fast.evaluate._evaluation import TAUS, Evaluation, IntegrityError, evaluate_submission
+from etc_fast.evaluate._evaluation import TAUS, Evaluation, IntegrityError, evaluate_submission, median_relative_error
 from etc_fast.evaluate._judge import Judge, Verdict
 from etc_fast.evaluate._judge_client import judge_server
 from etc_fast.evaluate._judges import JUDGES, NoJudge, create_judge
@@ -13,6 +13,7 @@ __all__ = [
     "IntegrityError",
     "TAUS",
     "evaluate_submission",
+    "median_relative_error",
     "Judge",
     "Verdict",
     "JUDGES",

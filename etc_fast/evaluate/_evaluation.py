@@ -14,7 +14,7 @@ from etc_fast.sampling import array_sha256, evaluation_grid, rounded_sha256
 from etc_fast.sandbox import LAYERS, SandboxLimits, call_law
 from etc_fast.tasks import Task
 
-__all__ = ["TAUS", "Evaluation", "IntegrityError", "evaluate_submission"]
+__all__ = ["TAUS", "Evaluation", "IntegrityError", "evaluate_submission", "median_relative_error"]
 
 #: Coverage thresholds of ``Evaluation.q``.
 TAUS: tuple[float, ...] = (0.01, 0.1, 1.0)
@@ -22,6 +22,32 @@ TAUS: tuple[float, ...] = (0.01, 0.1, 1.0)
 
 class IntegrityError(RuntimeError):
     """The evaluation grid or the target changed while a submission ran."""
+
+
+def median_relative_error(y_true, y_pred) -> float:
+    """The scale-free error beside RMSLE: the median over the grid of ``|pred - true| / |true|``.
+
+    Only cells where the target is finite and non-zero and the prediction is finite count (the
+    coverage audit reports the others). A prediction right everywhere gives 0; one off by a factor
+    of two gives 0.5 (too small) or 1 (too large), whatever the outputs' magnitude: RMSLE, a
+    difference of ``log(1 + |y|)``, cannot see such errors when the outputs are much smaller than 1.
+
+    Returns:
+        The median, or NaN when no cell counts.
+
+    Raises:
+        ValueError: the shapes differ.
+    """
+    t = np.asarray(y_true, dtype=np.float64).ravel()
+    p = np.asarray(y_pred, dtype=np.float64).ravel()
+    if t.shape != p.shape:
+        raise ValueError(f"median_relative_error: y_true has {t.size} values but y_pred has {p.size}")
+    keep = np.isfinite(t) & np.isfinite(p) & (t != 0.0)
+    if not keep.any():
+        return float("nan")
+    with np.errstate(over="ignore"):
+        ratio = np.abs(p[keep] - t[keep]) / np.abs(t[keep])
+    return float(np.median(ratio))
 
 
 def _tau_key(tau: float) -> str:
@@ -51,6 +77,8 @@ class Evaluation:
         wall_s: Seconds spent in the sandbox.
         sandbox_layers: Names of the sandbox isolation layers that were active for this run
             (``etc_fast.sandbox.LAYERS``; empty when the sandbox did not report them).
+        median_rel_error: :func:`median_relative_error` of the predictions (NaN when invalid or
+            when no finite, non-zero-target cell is left).
     """
 
     valid: bool
@@ -68,6 +96,7 @@ class Evaluation:
     source_sha256: str
     wall_s: float = 0.0
     sandbox_layers: tuple = ()
+    median_rel_error: float = float("nan")
 
     @property
     def rmsle_finite(self) -> bool:
@@ -76,8 +105,9 @@ class Evaluation:
     def to_dict(self) -> dict:
         """JSON-able dict; non-finite RMSLE becomes ``"nan"``/``"inf"`` (strict JSON)."""
         d = dataclasses.asdict(self)
-        r = self.rmsle
-        d["rmsle"] = r if math.isfinite(r) else ("nan" if math.isnan(r) else ("inf" if r > 0 else "-inf"))
+        for key in ("rmsle", "median_rel_error"):
+            r = d[key]
+            d[key] = r if math.isfinite(r) else ("nan" if math.isnan(r) else ("inf" if r > 0 else "-inf"))
         d["q"] = dict(self.q)
         d["sandbox_layers"] = list(self.sandbox_layers)
         return d
@@ -144,5 +174,6 @@ def evaluate_submission(source: str, task: Task, *, grid=None, limits: SandboxLi
     rmsle, n_ft, n_fp, complete, n_sign = kernels.rmsle_coverage(y_true, call.values)
     return Evaluation(
         valid=True, error=None, rmsle=rmsle, n_finite_target=n_ft, n_finite_pred=n_fp, complete=complete,
-        sign_disagreements=n_sign, q=_q(complete, rmsle), predictions_sha256=rounded_sha256(call.values), **common,
+        sign_disagreements=n_sign, q=_q(complete, rmsle), predictions_sha256=rounded_sha256(call.values),
+        median_rel_error=median_relative_error(y_true, call.values), **common,
     )

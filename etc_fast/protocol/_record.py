@@ -21,6 +21,7 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     "error_kind", "judge_status", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
     "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
     "judge_prompt_tokens", "judge_completion_tokens", "system", "simulated_points", "measurement_budget",
+    "median_rel_error",
 )
 
 
@@ -181,4 +182,6 @@ class TrialRecord:
         row["simulated_points"] = int(obs.get("simulated_points", self.measurements) or 0)
         # The cap the trial ran under (a grid's budget or the configuration's own); None: no cap.
         row["measurement_budget"] = cfg.measurement_budget
+        # The scale-free error beside RMSLE (None: an evaluation stored before it was computed).
+        row["median_rel_error"] = num("median_rel_error")
         return row

@@ -7,7 +7,9 @@ credit heatmap, measurement savings and a per-module table, each also as CSV and
 and the statistics of docs/statistics.md: each cell's SA with a cluster-bootstrap interval over modules
 (``table_budget_curve``, ``table_budget_to_sa`` and ``budget_curves.png`` with budgets), paired
 comparisons with a stated decision rule and Holm step (``table_paired``), and the power note
-(``table_power``, ``power.md``).
+(``table_power``, ``power.md``). A run of at most 24 trials leads ``report.md`` with one row per trial,
+its submitted law beside the true one, and folds the statistics over modules away; every table writes
+its numbers with their magnitude and a custom task by its name.
 """
 
 from etc_fast.report._budget import table_budget_curve, table_budget_to_sa, table_paired, table_power

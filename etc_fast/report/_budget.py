@@ -297,7 +297,9 @@ def table_power(df: pl.DataFrame, deltas: Sequence[float] = DELTAS, *, alpha: fl
     Columns: (``model``,) ``system``, ``noise``, ``pairs``, ``n_modules`` (median shared modules),
     ``rollouts`` (rollouts per module in the run), ``trials_per_module`` (per arm, mean),
     ``between_var``, ``within_var``, ``delta``, ``modules_needed`` (at the run's rollouts),
-    ``rollouts_needed`` (with the run's modules; null = not reachable by more rollouts).
+    ``rollouts_needed`` (with the run's modules; null = not reachable by more rollouts, or not
+    estimable), ``note`` (null, or ``not estimable: ...`` saying what the run's variances cannot
+    support: :func:`_power_note`).
     ``pairs``: :func:`paired_results` of ``df`` when already computed (the bootstrap is not needed
     here; without ``pairs`` the comparisons are formed with one resample).
     """
@@ -307,7 +309,7 @@ def table_power(df: pl.DataFrame, deltas: Sequence[float] = DELTAS, *, alpha: fl
     schema: dict[str, Any] = {"model": pl.String} if lead else {}
     schema |= {"system": pl.String, "noise": pl.Float64, "pairs": pl.Int64, "n_modules": pl.Int64, "rollouts": pl.Int64,
                "trials_per_module": pl.Float64, "between_var": pl.Float64, "within_var": pl.Float64, "delta": pl.Float64,
-               "modules_needed": pl.Int64, "rollouts_needed": pl.Int64}
+               "modules_needed": pl.Int64, "rollouts_needed": pl.Int64, "note": pl.String}
     if d.height == 0:
         return pl.DataFrame(schema=schema)
     found = [(h, r) for h, r in (pairs if pairs is not None else _pairs(d, keys, 1, SEED)) if r.n_modules >= 2]
@@ -322,17 +324,48 @@ def table_power(df: pl.DataFrame, deltas: Sequence[float] = DELTAS, *, alpha: fl
         part = d.filter(pl.all_horizontal([_eq(k, v) for k, v in zip([*lead, "system", "noise"], key, strict=True)]))
         rollouts = int(part.get_column("rollout").n_unique())
         per_rollout = trials0 / max(1, rollouts)
+        note = _power_note(between, within, trials0)
         for delta in deltas:
             mods, trials = power_needs(between, within, trials0, float(delta), n_modules=n_modules, alpha=alpha, power=power)
+            needed_rollouts = None if trials is None else max(1, math.ceil(trials / per_rollout - 1e-9))
+            if note is not None:  # what the run cannot estimate is left empty, never computed from a zero
+                needed_rollouts = None
+                mods = None if between + within <= 0.0 else mods
             rows.append({**dict(zip([*lead, "system", "noise"], key, strict=True)), "pairs": len(items), "n_modules": n_modules,
                          "rollouts": rollouts, "trials_per_module": trials0, "between_var": between, "within_var": within,
-                         "delta": float(delta), "modules_needed": mods,
-                         "rollouts_needed": None if trials is None else max(1, math.ceil(trials / per_rollout - 1e-9))})
+                         "delta": float(delta), "modules_needed": mods, "rollouts_needed": needed_rollouts, "note": note})
     out = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
     if out.height:
         out = out.with_columns(pl.col("system").replace_strict(_SYSTEM_ORDER, default=9, return_dtype=pl.Int64).alias("_s")).sort(
             [*lead, "_s", "system", "noise", "delta"], maintain_order=True).drop("_s")
     return out
+
+
+#: ``note`` of a power row whose variances are both zero: no sample size follows from them.
+NOT_ESTIMABLE_ZERO = "not estimable: zero variance"
+#: ``note`` of a power row with one trial per module and arm: its within-module variance is 0 by construction.
+NOT_ESTIMABLE_ONE_TRIAL = "rollouts_needed not estimable: one trial per module and arm"
+#: What each ``note`` means, in the words of ``power.md``.
+POWER_NOTES = {
+    NOT_ESTIMABLE_ZERO: "every shared module shows the same SA difference and no module's trials disagree, so both "
+                        "variances are 0 and no number of modules or rollouts follows from this run "
+                        "(`modules_needed` and `rollouts_needed` are left empty)",
+    NOT_ESTIMABLE_ONE_TRIAL: "with one trial per module and arm a module's trials cannot disagree, so the run shows no "
+                             "within-module variance and cannot say what more rollouts would give (`rollouts_needed` "
+                             "is left empty; `modules_needed` rests on the variance of the module differences)",
+}
+
+
+def _power_note(between: float, within: float, trials0: float) -> str | None:
+    """Why a power row's numbers cannot be read from the run, or ``None`` when they can: both
+    variances zero (:data:`NOT_ESTIMABLE_ZERO`: ``modules_needed`` and ``rollouts_needed`` empty),
+    or one trial per module and arm (:data:`NOT_ESTIMABLE_ONE_TRIAL`: ``rollouts_needed`` empty;
+    ``modules_needed`` still rests on the variance of the module differences)."""
+    if between + within <= 0.0:
+        return NOT_ESTIMABLE_ZERO
+    if trials0 <= 1.0:
+        return NOT_ESTIMABLE_ONE_TRIAL
+    return None
 
 
 def power_text(*, alpha: float = 1.0 - LEVEL, target_power: float = 0.8) -> str:

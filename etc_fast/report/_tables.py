@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
+from etc_fast.report._format import format_number
 from etc_fast.report._load import (
     BUDGET,
     CONFIG_ORDER,
@@ -148,10 +149,14 @@ def table_configurations(df: pl.DataFrame) -> pl.DataFrame:
     """Table 2 / S4: every configuration (presets and ablations) per model/difficulty.
 
     Columns: keys, ``configuration``, ``label``, ``n``, ``credited``, ``sa_pct``,
-    ``rmsle_mean_finite``, ``finite``, ``complete``, ``measurements_mean``, ``simulated_points_mean``.
+    ``rmsle_mean_finite``, ``finite``, ``complete``, ``measurements_mean``, ``simulated_points_mean``,
+    ``median_rel_error_median`` (the median over the trials of their scale-free error, finite values
+    only; null where no trial stored one, as in a run stored before the column).
     """
     keys = condition_keys(df)
-    out = df.group_by(keys + ["configuration"]).agg(_metrics())
+    rel = pl.col("median_rel_error") if "median_rel_error" in df.columns else pl.lit(None, dtype=pl.Float64)
+    out = df.group_by(keys + ["configuration"]).agg(
+        *_metrics(), rel.filter(rel.is_finite()).median().alias("median_rel_error_median"))
     names = list(CONFIG_ORDER) + sorted(set(df.get_column("configuration").to_list()) - set(CONFIG_ORDER))
     out = out.with_columns(label=pl.col("configuration").map_elements(config_label, return_dtype=pl.String))
     out = out.select(keys + ["configuration", "label"] + [c for c in out.columns if c not in keys + ["configuration", "label"]])
@@ -306,7 +311,8 @@ def table_modules(df: pl.DataFrame) -> pl.DataFrame:
 
 def table_modules_wide(df: pl.DataFrame) -> pl.DataFrame:
     """:func:`table_modules` with one column per configuration; each cell reads
-    ``measurements · RMSLE · complete/n · credited/n``."""
+    ``measurements · RMSLE · complete/n · credited/n`` (RMSLE at 3 decimals, keeping its magnitude:
+    :func:`etc_fast.report._format.format_number`)."""
     long = table_modules(df)
     keys = condition_keys(df)
     if long.height == 0:
@@ -315,7 +321,7 @@ def table_modules_wide(df: pl.DataFrame) -> pl.DataFrame:
     cell = (
         pl.col("measurements_mean").round(1).cast(pl.String)
         + pl.lit(" · ")
-        + pl.when(rmsle.is_null()).then(pl.lit("–")).otherwise(rmsle.map_elements(lambda v: f"{v:.3f}", return_dtype=pl.String))
+        + pl.when(rmsle.is_null()).then(pl.lit("–")).otherwise(rmsle.map_elements(lambda v: format_number(v, 3), return_dtype=pl.String))
         + pl.lit(" · ") + pl.col("complete").cast(pl.String) + pl.lit("/") + pl.col("n").cast(pl.String)
         + pl.lit(" · ") + pl.col("credited").cast(pl.String) + pl.lit("/") + pl.col("n").cast(pl.String)
     )

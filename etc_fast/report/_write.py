@@ -13,9 +13,11 @@ import polars as pl
 
 from etc_fast.report import _budget, _tables
 from etc_fast.report._figures import plot_budget_curves, plot_coverage, plot_heatmap, plot_savings
+from etc_fast.report._format import format_number
 from etc_fast.report._ledger import ledger_lines
 from etc_fast.report._load import load_trials
 from etc_fast.report._stats import N_DRAWS, SEED
+from etc_fast.report._trials import SMALL_RUN, display_frame, is_small_run, table_trials
 
 __all__ = ["build_tables", "write_report", "markdown_table"]
 
@@ -41,7 +43,9 @@ _NOTES = {
     "system: the experiments run, one control dict each); `simulated_points_mean` counts the points the simulator "
     "returned (a system's time points; one per evaluation on the vanilla tier).",
     "table2_configurations": "Includes named ablations. RMSLE means exclude non-finite scores; `complete` = "
-    "finite predictions wherever the target is finite.",
+    "finite predictions wherever the target is finite; `median_rel_error_median` = the median over the trials of "
+    "their median relative error |prediction − truth| / |truth| on the grid, a scale-free error beside RMSLE "
+    "(docs/statistics.md; – where the run stored none).",
     "table_s2_sa_effects": "Module effect = planner-family SA − baseline SA within a module (rollouts and variants "
     "averaged first). {variants} Interval: 95% percentile over {n_draws} module resamples (seed {seed}); leave-one-out "
     "range removes one module at a time; sign-flip p is exact and two-sided. Sensitivity summaries for a fixed "
@@ -189,30 +193,30 @@ def variants_sentence(df: pl.DataFrame) -> str:
     return "Planner rows average the variants in `variants`: " + "; ".join(parts) + "."
 
 
+#: Columns written with three significant digits (a relative error spans many magnitudes).
+_SIGNIFICANT = ("median_rel_error",)
+
+
 def _fmt(col: str, v: Any, digits: dict[str, int] | None = None) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
+    if isinstance(v, float) and math.isfinite(v):
         if col in _INT_LIKE:
             return str(int(v))
         if col in ("sign_flip_p", "noise"):
             return f"{v:.4g}"
-        n = (digits or {}).get(col, 3 if col.startswith("rmsle") else 1)
-        return f"{round(v, n) + 0.0:.{n}f}"  # + 0.0 turns -0.0 into 0.0
+        n = (digits or {}).get(col)
+        if n is None and not col.startswith(_SIGNIFICANT):
+            n = 3 if col.startswith("rmsle") else 1
+        return format_number(v, n)
+    if v is None or isinstance(v, (bool, int, float)):
+        return format_number(v)
     return str(v).replace("|", "\\|")
 
 
 def markdown_table(df: pl.DataFrame, digits: dict[str, int] | None = None) -> str:
-    """A GitHub-flavoured Markdown table of ``df`` (floats rounded for reading: ``digits`` per
-    column, else 3 for RMSLE columns and 1 for the others)."""
+    """A GitHub-flavoured Markdown table of ``df``. Numbers go through
+    :func:`etc_fast.report._format.format_number` and keep their magnitude: ``digits`` decimals per
+    column, else 3 for the RMSLE columns, three significant digits for ``median_rel_error`` and one
+    decimal for the others; scientific notation below 1e-3 and from 1e5 on."""
     if df.width == 0:
         return "_(no rows)_\n"
     head = "| " + " | ".join(df.columns) + " |"
@@ -248,6 +252,66 @@ def build_tables(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED) 
     }
 
 
+#: Tables that a small run's report folds away (statistics over modules with one or two trials a cell).
+FOLDED_WHEN_SMALL = ("table_s2_sa_effects", "table_s2_module_effects", "table_savings", "table_modules",
+                     "table_modules_wide", "table_newtonbench", "table_budget_curve", "table_budget_to_sa",
+                     "table_paired", "table_power")
+
+
+def _section(stem: str, table: pl.DataFrame, *, n_draws: int, seed: int, variants: str, label: str) -> list[str]:
+    """One table's section of ``report.md``: title, caption, file links, the table."""
+    return [
+        f"## {_TITLES[stem]}",
+        "",
+        _NOTES[stem].format(n_draws=n_draws, seed=seed, variants=variants) + f" Credit and SA: judge {label}.",
+        "",
+        f"Files: [{stem}.csv]({stem}.csv), [{stem}.parquet]({stem}.parquet)",
+        "",
+        markdown_table(table, _DIGITS.get(stem)),
+    ]
+
+
+def _code(text: str | None) -> str | None:
+    """A law as Markdown code (so ``**`` and ``_`` are not read as emphasis)."""
+    return None if text is None else "`" + text.replace("`", "'") + "`"
+
+
+def trials_section(root: Path, stored: pl.DataFrame, label: str) -> list[str]:
+    """The per-trial section that leads a small run's ``report.md``
+    (:func:`etc_fast.report._trials.table_trials`)."""
+    table, replayed = table_trials(root, stored)
+    shown = table.with_columns(
+        pl.col(c).map_elements(_code, return_dtype=pl.String) for c in ("submitted law", "true law"))
+    note = (f" The run stored no `median_rel_error` for {replayed} trial(s): the report replayed their submissions to "
+            "compute it." if replayed else "")
+    return [
+        "## Trials",
+        "",
+        f"One row per trial (a run of at most {SMALL_RUN} trials). `submitted law`: the expression the trial's "
+        "`discovered_law` returns (from its transcript); `true law`: the task's hidden law with its constants' values. "
+        f"`credited`: judge {label}. `rmsle`: NewtonBench's RMSLE; `median_rel_error`: the median over the evaluation "
+        "grid of |prediction − truth| / |truth|, a scale-free error that RMSLE lacks when the outputs are far below 1 "
+        "(docs/statistics.md). `measurements`: simulator evaluations." + note,
+        "",
+        markdown_table(shown),
+    ]
+
+
+def power_markdown(power: pl.DataFrame, df: pl.DataFrame) -> str:
+    """``report/power.md``: the method, then the run's table, or why the run supports no power
+    figure (rows whose ``note`` says ``not estimable`` keep their variances, their needs left empty)."""
+    text = _budget.power_text() + "\n"
+    if power.height == 0:
+        return text + ("No paired comparison of this run shares two or more modules, so it gives no variance to "
+                       "plan with.\n")
+    for note in (n for n in dict.fromkeys(power.get_column("note").to_list()) if n):
+        text += f"`{note}`: {_budget.POWER_NOTES.get(note, note)}.\n\n"
+    if is_small_run(df):
+        text += (f"This run has {df.height} trials (at most {SMALL_RUN}): its variances come from one or two trials a "
+                 "module; read them as a first look.\n\n")
+    return text + markdown_table(power, _DIGITS["table_power"])
+
+
 def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, seed: int = SEED) -> Path:
     """Write ``RUN_DIR/report/`` from the run's results table and return the path of ``report.md``.
 
@@ -257,7 +321,9 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         seed: Their seed.
     """
     root = Path(run_dir)
-    df = load_trials(root)
+    stored = load_trials(root)
+    df = display_frame(stored)  # custom tasks by name, every table alike
+    small = is_small_run(df)
     out = root / "report"
     out.mkdir(exist_ok=True)
     keys = _tables.condition_keys(df)
@@ -280,8 +346,7 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         stale.unlink(missing_ok=True)
         for ext in ("csv", "parquet"):
             (out / f"table_budget_to_sa.{ext}").unlink(missing_ok=True)
-    (out / "power.md").write_text(_budget.power_text() + "\n" + markdown_table(tables["table_power"], _DIGITS["table_power"]),
-                                  encoding="utf-8")
+    (out / "power.md").write_text(power_markdown(tables["table_power"], df), encoding="utf-8")
 
     n_failed = int(df.filter(pl.col("status") == "failed").height) if df.height else 0
     n_fin_incomplete = int(tables["table_s3_coverage"].get_column("finite_incomplete").sum() or 0)
@@ -292,6 +357,25 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
     judged = df.filter(pl.col("status") != "failed") if "status" in df.columns else df  # failed trials were never judged
     judges = list(dict.fromkeys(j for j in judged.get_column("judge").to_list() if j)) if judged.height else []
     label = judge_label(root, judges)
+    figures = [
+        "## Figures",
+        "",
+        "- [Measurement savings per module](measurement_savings.png)",
+        "- [Coverage curves Q(τ)](coverage_curves.png)",
+        "- [Module × configuration credit heatmap](credit_heatmap.png)",
+        *(["- [SA against the measurement budget](budget_curves.png)"] if budgets else []),
+        "",
+    ]
+    if not small:
+        figures += [
+            "![Measurement savings](measurement_savings.png)",
+            "",
+            "![Coverage curves](coverage_curves.png)",
+            "",
+            "![Credit heatmap](credit_heatmap.png)",
+            "",
+            *(["![SA against the measurement budget](budget_curves.png)", ""] if budgets else []),
+        ]
     lines = [
         f"# Report: {root.name}",
         "",
@@ -305,20 +389,8 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         "",
         *estimate_lines(root, df),
         *ledger_lines(root, df),
-        "## Figures",
-        "",
-        "- [Measurement savings per module](measurement_savings.png)",
-        "- [Coverage curves Q(τ)](coverage_curves.png)",
-        "- [Module × configuration credit heatmap](credit_heatmap.png)",
-        *(["- [SA against the measurement budget](budget_curves.png)"] if budgets else []),
-        "",
-        "![Measurement savings](measurement_savings.png)",
-        "",
-        "![Coverage curves](coverage_curves.png)",
-        "",
-        "![Credit heatmap](credit_heatmap.png)",
-        "",
-        *(["![SA against the measurement budget](budget_curves.png)", ""] if budgets else []),
+        *(trials_section(root, stored, label) if small else []),
+        *figures,
         "## Statistics",
         "",
         f"Intervals of the budget and paired tables: cluster bootstrap over modules, {n_draws} resamples, seed {seed}, "
@@ -329,16 +401,23 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         + "How many modules and rollouts an effect needs: [power.md](power.md). Method: docs/statistics.md.",
         "",
     ]
+    folded = [stem for stem in tables if small and stem in FOLDED_WHEN_SMALL]
     for stem, table in tables.items():
+        if stem not in folded:
+            lines += _section(stem, table, n_draws=n_draws, seed=seed, variants=variants, label=label)
+    if folded:
         lines += [
-            f"## {_TITLES[stem]}",
+            "## Folded at this size",
             "",
-            _NOTES[stem].format(n_draws=n_draws, seed=seed, variants=variants) + f" Credit and SA: judge {label}.",
+            f"With {df.height} trials (at most {SMALL_RUN}) these tables average one or two trials a module and "
+            "configuration, and their intervals, paired comparisons and power rest on that; they are folded below "
+            "and read as records, not as evidence.",
             "",
-            f"Files: [{stem}.csv]({stem}.csv), [{stem}.parquet]({stem}.parquet)",
-            "",
-            markdown_table(table, _DIGITS.get(stem)),
         ]
+        for stem in folded:
+            lines += [f"<details><summary>{_TITLES[stem]}</summary>", "",
+                      *_section(stem, tables[stem], n_draws=n_draws, seed=seed, variants=variants, label=label),
+                      "</details>", ""]
     report = out / "report.md"
     report.write_text("\n".join(lines), encoding="utf-8")
     return report

@@ -30,7 +30,7 @@ def _rmsle_text(v: Any) -> str:
     if v is None:
         return "-"
     f = float(v)
-    return f"{f:.3f}" if math.isfinite(f) else str(f)
+    return f"{f:.3g}" if math.isfinite(f) else str(f)  # three significant digits: 1e-15 keeps its magnitude
 
 
 class Progress:

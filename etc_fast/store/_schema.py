@@ -18,13 +18,14 @@ _INT = ("rollout", "measurements", "n_finite_target", "n_finite_pred", "sign_dis
         "completion_tokens", "llm_calls", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
         "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
         "judge_prompt_tokens", "judge_completion_tokens", "simulated_points", "measurement_budget")
-_FLOAT = ("noise", "rmsle", "wall_s")
+_FLOAT = ("noise", "rmsle", "wall_s", "median_rel_error")
 
 
 #: Columns added after the first runs were stored: a row without them reads them as null.
 _LATER = ("error_kind", "judge_status", "calls_paid", "calls_cached", "prompt_tokens_paid", "completion_tokens_paid",
           "prompt_tokens_cached", "completion_tokens_cached", "judge_calls_paid", "judge_calls_cached",
-          "judge_prompt_tokens", "judge_completion_tokens", "system", "simulated_points", "measurement_budget")
+          "judge_prompt_tokens", "judge_completion_tokens", "system", "simulated_points", "measurement_budget",
+          "median_rel_error")
 #: What a later column reads as in a row stored before it existed (else null).
 _LATER_DEFAULTS = {"system": "vanilla_equation"}
 

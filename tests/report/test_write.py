@@ -28,7 +28,7 @@ def test_report_files_and_shapes(tmp_path, capsys):
         assert (out / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"]({fig})" in md
     assert pl.read_parquet(out / "table1_families.parquet").shape == (4, 3 + 9)
-    assert pl.read_parquet(out / "table2_configurations.parquet").shape == (8, 4 + 8)
+    assert pl.read_parquet(out / "table2_configurations.parquet").shape == (8, 4 + 9)
     assert pl.read_parquet(out / "table_s2_sa_effects.parquet").shape == (2, 3 + 10)
     assert pl.read_parquet(out / "table_s2_module_effects.parquet").shape == (24, 3 + 4)
     assert pl.read_parquet(out / "table_s3_coverage.parquet").shape == (4, 3 + 8)
