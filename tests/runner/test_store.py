@@ -77,8 +77,8 @@ def test_resume_refuses_a_different_grid(small_config):
     RunStore.open(small_config).close()
     # workers / executor do not change results: fine
     RunStore.open(small_config.with_overrides(workers=1)).close()
-    other = small_config.with_overrides(model="symbolic2")
-    with pytest.raises(RunDirError, match=r"different configuration \(grids\[0\]\.model: stored 'symbolic', now 'symbolic2'\).*new --out"):
+    other = small_config.with_overrides(model="local-model")
+    with pytest.raises(RunDirError, match=r"different configuration \(grids\[0\]\.model: stored 'symbolic', now 'local-model'\).*new --out"):
         RunStore.open(other)
     changed = dataclasses.replace(small_config, judge="structural")
     with pytest.raises(RunDirError, match="judge"):
