@@ -451,6 +451,37 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+def read_yaml_file(path: str | os.PathLike[str], source: str, limit: int, too_large: str) -> Any:
+    """Read a small YAML document with the checks every configuration file gets: at most ``limit`` bytes
+    (else ``too_large`` is the message), UTF-8, a bounded nesting depth, no duplicate keys.
+
+    Raises:
+        ConfigError: naming ``source`` and what is wrong.
+    """
+    from etc_fast._yaml import decode_text, nesting_problem
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise ConfigError(source, "", f"cannot read the file ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise ConfigError(source, "", too_large)
+    try:
+        text = decode_text(data)
+    except ValueError as exc:
+        raise ConfigError(source, "", str(exc)) from None
+    problem = nesting_problem(text)
+    if problem is not None:
+        raise ConfigError(source, "", problem)
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ConfigError(source, "", f"not valid YAML: {exc}") from None
+    except RecursionError:  # a second guard; the nesting check refuses such files first
+        raise ConfigError(source, "", "nested too deeply to load") from None
+
+
 def load_config(path: str | os.PathLike[str]) -> RunConfig:
     """Read and validate a run configuration file.
 
@@ -463,29 +494,9 @@ def load_config(path: str | os.PathLike[str]) -> RunConfig:
     Raises:
         ConfigError: The file is missing, not YAML, or a value is wrong (the message names the key).
     """
-    from etc_fast._yaml import decode_text, nesting_problem
-
     source = str(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(source, "", f"cannot read the file ({exc.strerror or exc})") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(source, "", f"the file is larger than {MAX_CONFIG_BYTES // 2**20} MiB; a run configuration is a few kilobytes")
-    try:
-        text = decode_text(data)
-    except ValueError as exc:
-        raise ConfigError(source, "", str(exc)) from None
-    problem = nesting_problem(text)
-    if problem is not None:
-        raise ConfigError(source, "", problem)
-    try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise ConfigError(source, "", f"not valid YAML: {exc}") from None
-    except RecursionError:  # a second guard; the nesting check above refuses such files first
-        raise ConfigError(source, "", "nested too deeply to load") from None
+    raw = read_yaml_file(path, source, MAX_CONFIG_BYTES,
+                         f"the file is larger than {MAX_CONFIG_BYTES // 2**20} MiB; a run configuration is a few kilobytes")
     return parse_config(raw, source=source)
 
 
