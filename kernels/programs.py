@@ -14,7 +14,10 @@ undefined (``log`` of a negative number, ``sqrt(-1)``, ``acos(2)``, a negative b
 fractional power), division by zero gives a signed infinity or NaN, and nothing ever raises.
 ``sin cos tan asin acos atan exp log`` come from :mod:`kernels._vecmath` (branch-free versions
 that vectorize, within 2 ulp of NumPy's, with NumPy's special values), ``sqrt`` and ``abs`` are
-hardware instructions, and general powers call libm.
+hardware instructions, and general powers, ``sinh cosh tanh asinh acosh atanh expm1 log10 log2 log1p
+cbrt`` and the binary ``atan2`` (``atan2(y, x)``) and ``hypot`` call the C library point by point
+(within a few ulp of NumPy's). The functions of the hypothesis language and their opcodes are
+listed once, in :mod:`etc_fast.expr._functions`.
 """
 
 import numpy as np
@@ -49,17 +52,34 @@ SQRT = 16
 ABS = 17
 DEGREES = 18
 RADIANS = 19
-N_OPCODES = 20
+SINH = 20
+COSH = 21
+TANH = 22
+ASINH = 23
+ACOSH = 24
+ATANH = 25
+EXPM1 = 26
+LOG10 = 27
+LOG2 = 28
+LOG1P = 29
+CBRT = 30
+ATAN2 = 31  # atan2(y, x): pops x, then y
+HYPOT = 32
+N_OPCODES = 33
 
 OPCODES = {
     "var": VAR, "const": CONST, "add": ADD, "sub": SUB, "mul": MUL, "div": DIV, "pow": POW,
     "neg": NEG, "sin": SIN, "cos": COS, "tan": TAN, "asin": ASIN, "acos": ACOS, "atan": ATAN,
     "exp": EXP, "log": LOG, "sqrt": SQRT, "abs": ABS, "degrees": DEGREES, "radians": RADIANS,
+    "sinh": SINH, "cosh": COSH, "tanh": TANH, "asinh": ASINH, "acosh": ACOSH, "atanh": ATANH,
+    "expm1": EXPM1, "log10": LOG10, "log2": LOG2, "log1p": LOG1P, "cbrt": CBRT, "atan2": ATAN2,
+    "hypot": HYPOT,
 }
 """Name -> opcode of every instruction the machine understands."""
 
 # Number of stack operands each opcode consumes (leaves consume none and push one).
-OP_ARITY = np.array([0, 0, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], dtype=np.int64)
+OP_ARITY = np.array([0, 0, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2], dtype=np.int64)
 
 _BLOCK = 1024  # points per block: a stack level of one block is 8 KiB, so shallow stacks stay in L1
 
@@ -175,9 +195,15 @@ def _binary(op, left, right, m):
     elif op == DIV:
         for i in range(m):
             left[i] = left[i] / right[i]
-    else:
+    elif op == POW:
         for i in range(m):
             left[i] = _pow(left[i], right[i])
+    elif op == ATAN2:
+        for i in range(m):
+            left[i] = np.arctan2(left[i], right[i])
+    else:  # HYPOT
+        for i in range(m):
+            left[i] = np.hypot(left[i], right[i])
 
 
 @njit(error_model="numpy", **JIT)
@@ -247,9 +273,15 @@ def _binary_const(op, left, c, m):
     elif op == MUL:
         for i in range(m):
             left[i] = left[i] * c
-    else:
+    elif op == DIV:
         for i in range(m):
             left[i] = left[i] / c
+    elif op == ATAN2:
+        for i in range(m):
+            left[i] = np.arctan2(left[i], c)
+    else:  # HYPOT
+        for i in range(m):
+            left[i] = np.hypot(left[i], c)
 
 
 @njit(error_model="numpy", **JIT)
@@ -283,9 +315,50 @@ def _unary(op, x, m):
     elif op == DEGREES:
         for i in range(m):
             x[i] = x[i] * _DEG_PER_RAD
-    else:  # RADIANS
+    elif op == RADIANS:
         for i in range(m):
             x[i] = x[i] * _RAD_PER_DEG
+    else:
+        _libm_unary(op, x, m)
+
+
+@njit(error_model="numpy", **JIT)
+def _libm_unary(op, x, m):
+    """``x[:m] = f(x[:m])`` for the opcodes computed by the C library, one point at a time:
+    ``sinh cosh tanh asinh acosh atanh expm1 log10 log2 log1p cbrt``."""
+    if op == SINH:
+        for i in range(m):
+            x[i] = np.sinh(x[i])
+    elif op == COSH:
+        for i in range(m):
+            x[i] = np.cosh(x[i])
+    elif op == TANH:
+        for i in range(m):
+            x[i] = np.tanh(x[i])
+    elif op == ASINH:
+        for i in range(m):
+            x[i] = np.arcsinh(x[i])
+    elif op == ACOSH:
+        for i in range(m):
+            x[i] = np.arccosh(x[i])
+    elif op == ATANH:
+        for i in range(m):
+            x[i] = np.arctanh(x[i])
+    elif op == EXPM1:
+        for i in range(m):
+            x[i] = np.expm1(x[i])
+    elif op == LOG10:
+        for i in range(m):
+            x[i] = np.log10(x[i])
+    elif op == LOG2:
+        for i in range(m):
+            x[i] = np.log2(x[i])
+    elif op == LOG1P:
+        for i in range(m):
+            x[i] = np.log1p(x[i])
+    else:  # CBRT
+        for i in range(m):
+            x[i] = np.cbrt(x[i])
 
 
 @njit(error_model="numpy", **JIT)

@@ -64,6 +64,7 @@ from scipy.stats import qmc
 
 from etc_fast.core import Action, Observation, ProtocolConfig, TaskView
 from etc_fast.expr import LITERALS, fitted_numbers
+from etc_fast.expr._functions import FUNCTIONS, sympy_functions
 from etc_fast.expr._numbers import LITERAL
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
@@ -254,8 +255,8 @@ def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, comp
 
 #: Significant digits to which two laws' constants are compared by :func:`same_law`.
 SAME_LAW_DIGITS = 9
-_FUNCTIONS = frozenset({"exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-                        "radians", "degrees", "abs"})
+#: The law language's functions (their one table, :mod:`etc_fast.expr._functions`).
+_FUNCTIONS = frozenset(FUNCTIONS)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
@@ -272,7 +273,7 @@ def same_law(a: str, b: str) -> bool:
 
     names = {n for n in _NAME.findall(a + " " + b) if n not in _FUNCTIONS}
     local = {n: sp.Symbol(n) for n in names}
-    local.update({"radians": lambda x: x * sp.pi / 180, "degrees": lambda x: x * 180 / sp.pi})
+    local.update(sympy_functions())
     try:
         ea, eb = (sp.parse_expr(snap_literals(t, SAME_LAW_DIGITS), local_dict=local) for t in (a, b))
         ea, eb = (e.xreplace({f: sp.Rational(str(f)) for f in e.atoms(sp.Float)}) for e in (ea, eb))
