@@ -710,19 +710,84 @@ def _exponent_se(L: np.ndarray, t: np.ndarray, w: np.ndarray | None = None) -> n
     return np.where(np.isfinite(se), se, 0.0)
 
 
+#: Most inputs whose exponent a sparse library monomial moves away from its centre (see
+#: :func:`_library`): a pair covers the second term of a two-term law that differs from the first in
+#: two inputs and an exponential's argument in two inputs; its count is ``C(m, 2) w^2``, quadratic in
+#: the number of inputs ``m`` (``w``: exponent values per input within the half width).
+SPARSE_LEVEL = 2
+
+
 def _library(m: int, center: np.ndarray | None, half_width: float, max_size: int) -> np.ndarray:
-    """Exponent vectors (L, m) on the half-integer grid around ``center`` (within [-4, 4])."""
+    """Exponent vectors (L, m) on the half-integer grid around ``center`` (within [-4, 4]), at most
+    ``max_size`` of them.
+
+    The whole grid when it fits, its half width narrowed by halves as needed (the product of the
+    per-input counts: exponential in ``m``). When even the narrowest grid does not fit, a sparse
+    library (:func:`_sparse_library`): the monomials that move at most ``k`` exponents away from
+    the centre, at the widest half width where ``k`` reaches :data:`SPARSE_LEVEL` (or the narrowest),
+    ``k`` as large as fits. Its size is ``sum_{j <= k} e_j(w)`` (``e_j`` the elementary symmetric
+    polynomial of the per-input counts ``w`` of moved values), at most ``max_size``, so every library
+    grows polynomially with the inputs.
+    """
+    width = half_width
     while True:
-        axes = []
-        for j in range(m):
-            c = 0.0 if center is None else float(np.clip(np.round(center[j] * 2) / 2, -4, 4))
-            axes.append(_HALVES[(_HALVES >= c - half_width - 1e-9) & (_HALVES <= c + half_width + 1e-9)])
+        axes = _lib_axes(m, center, width)
         size = int(np.prod([len(a) for a in axes]))
-        if size <= max_size or half_width <= 0.5:
+        if size <= max_size or width <= 0.5:
             break
-        half_width -= 0.5
-    grids = np.meshgrid(*axes, indexing="ij")
-    return np.column_stack([g.ravel() for g in grids]) if m else np.zeros((1, 0))
+        width -= 0.5
+    if size <= max_size:
+        grids = np.meshgrid(*axes, indexing="ij")
+        return np.column_stack([g.ravel() for g in grids]) if m else np.zeros((1, 0))
+    return _sparse_library(m, center, half_width, max_size)
+
+
+def _lib_axes(m: int, center: np.ndarray | None, width: float) -> list[np.ndarray]:
+    axes = []
+    for j in range(m):
+        c = 0.0 if center is None else float(np.clip(np.round(center[j] * 2) / 2, -4, 4))
+        axes.append(_HALVES[(_HALVES >= c - width - 1e-9) & (_HALVES <= c + width + 1e-9)])
+    return axes
+
+
+def _level_sizes(moved: Sequence[int], top: int) -> list[int]:
+    """Monomials that move exactly ``j`` inputs, ``j = 0..top`` (``moved``: values per input besides
+    the centre's): the elementary symmetric polynomials of ``moved``."""
+    poly = [1] + [0] * top
+    for w in moved:
+        for j in range(top, 0, -1):
+            poly[j] += poly[j - 1] * w
+    return poly
+
+
+def _sparse_library(m: int, center: np.ndarray | None, half_width: float, max_size: int) -> np.ndarray:
+    """The centre and the monomials that move at most ``k`` of its exponents (see :func:`_library`).
+
+    Rows: the centre, then level by level (one moved input, two, ...), inputs in index order and
+    values ascending within a level. Never more than ``max_size`` rows.
+    """
+    c = np.zeros(m) if center is None else np.clip(np.round(np.asarray(center, dtype=np.float64) * 2) / 2, -4, 4)
+    width, level = half_width, 0
+    while True:
+        axes = _lib_axes(m, center, width)
+        moves = [a[np.abs(a - cj) > 1e-9] for a, cj in zip(axes, c)]
+        sizes = _level_sizes([len(v) for v in moves], min(m, max(SPARSE_LEVEL, 1) + 8))
+        total, level = 0, -1
+        for j, sz in enumerate(sizes):
+            if total + sz > max_size:
+                break
+            total, level = total + sz, j
+        if level >= min(SPARSE_LEVEL, m) or width <= 0.5:
+            break
+        width -= 0.5
+    rows = [c.copy()]
+    for j in range(1, max(level, 0) + 1):
+        for sub in itertools.combinations(range(m), j):
+            for vals in itertools.product(*(moves[i] for i in sub)):
+                r = c.copy()
+                r[list(sub)] = vals
+                rows.append(r)
+    return np.array(rows[:max_size], dtype=np.float64).reshape(-1, m)
 
 
 def _lib_values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
