@@ -38,3 +38,56 @@ def test_ten_inputs_get_every_monomial_that_moves_two_exponents():
     pairs = {tuple(np.flatnonzero(r)) for r in E if np.count_nonzero(r) == 2}
     assert len(pairs) == m * (m - 1) // 2
     assert [0.0] * m == E[0].tolist()  # the centre comes first
+
+
+def _vm_size_mb() -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) // 1024
+    raise AssertionError("no VmSize")
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc/self/status")
+def test_a_search_past_its_memory_bound_fails_with_its_own_kind():
+    import resource
+
+    from etc_fast.errors import ERROR_KINDS, InfrastructureError
+    from etc_fast.policies.symbolic._grammar import VariableDomain
+    from etc_fast.policies.symbolic._memory import SearchMemoryLimit
+    from etc_fast.policies.symbolic._search import search
+
+    rng = np.random.default_rng(0)
+    m, n = 10, 16000
+    X = np.exp(rng.uniform(np.log(0.1), np.log(10.0), size=(n, m)))
+    y = 2.0 * X[:, 0] + X[:, 1] * X[:, 2] + 0.5 * X[:, 3] ** 2
+    doms = [VariableDomain(f"x{i}") for i in range(m)]
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    lim = SearchLimits(memory_limit_mb=_vm_size_mb() + 300)  # a library table alone needs 16000 x 2961 x 8 B = 379 MB
+    with pytest.raises(SearchMemoryLimit) as info:
+        search(X, y, doms, limits=lim)
+    assert isinstance(info.value, InfrastructureError) and info.value.kind == "memory_limit" in ERROR_KINDS
+    assert "memory_limit_mb" in str(info.value)
+    assert resource.getrlimit(resource.RLIMIT_AS) == before  # the limit is restored
+    big = np.ones((4000, 4000))  # and the process allocates freely again
+    assert big.sum() == 16e6
+
+
+def test_policy_refuses_a_bad_memory_bound():
+    from etc_fast.policies.symbolic import SymbolicPolicy
+
+    assert SymbolicPolicy(memory_limit_mb=512).limits.memory_limit_mb == 512
+    for bad in (0, -5, 1.5, True, "4096"):
+        with pytest.raises(ValueError, match="memory_limit_mb"):
+            SymbolicPolicy(memory_limit_mb=bad)
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="reads /proc/self/status")
+def test_a_bound_the_process_already_fills_is_refused_before_the_search():
+    from etc_fast.policies.symbolic._grammar import VariableDomain
+    from etc_fast.policies.symbolic._memory import SearchMemoryLimit
+    from etc_fast.policies.symbolic._search import search
+
+    X = np.linspace(1.0, 2.0, 12)[:, None]
+    with pytest.raises(SearchMemoryLimit, match="already holds"):
+        search(X, 3.0 * X[:, 0], [VariableDomain("x")], limits=SearchLimits(memory_limit_mb=64))

@@ -74,6 +74,7 @@ from etc_fast.policies.symbolic._grammar import (
     make_atoms,
 )
 from etc_fast.policies.symbolic._lsq import _best_third_columns, error_scale, refit_relative
+from etc_fast.policies.symbolic._memory import DEFAULT_MEMORY_LIMIT_MB, memory_bound
 from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
 from etc_fast.policies.symbolic._simplify import ALPHA as SIMPLIFY_ALPHA
 from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants, simplify_exponents
@@ -248,6 +249,8 @@ class SearchLimits:
         cexp_refine: Starts refined per compound family.
         cexp_nfev: Residual evaluations of each refinement and polish there.
         cexp_snaps: Exponent roundings tried per refined compound fit.
+        memory_limit_mb: Bound of the process's address space while a search runs, in MiB: an
+            allocation past it fails the trial with error kind ``memory_limit`` (:mod:`._memory`).
     """
 
     max_views: int = 12
@@ -279,6 +282,7 @@ class SearchLimits:
     cexp_refine: int = 2
     cexp_nfev: int = 60
     cexp_snaps: int = 3
+    memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB
 
     def __post_init__(self) -> None:
         may_be_zero = {"exponent_simplify_top"}  # a step that is off by default
@@ -1103,6 +1107,34 @@ def _simplify_noisy(col: _Collector, lim: SearchLimits, alpha: float = SIMPLIFY_
 # Entry point
 # ----------------------------------------------------------------------------------------
 def search(
+    X: np.ndarray,
+    y: np.ndarray,
+    domains: Sequence[VariableDomain],
+    *,
+    noise: float = 0.0,
+    time_limit_s: float | None = None,
+    mode: str = "full",
+    exponent_hint: Sequence[float] | None = None,
+    max_candidates: int = 30,
+    limits: SearchLimits | None = None,
+    output_unit: str | None = None,
+    monomials_only: bool = False,
+) -> SearchResult:
+    """Search the grammar for laws explaining ``y`` from ``X`` (:func:`_search_unbounded`), with the
+    process's memory bounded by ``limits.memory_limit_mb`` meanwhile.
+
+    Raises:
+        SearchTimeLimit: the search ran past ``time_limit_s``.
+        SearchMemoryLimit: the search needed more memory than its bound (error kind ``memory_limit``).
+    """
+    bound = (SearchLimits() if limits is None else limits).memory_limit_mb if isinstance(limits, (SearchLimits, type(None))) else None
+    with memory_bound(bound):
+        return _search_unbounded(X, y, domains, noise=noise, time_limit_s=time_limit_s, mode=mode,
+                                 exponent_hint=exponent_hint, max_candidates=max_candidates, limits=limits,
+                                 output_unit=output_unit, monomials_only=monomials_only)
+
+
+def _search_unbounded(
     X: np.ndarray,
     y: np.ndarray,
     domains: Sequence[VariableDomain],
