@@ -314,6 +314,9 @@ class SymbolicPolicy:
             search's laws with that exponent step (:meth:`_snapped`), on an equation's observations
             and on a system's derived table alike: the committed law is snapped by evidence while
             the exploration's committees keep their fitted exponents. On by default.
+        memory_limit_mb: Bound of the process's memory while a search runs, in MiB (``None``: the
+            default of ``SearchLimits.memory_limit_mb``, 4096); past it the trial fails with error
+            kind ``memory_limit``.
 
     Attributes:
         last_search: The result of the latest search.
@@ -323,7 +326,8 @@ class SymbolicPolicy:
 
     def __init__(self, seed: int = 0, time_limit_s: float | None = DEFAULT_TIME_LIMIT_S, committee_size: int = 5,
                  baseline_batch: int | None = None, margin: int = 3, limits: SearchLimits | None = None,
-                 snap_exponents: bool = False, synthesis_snap: bool = True, **removed: Any) -> None:
+                 snap_exponents: bool = False, synthesis_snap: bool = True, memory_limit_mb: int | None = None,
+                 **removed: Any) -> None:
         if "time_budget_s" in removed:
             raise ValueError("time_budget_s is gone: it silently shortened searches on a busy machine. The search "
                              "is bounded by counts (limits); time_limit_s is a wall-clock limit that fails the "
@@ -340,6 +344,10 @@ class SymbolicPolicy:
         if not isinstance(synthesis_snap, bool):
             raise ValueError(f"synthesis_snap must be true or false, got {synthesis_snap!r}")
         self.synthesis_snap = synthesis_snap
+        if memory_limit_mb is not None:  # the search's memory bound (SearchLimits.memory_limit_mb)
+            if not (isinstance(memory_limit_mb, int) and not isinstance(memory_limit_mb, bool) and memory_limit_mb >= 1):
+                raise ValueError(f"memory_limit_mb must be a positive whole number of MiB, got {memory_limit_mb!r}")
+            limits = dataclasses.replace(limits if limits is not None else SearchLimits(), memory_limit_mb=memory_limit_mb)
         if snap_exponents:
             base = limits if limits is not None else SearchLimits()
             limits = dataclasses.replace(base, exponent_simplify_top=base.simplify_top)
