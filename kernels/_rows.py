@@ -16,8 +16,7 @@ from numba import njit
 
 from kernels import _vecmath
 from kernels._jit import JIT
-from kernels._vecmath import VEC_JIT
-from kernels.programs import (
+from kernels._opcodes import (
     ABS,
     ACOS,
     ADD,
@@ -40,10 +39,13 @@ from kernels.programs import (
     SUB,
     TAN,
     VAR,
+)
+from kernels._vecmath import VEC_JIT
+from kernels.programs import (
     _libm_unary,
     _pow,
     power_by_multiplication,
-)  # fmt: skip
+)
 
 __all__ = ["IN", "law_rows"]
 

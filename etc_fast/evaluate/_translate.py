@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
-from etc_fast.expr._functions import FUNCTIONS, accepted_text, sympy_functions
+from etc_fast.expr import FUNCTIONS, accepted_text, sympy_functions
 
 __all__ = ["Untranslatable", "Translation", "translate", "numeric", "FLOAT_DPS"]
 

@@ -73,7 +73,7 @@ def _reserved() -> frozenset[str]:
     not take: its constants and modules, and every function it calls without a module prefix (from
     :mod:`etc_fast.expr._functions`, the one table of the law language's functions; imported on use,
     as the parser is)."""
-    from etc_fast.expr._functions import BARE_NAMES
+    from etc_fast.expr import BARE_NAMES
 
     return frozenset({"pi", "e", "inf", "nan", "np", "numpy", "math"}) | BARE_NAMES
 

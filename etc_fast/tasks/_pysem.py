@@ -30,7 +30,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from etc_fast.expr._functions import FUNCTIONS
+from etc_fast.expr import FUNCTIONS
 
 __all__ = ["PF", "NF", "PC", "NC", "Value", "evaluate", "compile_expression"]
 

@@ -89,6 +89,7 @@ def memory_bound(limit_mb: int | None) -> Iterator[None]:
         except ImportError:  # pragma: no cover - not a POSIX system
             resource = None
     if resource is not None:
+        assert limit_mb is not None  # resource is only set when a limit is given
         with _LOCK:  # threads of one process share the limit: the first sets it, the last restores it
             if _DEPTH == 0:
                 _warm_blas()

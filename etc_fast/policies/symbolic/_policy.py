@@ -63,8 +63,7 @@ import numpy as np
 from scipy.stats import qmc
 
 from etc_fast.core import Action, Observation, ProtocolConfig, TaskView
-from etc_fast.expr import LITERALS, fitted_numbers
-from etc_fast.expr._functions import FUNCTIONS, sympy_functions
+from etc_fast.expr import FUNCTIONS, LITERALS, fitted_numbers, sympy_functions
 from etc_fast.expr._numbers import LITERAL
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
