@@ -1,7 +1,9 @@
 """A memory bound for the symbolic search: past it the trial fails, the worker and the machine live.
 
-While a search runs, the process's address-space limit (``RLIMIT_AS``, soft) is lowered to the
-bound; an allocation past it fails at once with ``MemoryError`` (NumPy and the compiled kernels
+While a search runs, the process's address-space limit (``RLIMIT_AS``, soft) is lowered to what
+the process holds when the search starts plus the bound: the bound is what a search may add, so
+address space reserved before it (an interpreter with Ray, many threads' stacks and arenas) never
+counts against it; an allocation past it fails at once with ``MemoryError`` (NumPy and the compiled kernels
 alike), which :func:`memory_bound` turns into :class:`SearchMemoryLimit`, an infrastructure
 failure of kind ``memory_limit``: the protocol stops the trial and the runner stores it as failed,
 to be run again by the next run of the same command. The previous limit is restored afterwards,
@@ -21,16 +23,14 @@ from etc_fast.errors import InfrastructureError
 
 __all__ = ["DEFAULT_MEMORY_LIMIT_MB", "SearchMemoryLimit", "memory_bound"]
 
-#: Default bound of a worker's address space during a search, in MiB. The 10-input planner trials of
-#: ``bench/bench_inputs.py`` peak under 1 GiB of resident memory on about 0.6 GiB of address space
-#: that the interpreter, NumPy, Numba and LLVM reserve at start-up; 4 GiB leaves room for both and
-#: keeps two workers of a two-core machine within 8 GiB.
+#: Default of the address space a search may add to its process, in MiB. The 10-input planner trials of
+#: ``bench/bench_inputs.py`` peak under 1 GiB of resident memory; 4 GiB leaves four times that and
+#: keeps the searches of two workers of a two-core machine within 8 GiB.
 DEFAULT_MEMORY_LIMIT_MB = 4096
 
-#: Address space (MiB) a search must have free under its bound when it starts; with less it fails
-#: at once with kind ``memory_limit``. LLVM compiling a kernel inside the search (a cold cache) ends
-#: the process, rather than raising, when it cannot allocate, so a bound the process already nearly
-#: fills is refused before anything runs.
+#: Smallest bound (MiB) a search runs under; a smaller one fails at once with kind ``memory_limit``.
+#: LLVM compiling a kernel inside the search (a cold cache) ends the process, rather than raising,
+#: when it cannot allocate, so a bound too small for a compilation is refused before anything runs.
 HEADROOM_MB = 256
 
 _LOCK = threading.Lock()
@@ -75,7 +75,8 @@ def _address_space_mb() -> int | None:
 
 @contextlib.contextmanager
 def memory_bound(limit_mb: int | None) -> Iterator[None]:
-    """Run the body with the process's address space bounded to ``limit_mb`` MiB (``None``: no bound).
+    """Run the body with the process's address space bounded to what it holds now plus ``limit_mb``
+    MiB (``None``: no bound).
 
     Raises:
         SearchMemoryLimit: An allocation in the body failed for lack of memory.
@@ -94,12 +95,11 @@ def memory_bound(limit_mb: int | None) -> Iterator[None]:
             if _DEPTH == 0:
                 _warm_blas()
                 used = _address_space_mb()
-                if used is not None and used + HEADROOM_MB > int(limit_mb):
-                    raise SearchMemoryLimit(int(limit_mb), f"the process already holds {used} MiB of address space, "
-                                            f"and a search needs {HEADROOM_MB} MiB more to start")
+                if int(limit_mb) < HEADROOM_MB:
+                    raise SearchMemoryLimit(int(limit_mb), f"a search needs at least {HEADROOM_MB} MiB to start")
                 soft, hard = resource.getrlimit(resource.RLIMIT_AS)
                 _SAVED = (soft, hard)
-                want = int(limit_mb) * 1024 * 1024
+                want = ((used or 0) + int(limit_mb)) * 1024 * 1024
                 if hard != resource.RLIM_INFINITY:
                     want = min(want, hard)
                 if soft == resource.RLIM_INFINITY or want < soft:

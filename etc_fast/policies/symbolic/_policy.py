@@ -313,7 +313,7 @@ class SymbolicPolicy:
             search's laws with that exponent step (:meth:`_snapped`), on an equation's observations
             and on a system's derived table alike: the committed law is snapped by evidence while
             the exploration's committees keep their fitted exponents. On by default.
-        memory_limit_mb: Bound of the process's memory while a search runs, in MiB (``None``: the
+        memory_limit_mb: Memory a search may add to its process, in MiB (``None``: the
             default of ``SearchLimits.memory_limit_mb``, 4096); past it the trial fails with error
             kind ``memory_limit``.
 

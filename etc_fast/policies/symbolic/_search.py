@@ -249,7 +249,7 @@ class SearchLimits:
         cexp_refine: Starts refined per compound family.
         cexp_nfev: Residual evaluations of each refinement and polish there.
         cexp_snaps: Exponent roundings tried per refined compound fit.
-        memory_limit_mb: Bound of the process's address space while a search runs, in MiB: an
+        memory_limit_mb: Address space a search may add to its process, in MiB: an
             allocation past it fails the trial with error kind ``memory_limit`` (:mod:`._memory`).
     """
 
