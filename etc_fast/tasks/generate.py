@@ -771,16 +771,17 @@ def generate(seed: int, n: int) -> list[GeneratedLaw]:
 # ----------------------------------------------------------------------------------------
 def rates(run_dir: str | Path) -> str:
     """Credited rate of a run's generated tasks by class and by number of inputs, per configuration,
-    as Markdown tables (trials of other tasks are left out).
+    as Markdown tables, from the run's ``trials.parquet`` (trials of other tasks are left out).
 
     Raises:
         FileNotFoundError: the run directory holds no trials table.
     """
     import polars as pl
 
-    from etc_fast.report import load_trials
-
-    df = load_trials(run_dir)
+    path = Path(run_dir) / "trials.parquet"
+    if not path.is_file():
+        raise FileNotFoundError(f"{run_dir}: no trials.parquet (is it a run directory?)")
+    df = pl.read_parquet(path, columns=["task", "configuration", "credited", "measurements"])
     df = df.filter(pl.col("task").map_elements(is_generated_name, return_dtype=pl.Boolean))
     if df.height == 0:
         return "no trials of generated tasks in this run\n"

@@ -181,6 +181,9 @@ def test_a_changed_generator_refuses_to_resume(tmp_path, monkeypatch):
     run_config(cfg, worker=FakeWorker(), report=False)
     stored = yaml.safe_load((tmp_path / "run" / "config.resolved.yaml").read_text())["inputs"]
     assert stored == {g.name: g.sha256 for g in gen.generate(0, 2)}
+    table = gen.rates(tmp_path / "run")
+    classes = {gen.generated_law(0, i).task_class for i in range(2)}
+    assert all(f"| variance_c | {c} |" in table for c in classes) and "| n_inputs |" in table
     run_config(cfg, worker=FakeWorker(), report=False)  # the same generator resumes
     monkeypatch.setattr(gen, "GENERATOR_VERSION", "gen-test-changed")
     gen.generated_law.cache_clear()
