@@ -185,9 +185,10 @@ class GridConfig:
         model: Policy/model name (``symbolic``, ``gpt41mini``, ...).
         configurations: Configuration names: presets of :data:`etc_fast.protocol.CONFIGURATIONS`
             or names defined under ``ablations``.
-        tasks: Module names (``m0_gravity``) or paths of custom task YAML files (relative paths
-            are taken from the working directory). A custom task has one law, so difficulties and
-            law versions do not multiply it.
+        tasks: Module names (``m0_gravity``), paths of custom task YAML files (relative paths
+            are taken from the working directory) or generated laws' names (``gen-s0-0042``; the
+            source ``{generated: {seed, n}}`` is stored as its names). A custom task has one law,
+            so difficulties and law versions do not multiply it.
         difficulties: Subset of easy, medium, hard.
         law_versions: Subset of v0, v1, v2.
         noise: Relative noise levels (each >= 0).
@@ -601,8 +602,17 @@ def _check_custom_task(path: str) -> None:
     get_task(path)
 
 
+def _is_generated(name: str) -> bool:
+    from etc_fast.tasks.generate import is_generated_name
+
+    return is_generated_name(name)
+
+
 def _is_task_path(name: str) -> bool:
-    return name.endswith((".yaml", ".yml")) or "/" in name or os.sep in name
+    """Whether a grid's task is a custom task (one law: a task file's path or a generated law's name)."""
+    from etc_fast.tasks.generate import is_generated_name
+
+    return name.endswith((".yaml", ".yml")) or "/" in name or os.sep in name or is_generated_name(name)
 
 
 _TOP_KEYS = (
@@ -906,12 +916,19 @@ class _Parser:
             raise self.err(key, f"cannot load the task registry ({exc})") from None
         if raw == "all":
             return list(known)
+        if isinstance(raw, Mapping) and "generated" in raw:  # tasks: {generated: {...}}, a one-entry list
+            raw = [raw]
         items = _list(raw, src, key)
         out: list[str] = []
         for i, t in enumerate(items):
             k = f"{key}[{i}]"
+            if isinstance(t, Mapping):
+                out.extend(self.generated(t, k))
+                continue
             t = _string(t, src, k)
-            if _is_task_path(t):
+            if _is_generated(t):
+                out.append(t)
+            elif _is_task_path(t):
                 path = os.path.normpath(t)
                 if not Path(path).is_file():
                     raise self.err(k, f"custom task file {t!r} does not exist (relative paths are taken from {os.getcwd()})")
@@ -922,7 +939,33 @@ class _Parser:
                 out.append(path)
             elif t in known:
                 out.append(t)
+            elif t.startswith("gen-"):
+                raise self.err(k, f"{t!r} is not a generated law's name: write gen-s<seed>-<index> with the index "
+                               "zero-padded to four digits (gen-s0-0042), or list a suite as {generated: {seed: 0, n: 20}}")
             else:
-                raise self.err(k, f"{t!r} is not a known task (modules: {', '.join(known)}; or a path to a task .yaml)")
+                raise self.err(k, f"{t!r} is not a known task (modules: {', '.join(known)}; or a path to a task .yaml; "
+                               "or {generated: {seed: 0, n: 20}})")
         _unique(out, src, key)
         return out
+
+    def generated(self, raw: Mapping, key: str) -> list[str]:
+        """A task source ``{generated: {seed: S, n: N}}``: the names of the first ``N`` generated laws
+        of seed ``S`` (:mod:`etc_fast.tasks.generate`)."""
+        from etc_fast.tasks.generate import MAX_N, MAX_SEED, generated_names
+
+        _check_keys(raw, ("generated",), self.src, key)
+        gkey = _join(key, "generated")
+        if "generated" not in raw:
+            raise self.err(gkey, "missing (required): a task entry that is a mapping is {generated: {seed: S, n: N}}")
+        body = _mapping(raw["generated"], self.src, gkey)
+        _check_keys(body, ("seed", "n"), self.src, gkey)
+        for field in ("seed", "n"):
+            if field not in body:
+                raise self.err(_join(gkey, field), "missing (required)")
+        seed = body["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise self.err(_join(gkey, "seed"), f"{seed!r} is not an integer from 0 to {MAX_SEED}")
+        n = body["n"]
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_N:
+            raise self.err(_join(gkey, "n"), f"{n!r} is not an integer from 1 to {MAX_N}")
+        return generated_names(seed, n)

@@ -46,7 +46,7 @@ import numpy as np
 
 from etc_fast.tasks._base import Task, Variable
 
-__all__ = ["TaskError", "load_custom_task", "CUSTOM"]
+__all__ = ["TaskError", "load_custom_task", "load_custom_text", "CUSTOM"]
 
 #: Difficulty and law version of every custom task.
 CUSTOM = "custom"
@@ -295,9 +295,7 @@ def load_custom_task(path: str | Path) -> Task:
         TaskError: the file cannot be read or parsed, or a field is missing, unknown or invalid;
             the message names the file and the field.
     """
-    import yaml
-
-    from etc_fast._yaml import decode_text, nesting_problem
+    from etc_fast._yaml import decode_text
 
     path = Path(path)
     check = _Checker(path.name)
@@ -312,6 +310,26 @@ def load_custom_task(path: str | Path) -> Task:
         text = decode_text(data)
     except ValueError as exc:
         raise check.fail(None, str(exc)) from None
+    return load_custom_text(text, path.name, str(path))
+
+
+def load_custom_text(text: str, label: str, source: str) -> Task:
+    """Load and validate the text of a custom task file (what :func:`load_custom_task` does after
+    reading the file; the generated laws of :mod:`etc_fast.tasks.generate` come this way).
+
+    Args:
+        text: The YAML text.
+        label: What error messages name (a file name).
+        source: The task's ``source``.
+
+    Raises:
+        TaskError: as :func:`load_custom_task`.
+    """
+    import yaml
+
+    from etc_fast._yaml import nesting_problem
+
+    check = _Checker(label)
     problem = nesting_problem(text)
     if problem is not None:
         raise check.fail(None, problem)
@@ -369,7 +387,7 @@ def load_custom_task(path: str | Path) -> Task:
         param_description=_param_description(variables),
         truth_fn=truth,
         law_expression=program.text,
-        source=str(path),
+        source=source,
         constants=constants,
     )
     _check_finite_share(check, task)
