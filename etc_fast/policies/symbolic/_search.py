@@ -54,6 +54,7 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
+from typing import ParamSpec, TypeVar
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -1106,6 +1107,25 @@ def _simplify_noisy(col: _Collector, lim: SearchLimits, alpha: float = SIMPLIFY_
 # ----------------------------------------------------------------------------------------
 # Entry point
 # ----------------------------------------------------------------------------------------
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _memory_bounded(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run ``fn`` with the process's memory bounded by its ``limits`` argument's ``memory_limit_mb``
+    (:func:`._memory.memory_bound`; the default :class:`SearchLimits` when none is given)."""
+
+    @functools.wraps(fn)
+    def bounded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        limits = kwargs.get("limits")
+        bound = (limits or SearchLimits()).memory_limit_mb if isinstance(limits, (SearchLimits, type(None))) else None
+        with memory_bound(bound):
+            return fn(*args, **kwargs)
+
+    return bounded
+
+
+@_memory_bounded
 def search(
     X: np.ndarray,
     y: np.ndarray,
@@ -1120,35 +1140,9 @@ def search(
     output_unit: str | None = None,
     monomials_only: bool = False,
 ) -> SearchResult:
-    """Search the grammar for laws explaining ``y`` from ``X`` (:func:`_search_unbounded`), with the
-    process's memory bounded by ``limits.memory_limit_mb`` meanwhile.
-
-    Raises:
-        SearchTimeLimit: the search ran past ``time_limit_s``.
-        SearchMemoryLimit: the search needed more memory than its bound (error kind ``memory_limit``).
-    """
-    bound = (SearchLimits() if limits is None else limits).memory_limit_mb if isinstance(limits, (SearchLimits, type(None))) else None
-    with memory_bound(bound):
-        return _search_unbounded(X, y, domains, noise=noise, time_limit_s=time_limit_s, mode=mode,
-                                 exponent_hint=exponent_hint, max_candidates=max_candidates, limits=limits,
-                                 output_unit=output_unit, monomials_only=monomials_only)
-
-
-def _search_unbounded(
-    X: np.ndarray,
-    y: np.ndarray,
-    domains: Sequence[VariableDomain],
-    *,
-    noise: float = 0.0,
-    time_limit_s: float | None = None,
-    mode: str = "full",
-    exponent_hint: Sequence[float] | None = None,
-    max_candidates: int = 30,
-    limits: SearchLimits | None = None,
-    output_unit: str | None = None,
-    monomials_only: bool = False,
-) -> SearchResult:
-    """Search the grammar for laws explaining ``y`` from ``X``.
+    """Search the grammar for laws explaining ``y`` from ``X``, the process's memory bounded by
+    ``limits.memory_limit_mb`` meanwhile (an allocation past it raises :class:`SearchMemoryLimit`,
+    error kind ``memory_limit``).
 
     The work is bounded by the counts in ``limits``, so the result depends only on the inputs.
     ``time_limit_s`` is a hard wall-clock limit, checked between families: past it the search
