@@ -68,6 +68,7 @@ from etc_fast.expr._numbers import LITERAL
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
 from etc_fast.policies.symbolic._incremental import IncrementalSearch, array_digest
+from etc_fast.policies.symbolic._memory import HEADROOM_MB
 from etc_fast.policies.symbolic._search import (
     DEFAULT_TIME_LIMIT_S,
     Candidate,
@@ -344,8 +345,10 @@ class SymbolicPolicy:
             raise ValueError(f"synthesis_snap must be true or false, got {synthesis_snap!r}")
         self.synthesis_snap = synthesis_snap
         if memory_limit_mb is not None:  # the search's memory bound (SearchLimits.memory_limit_mb)
-            if not (isinstance(memory_limit_mb, int) and not isinstance(memory_limit_mb, bool) and memory_limit_mb >= 1):
-                raise ValueError(f"memory_limit_mb must be a positive whole number of MiB, got {memory_limit_mb!r}")
+            if not (isinstance(memory_limit_mb, int) and not isinstance(memory_limit_mb, bool)
+                    and memory_limit_mb >= HEADROOM_MB):
+                raise ValueError(f"memory_limit_mb must be a whole number of MiB, at least {HEADROOM_MB} (the least a "
+                                 f"search starts with), got {memory_limit_mb!r}")
             limits = dataclasses.replace(limits if limits is not None else SearchLimits(), memory_limit_mb=memory_limit_mb)
         if snap_exponents:
             base = limits if limits is not None else SearchLimits()
