@@ -66,14 +66,20 @@ def _with_budget(cfg: ProtocolConfig, budget: int | None) -> ProtocolConfig:
 def describe_grid(specs: list[TrialSpec]) -> str:
     """A short human-readable summary of a trial list: per model, difficulty, law version and noise
     level, the trial count, configurations, tasks and rollouts, and the measurement budgets when
-    any trial has one (``none``: a configuration's own rule, no cap)."""
+    any trial has one (``none``: a configuration's own rule, no cap). Custom tasks (one law each, no
+    difficulty or law version) form cells of their own, shown as ``custom``."""
     lines = [f"{len(specs)} trials"]
     by_cell: dict[tuple, list[TrialSpec]] = defaultdict(list)
     for s in specs:
-        by_cell[(s.model, s.system, s.difficulty, s.law_version, s.noise)].append(s)
+        if _is_task_path(s.task):
+            by_cell[(s.model, s.system, "custom", None, s.noise)].append(s)
+        else:
+            by_cell[(s.model, s.system, s.difficulty, s.law_version, s.noise)].append(s)
     for (model, system, diff, version, noise), cell in by_cell.items():
         n = len(cell)
         where = f"{model} / {diff}" if system == "vanilla_equation" else f"{model} / {system} / {diff}"
+        if version is not None:
+            where += f" / {version}"
         cfgs = list(dict.fromkeys(s.config.name for s in cell))
         tasks = list(dict.fromkeys(s.task for s in cell))
         rollouts = sorted({s.rollout for s in cell})
@@ -82,7 +88,7 @@ def describe_grid(specs: list[TrialSpec]) -> str:
         # ablations with uncapped configurations lists its budgets without one.
         factor = f"{len(budgets)} budget{'s' if len(budgets) != 1 else ''} x " if None not in budgets else ""
         lines.append(
-            f"  {where} / {version} / noise {noise:g}: {n} trials = {factor}"
+            f"  {where} / noise {noise:g}: {n} trials = {factor}"
             f"{len(cfgs)} configurations x {len(tasks)} tasks x {len(rollouts)} rollout{'s' if len(rollouts) != 1 else ''}"
         )
         if budgets != [None]:

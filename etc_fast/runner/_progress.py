@@ -107,11 +107,16 @@ class Progress:
         parts = [f"[{self.done}/{self.total}]"]
         if self.show_model:
             parts.append(str(summary.get("model")))
-        parts.append(str(summary.get("task")))
+        from etc_fast.report._format import task_label
+        from etc_fast.tasks import is_custom_task
+
+        task = str(summary.get("task"))
+        custom = is_custom_task(task)
+        parts.append(task_label(task))  # a custom task by the name its file declares
         if summary.get("system") not in (None, "vanilla_equation"):  # a simulated system (vanilla lines unchanged)
             parts.append(str(summary.get("system")))
         parts += [
-            str(summary.get("difficulty")),
+            "custom" if custom else str(summary.get("difficulty")),
             str(summary.get("configuration")),
             f"r{summary.get('rollout')}",
             state,
