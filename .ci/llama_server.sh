@@ -13,7 +13,7 @@ set -euo pipefail
 version=11434.0.0
 root=${ETC_FAST_LLAMA_CACHE:-/var/cache/etc-fast}
 # the build recipe is part of the cache's name: a cache made by an older recipe is never reused
-recipe=avx2
+recipe=avx2   # tests/llm/test_local_server.py looks for this cache name (CACHE_NAME)
 dest="$root/llama-server-$version-$recipe"
 jobs=${ETC_FAST_LLAMA_JOBS:-2}
 

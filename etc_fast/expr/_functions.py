@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ElementaryFunction", "FUNCTIONS", "NAMES", "BARE_NAMES", "MODULE_ONLY", "MODULES", "lookup", "refusal", "accepted_text",
+__all__ = ["ElementaryFunction", "FUNCTIONS", "NAMES", "BARE_NAMES", "MODULE_ONLY", "MODULES", "lookup", "refusal", "accepted_text", "names_text",
            "sympy_functions"]
 
 #: Module prefixes a law may write before a function name (``np.tanh``, ``math.log``).
@@ -118,6 +118,12 @@ def accepted_text() -> str:
     for f in FUNCTIONS.values():
         parts.append(f"{f.name} ({', '.join(f.aliases)})" if f.aliases else f.name)
     return ", ".join(parts)
+
+
+def names_text() -> str:
+    """The canonical names in words, as a prompt lists them: ``"sin, cos, ..., radians and pow"``."""
+    names = list(FUNCTIONS)
+    return ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def refusal(shown: str) -> str:

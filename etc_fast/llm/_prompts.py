@@ -19,14 +19,19 @@ import numpy as np
 
 from etc_fast.core import Diagnostics, TaskView
 from etc_fast.diagnostics import format_number, render_observations
+from etc_fast.expr._functions import names_text as function_names_text
 
 # ----------------------------------------------------------------------------------------
 # Shared pieces
 # ----------------------------------------------------------------------------------------
+#: The law language's functions in words ("sin, cos, ..., radians and pow"), read from its one table
+#: (etc_fast/expr/_functions.py), so a prompt never offers less or more than the parser accepts.
+FUNCTION_LIST = function_names_text()
+
 HYPOTHESIS_LANGUAGE = (
     "Write each hypothesis as a single Python expression in the input names ({names}). Allowed: numbers, "
-    "the operators + - * / ** and unary minus, parentheses, the functions sin, cos, tan, asin, acos, atan, "
-    "exp, log, sqrt, abs, degrees, radians and pow (also written math.sin, np.exp, ...), and the constants "
+    "the operators + - * / ** and unary minus, parentheses, the functions " + FUNCTION_LIST
+    + " (also written math.sin, np.exp, ...), and the constants "
     "pi and e. Any other name (C, k, alpha, ...) stands for an unknown constant: the lab rescales and "
     "shifts each hypothesis to fit the measurements, so overall factors need not be known. Write exponents "
     "and constants inside functions as numbers (for example r**1.5). No assignments, no 'y =' prefix, no "

@@ -20,6 +20,7 @@ import json
 
 import numpy as np
 
+from etc_fast.expr._functions import names_text as function_names_text
 from etc_fast.systems import SystemSpec, definition
 
 __all__ = [
@@ -136,8 +137,8 @@ SYSTEM_DATA_NOTE = (
 SYSTEM_HYPOTHESIS_LANGUAGE = (
     "Write each hypothesis as a single Python expression in the law's inputs ({names}): the value "
     "discovered_law would return. Allowed: numbers, the operators + - * / ** and unary minus, parentheses, "
-    "the functions sin, cos, tan, asin, acos, atan, exp, log, sqrt, abs, degrees, radians and pow (also "
-    "written math.sin, np.exp, ...), and the constants pi and e. Any other name (C, k, alpha, ...) stands "
+    "the functions " + function_names_text() + " (also written math.sin, np.exp, ...), and the constants pi and e. "
+    "Any other name (C, k, alpha, ...) stands "
     "for an unknown constant: before simulating a hypothesis the lab fits each such constant to the records "
     "so far by running the hypothesis through the apparatus. A hypothesis without such names is simulated "
     "exactly as written, so write an unknown overall factor as a named constant (C * ...). Write exponents "

@@ -30,6 +30,9 @@ from etc_fast.run import main
 from etc_fast.runner import read_trials
 
 VERSION = "11434.0.0"
+#: The cache folder .ci/llama_server.sh builds into: its version and build recipe (a cache of another
+#: recipe, such as a native build that crashed on another CPU, is never picked up).
+CACHE_NAME = f"llama-server-{VERSION}-avx2"
 MAX_TOKENS = 32
 
 
@@ -37,7 +40,7 @@ def _binary() -> str | None:
     env = os.environ.get("ETC_FAST_LLAMA_SERVER")
     if env:
         return env if os.access(env, os.X_OK) else None
-    cached = Path(os.environ.get("ETC_FAST_LLAMA_CACHE", "/var/cache/etc-fast")) / f"llama-server-{VERSION}" / "bin" / "llama-server"
+    cached = Path(os.environ.get("ETC_FAST_LLAMA_CACHE", "/var/cache/etc-fast")) / CACHE_NAME / "bin" / "llama-server"
     if os.access(cached, os.X_OK):
         return str(cached)
     return shutil.which("llama-server")
