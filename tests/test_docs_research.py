@@ -137,3 +137,34 @@ def test_symbolic_knob_table_is_the_code():
         elif isinstance(default, float) and default.is_integer():
             want = str(int(default))
         assert rows[name][1].strip("`") == want, name
+
+
+def test_constants_quoted_are_the_code():
+    from etc_fast import acquisition as acq
+    from etc_fast.policies.symbolic import _policy, _search
+    from etc_fast.report import _budget
+    from kernels import gp
+
+    quoted = [
+        ("guide/noise.md", "`KAPPA_FIT σ̂` (3 σ̂)", acq.KAPPA_FIT == 3.0),
+        ("guide/noise.md", "(2 σ̂: a gap", acq.KAPPA_DISAGREE == 2.0),
+        ("guide/noise.md", "`NOISE_FLOOR` (1e-6)", acq.NOISE_FLOOR == 1e-6),
+        ("guide/noise.md", "`EXPLORE_MARGIN` = 0.08", acq.EXPLORE_MARGIN == 0.08),
+        ("guide/noise.md", "`MIN_REPLICATE_PAIRS` (2)", acq.MIN_REPLICATE_PAIRS == 2),
+        ("guide/acquisition.md", "`KAPPA_UCB` = 2.0", acq.KAPPA_UCB == 2.0),
+        ("guide/acquisition.md", "12 values of\n`LENGTH_GRID` (log-spaced 1/8 to 8)",
+         len(gp.LENGTH_GRID) == 12 and gp.LENGTH_GRID[0] == 1 / 8 and gp.LENGTH_GRID[-1] == 8),
+        ("guide/acquisition.md", "(`FIT_PASSES`)", gp.FIT_PASSES == 2),
+        ("guide/acquisition.md", "`NUGGET_GRID` (1e-6 to 0.1, one per decade)",
+         len(gp.NUGGET_GRID) == 6 and abs(gp.NUGGET_GRID[0] - 1e-6) < 1e-18 and abs(gp.NUGGET_GRID[-1] - 0.1) < 1e-15),
+        ("guide/acquisition.md", "(`MIN_GP_OBSERVATIONS`)", acq.MIN_GP_OBSERVATIONS == 2),
+        ("guide/offline-agent.md", "0.35 · complexity` (`COMPLEXITY_WEIGHT`)", _search.COMPLEXITY_WEIGHT == 0.35),
+        ("guide/offline-agent.md", "9 decimals (`SCORE_DIGITS`)", _search.SCORE_DIGITS == 9),
+        ("guide/offline-agent.md", "1% relative noise (`ASSUMED_NOISE`)", _policy.ASSUMED_NOISE == 0.01),
+        ("guide/offline-agent.md", "2x worse, `NOISY_DRAFT_GAP`", _policy.NOISY_DRAFT_GAP == 2.0),
+        ("guide/statistics.md", "target SA (0.5, 0.7, 0.9)", _budget.TARGETS == (0.5, 0.7, 0.9)),
+        ("guide/statistics.md", "(0.05, 0.1 and 0.2 are tabulated)", _budget.DELTAS == (0.05, 0.1, 0.2)),
+    ]
+    for page, phrase, true in quoted:
+        assert phrase in TEXT[page], f"{page} no longer says {phrase!r}: update this test with the page"
+        assert true, f"{page} says {phrase!r}, which the code no longer holds"
