@@ -1,4 +1,4 @@
-"""What noisy records can show: an oracle's best case for a task at a noise level (docs/noise.md).
+"""What noisy records can show: an oracle's best case for a task at a noise level (docs/guide/noise.md).
 
 Not an agent and not a benchmark of one: it reads the hidden law, which no agent may. It asks how
 much any agent could find inside the pool's domain with the trial's measurement cap, so that a

@@ -1,4 +1,4 @@
-"""A small Gaussian-process surrogate on unit-cube coordinates, and its greedy batch (docs/gp.md).
+"""A small Gaussian-process surrogate on unit-cube coordinates, and its greedy batch (docs/guide/acquisition.md).
 
 Used by the GP planners (``acquisition: gp_ucb`` / ``gp_var``,
 :func:`etc_fast.acquisition.plan_gp_step`); the paper's step never calls it.

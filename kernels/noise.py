@@ -1,6 +1,6 @@
 """Noise-aware planner parts: relative residuals, relative disagreement and maximin exploration.
 
-Used by the noise-aware planner step (:func:`etc_fast.acquisition.plan_noisy_step`, docs/noise.md);
+Used by the noise-aware planner step (:func:`etc_fast.acquisition.plan_noisy_step`, docs/guide/noise.md);
 the paper's step never calls them.
 
 * :func:`relative_residual_rms` -- per hypothesis, the RMS of ``(p - y) / |y|`` over the

@@ -2,13 +2,13 @@
 
 * :mod:`._paper` — the paper's step (DESIGN "Planner step" 1-7): :func:`plan_step`,
   :func:`plan_step_arrays`, :class:`Committee`, :class:`StepResult`, on :mod:`kernels`.
-* The noise-aware step (docs/noise.md), :func:`plan_noisy_step` in :mod:`._noisy`, composed of
+* The noise-aware step (docs/guide/noise.md), :func:`plan_noisy_step` in :mod:`._noisy`, composed of
   :mod:`._estimate` (calibration, the noise estimate, the hypotheses consistent with it),
   :mod:`._score` (disagreement judged against the noise; the paper's scored picks on the
   informative points), :mod:`._split` (the batch's shares, replicates, maximin exploration) and
   :mod:`._stop` (the best law's prediction check, the stopping rule, the extremes test); its
   thresholds, options and records are in :mod:`._records`.
-* The GP-surrogate rules (``gp_ucb``, ``gp_var``; docs/gp.md): :func:`plan_gp_step` in
+* The GP-surrogate rules (``gp_ucb``, ``gp_var``; docs/guide/acquisition.md): :func:`plan_gp_step` in
   :mod:`._gp`, on :mod:`kernels.gp`, with the targets of each tier (:func:`equation_target`,
   :func:`series_target`).
 * Selection on a simulated system: :func:`select_series` in :mod:`._series` (the paper's rules on

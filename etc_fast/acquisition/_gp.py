@@ -1,5 +1,5 @@
 """The GP-surrogate planners (``gp_ucb``, ``gp_var``): a Gaussian process fitted to the observed
-outputs picks the batch from the same pool (docs/gp.md), on :mod:`kernels.gp`.
+outputs picks the batch from the same pool (docs/guide/acquisition.md), on :mod:`kernels.gp`.
 
 The committee plays no part: the rule models one scalar per observation, the **target**, and picks
 where the surrogate is most uncertain (``gp_var``) or most promising (``gp_ucb``, the largest

@@ -1,4 +1,4 @@
-"""The noise-aware planner step (docs/noise.md), assembled from its stages.
+"""The noise-aware planner step (docs/guide/noise.md), assembled from its stages.
 
 :func:`plan_noisy_step` checks its arguments, then runs :mod:`._estimate` (calibrate, estimate the
 noise, keep what fits it), :mod:`._score` (scored picks where the kept laws disagree by more than
@@ -40,7 +40,7 @@ def plan_noisy_step(
     noisy: bool,
     prior: PredictionCheck | None = None,
 ) -> NoisyStepResult:
-    """One noise-aware planner step (docs/noise.md).
+    """One noise-aware planner step (docs/guide/noise.md).
 
     1. Parse and calibrate the committee as the paper does; relative residual RMS of each fit.
     2. Estimate the relative noise: replicate pairs, else the best fit's residuals (``noisy`` only;

@@ -1,4 +1,4 @@
-"""The noise-aware step's thresholds, options and records (docs/noise.md).
+"""The noise-aware step's thresholds, options and records (docs/guide/noise.md).
 
 Every stage of :func:`etc_fast.acquisition.plan_noisy_step` reads these; none of them computes
 anything beyond describing itself. The stages: :mod:`._estimate` (calibrate the committee,
@@ -19,7 +19,7 @@ from etc_fast.acquisition._paper import StepResult, _num
 from kernels.rank_reg import EDGE_LO
 
 #: A point's relative disagreement must exceed this many estimated noise levels to drive scored
-#: selection (docs/noise.md: how it was chosen).
+#: selection (docs/guide/noise.md, rule 4).
 KAPPA_DISAGREE = 2.0
 #: A hypothesis is consistent with the observations when its relative residual RMS is at most
 #: this many estimated noise levels.

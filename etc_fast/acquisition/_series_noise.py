@@ -1,4 +1,4 @@
-"""The noise-aware planner step on simulated systems: docs/noise.md's rules for series.
+"""The noise-aware planner step on simulated systems: docs/guide/noise.md's rules for series.
 
 The systems lab runs :func:`plan_series_noisy_step` in place of the paper's series selection
 (:func:`etc_fast.labs._systems.select_series`) when a noise knob is on in a noisy lab
@@ -8,7 +8,7 @@ with a system's experiment in place of one input row: an experiment returns a se
 ``y (1 + sigma z)`` drawn independently, and a hypothesis predicts a series only through the
 public forward model (after its free constants are fitted through it).
 
-Stages (docs/systems.md, "Noise-aware step on systems"):
+Stages (docs/guide/noise.md, "On simulated systems"):
 
 1. **Calibration and residuals**: each hypothesis's free constants are fitted through the simulator
    (:func:`calibrate_committee`, as the paper's step does); its simulated series at the observed

@@ -17,7 +17,7 @@ from etc_fast.core._json import to_jsonable
 Family = Literal["baseline", "planner"]
 Acquisition = Literal["none", "variance", "pairwise", "random", "gp_ucb", "gp_var"]
 
-#: A planner's acquisition rules: the paper's three, then the GP surrogate's two (docs/gp.md).
+#: A planner's acquisition rules: the paper's three, then the GP surrogate's two (docs/guide/acquisition.md).
 PLANNER_ACQUISITIONS: tuple[str, ...] = ("variance", "pairwise", "random", "gp_ucb", "gp_var")
 #: The GP-surrogate rules: a Gaussian process fitted to the observed outputs picks the batch by
 #: its upper confidence bound (``gp_ucb``) or its posterior sd (``gp_var``).
@@ -51,7 +51,7 @@ class ProtocolConfig:
         name: Configuration name recorded in results (``variance_c``, ``baseline_n``, ...).
         family: ``baseline`` (free-form agent) or ``planner`` (explore-then-commit).
         acquisition: ``variance``/``pairwise``/``random`` (the paper's) or ``gp_ucb``/``gp_var``
-            (a GP surrogate, docs/gp.md) for planners, ``none`` for baselines.
+            (a GP surrogate, docs/guide/acquisition.md) for planners, ``none`` for baselines.
         interpreter: Whether the policy may request Python analysis (the ``C`` variants).
         diagnostics: Planner diagnostics shown (``True`` in the paper; ablation knob).
         synthesis: ``fresh`` (paper) or ``none`` (the draft / last committee best is submitted).
@@ -81,22 +81,23 @@ class ProtocolConfig:
         max_validation_retries: Analysis replies failing validation that one baseline round
             absorbs without being used (``None`` = 3; NewtonBench sets no bound).
         noise_aware: Planners only: in a noisy lab, estimate the noise level and judge fits and
-            disagreement against it (docs/noise.md; ``False`` = the paper's rules).
+            disagreement against it (docs/guide/noise.md; ``False`` = the paper's rules).
         explore_fraction: Planners only: share of each batch chosen by maximin distance to the
             observations (0 = the paper's rules).
         replicates: Planners only, noisy labs: most re-measurements of observed points per batch.
         stop_when_settled: Planners only, noisy labs, with ``noise_aware``: once the best law
             predicted the last batch (before it was measured) to within the noise, scored slots with nothing left to tell
             apart (no point where the consistent laws differ by more than the noise, or only one
-            law consistent) are not measured (docs/noise.md, "Stopping rule").
+            law consistent) are not measured (docs/guide/noise.md, rule 8).
         test_extremes: Planners only, noisy labs, with ``explore_fraction`` > 0: the first
             exploration slot of a batch tests the best consistent law where its prediction lies
-            farthest outside the measured outputs (docs/noise.md, rule 6).
+            farthest outside the measured outputs (docs/guide/noise.md, rule 6).
 
     The noise knobs are the YAML ablation block ``acquisition: {noise_aware, explore_fraction,
     replicates, stop_when_settled, test_extremes}``, for the committee rules only (a GP planner
-    refuses them: its nugget is its noise model, docs/gp.md); at their defaults they are left out of :meth:`TrialSpec.to_dict`, so trial ids
-    of configurations without them are those of before they existed.
+    refuses them: its nugget is its noise model, docs/guide/acquisition.md); at their defaults they
+    are left out of :meth:`TrialSpec.to_dict`, so trial ids of configurations without them are
+    those of before they existed.
     ``interpreter_data``, ``parsing`` and ``max_validation_retries`` are left out of the trial id
     while ``None`` (see :data:`ID_OMITTED_WHEN_NONE`), so trial ids of earlier runs stay valid.
     """
@@ -183,8 +184,8 @@ class ProtocolConfig:
             on = [n for n, default in NOISE_KNOB_DEFAULTS.items() if getattr(self, n) != default]
             if on:
                 errors.append(f"the noise knobs ({', '.join(on)}) belong to the committee planners' noise-aware step "
-                              f"(docs/noise.md); a GP planner ({self.acquisition}) models the noise by its nugget instead "
-                              "(docs/gp.md): leave them at their defaults")
+                              f"(docs/guide/noise.md); a GP planner ({self.acquisition}) models the noise by its "
+                              "nugget instead (docs/guide/acquisition.md): leave them at their defaults")
         if errors:
             raise ValueError(f"configuration {self.name!r}: " + "; ".join(errors))
 
@@ -240,7 +241,7 @@ def _preset(name: str, family: Family, acquisition: Acquisition, interpreter: bo
 
 
 #: The preset configurations (N = no interpreter, C = interpreter): the paper's eight
-#: (:data:`PAPER_CONFIGURATIONS`), then the GP-surrogate planners (docs/gp.md), a peer rule
+#: (:data:`PAPER_CONFIGURATIONS`), then the GP-surrogate planners (docs/guide/acquisition.md), a peer rule
 #: compared with the same agent at the same budgets.
 CONFIGURATIONS: dict[str, ProtocolConfig] = {
     c.name: c

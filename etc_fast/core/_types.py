@@ -118,7 +118,7 @@ class Observation:
 
 @dataclasses.dataclass(frozen=True)
 class SystemObservation:
-    """What a policy sees of a system trial besides the law's signature (docs/systems.md).
+    """What a policy sees of a system trial besides the law's signature (docs/guide/labs.md).
 
     Attributes:
         module, system: The NewtonBench module and system.

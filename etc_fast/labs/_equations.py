@@ -5,8 +5,8 @@ structured probes of :func:`etc_fast.sampling.bootstrap_probes` (centre and one-
 variations, not pool points); a committee turn runs the paper's acquisition step
 (:func:`etc_fast.acquisition.plan_step`) or, with a noise knob on in a noisy lab, the noise-aware
 step (:func:`etc_fast.acquisition.plan_noisy_step`), or a GP rule's surrogate of the observed law
-values (:func:`etc_fast.acquisition.plan_gp_step`, docs/gp.md); diagnostics are the probe sensitivities and
-the log-log fit (``etc_fast.diagnostics``), recomputed after every batch.
+values (:func:`etc_fast.acquisition.plan_gp_step`, docs/guide/acquisition.md); diagnostics are the
+probe sensitivities and the log-log fit (``etc_fast.diagnostics``), recomputed after every batch.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ class EquationLab(Lab):
     def select(self, committee: list[str], parsed: list[str], pool: Pool, available: np.ndarray, k: int, seed: int,
                ev: dict[str, Any]) -> Any:
         cfg, names = self.config, self.task.variable_names
-        if cfg.acquisition in GP_ACQUISITIONS:  # the surrogate of the observed law values (docs/gp.md)
+        if cfg.acquisition in GP_ACQUISITIONS:  # the surrogate of the observed law values (docs/guide/acquisition.md)
             from etc_fast.acquisition import equation_target, plan_gp_step
 
             target, transform = equation_target(self.y)

@@ -5,14 +5,14 @@ reading). The measurement count is the number of experiments run; the record als
 simulated points (finite numbers returned). Scoring is unchanged: the submitted ``discovered_law``
 is replayed on the law's vanilla 5000-point grid.
 
-Planner rules (docs/systems.md, "Planner on systems"): the pool is ``pool_size`` scrambled Sobol
+Planner rules (docs/guide/acquisition.md): the pool is ``pool_size`` scrambled Sobol
 requests over the system's control domain; the bootstrap is the pool's first ``max(bootstrap_min,
 n_controls + 1)`` points (Sobol's first points fill the domain); a committee turn fits each
 hypothesis's free constants to the observations through the simulator and scores the pool by the
 disagreement of the simulated series (:func:`select_series`); with a noise knob on in a noisy lab
 it runs the noise-aware step for series instead (:func:`etc_fast.acquisition.plan_series_noisy_step`,
-docs/systems.md, "Noise-aware step on systems"); a GP rule models each experiment's series scale
-instead (:func:`etc_fast.acquisition.plan_gp_step`, docs/gp.md). Diagnostics are the derived law table
+docs/guide/noise.md, "On simulated systems"); a GP rule models each experiment's series scale
+instead (:func:`etc_fast.acquisition.plan_gp_step`, docs/guide/acquisition.md). Diagnostics are the derived law table
 (``etc_fast.systems``), shown inside the system observation.
 """
 
@@ -219,7 +219,7 @@ class SystemLab(Lab):
         from etc_fast.core import clip_text
 
         method = self.config.acquisition
-        if method in GP_ACQUISITIONS:  # the surrogate of each experiment's series scale (docs/gp.md)
+        if method in GP_ACQUISITIONS:  # the surrogate of each experiment's series scale (docs/guide/acquisition.md)
             from etc_fast.acquisition import plan_gp_step, series_target
 
             target, transform = series_target(self.series)

@@ -11,7 +11,7 @@ The LLM planner's messages on a system (exploration, fresh synthesis) mirror the
 (``etc_fast.llm._prompts``) part by part: the apparatus block in place of the vanilla apparatus,
 the experiments as run with NewtonBench's outputs (:func:`records_block`) in place of the
 observation table, and the protocol's derived law table in words (:func:`derived_block`) in place
-of the vanilla diagnostics (docs/systems.md, "LLM agents on systems").
+of the vanilla diagnostics (docs/guide/llm.md).
 """
 
 from __future__ import annotations

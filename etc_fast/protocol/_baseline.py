@@ -21,7 +21,7 @@ or ``preloaded`` (the systems lab's default: its records, as the system prompts 
 An experiment request that cannot be run (a missing required key, a value that is not a number)
 uses the round and gets the feedback kind ``request_error``: NewtonBench's code-assisted agent
 sends no reply at all then, its vanilla agent crashes and restarts the whole trial; an LLM policy
-words its reply (see docs/fidelity.md).
+words its reply (see docs/guide/fidelity.md).
 
 Request size: NewtonBench runs every point of a request. Here one request runs at most the lab's
 cap (equations: :data:`MAX_EXPERIMENT_POINTS`, 10,000 points, far above anything a real agent asks

@@ -63,7 +63,8 @@ def load_lab(spec: TrialSpec, policy: Policy) -> tuple[Lab, TaskView]:
         raise TypeError(f"{spec.task!r} on {spec.system} loaded as {type(system_task).__name__}, not a system task")
     if spec.config.family == "planner" and getattr(policy, "plays_system_planner", True) is False:
         raise NotImplementedError(
-            f"policy {getattr(policy, 'name', '?')!r} has no planner prompts for {spec.system} yet (docs/systems.md, Status)"
+            f"policy {getattr(policy, 'name', '?')!r} has no planner prompts for {spec.system} yet "
+            "(docs/guide/labs.md, What the labs miss)"
         )
     law = system_task.law  # signature and scoring: the law's vanilla task
     if not isinstance(law, Task):

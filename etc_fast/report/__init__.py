@@ -4,7 +4,7 @@
 Table 2 / S4 (every configuration), S2 (module-level SA effects: resampling interval,
 leave-one-module-out range, exact sign-flip p), S3 (coverage Q(τ)), a module × configuration
 credit heatmap, measurement savings and a per-module table, each also as CSV and Parquet, plus PNG figures;
-and the statistics of docs/statistics.md: each cell's SA with a cluster-bootstrap interval over modules
+and the statistics of docs/guide/statistics.md: each cell's SA with a cluster-bootstrap interval over modules
 (``table_budget_curve``, ``table_budget_to_sa`` and ``budget_curves.png`` with budgets), paired
 comparisons with a stated decision rule and Holm step (``table_paired``), and the power note
 (``table_power``, ``power.md``). A run of at most 24 trials leads ``report.md`` with one row per trial,

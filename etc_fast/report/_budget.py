@@ -1,4 +1,4 @@
-"""Budget curves, paired comparisons and the power note (docs/statistics.md), from the results table.
+"""Budget curves, paired comparisons and the power note (docs/guide/statistics.md), from the results table.
 
 Cells: (configuration, system, noise, measurement_budget), plus the model when a run has more than
 one; a cell pools its modules' difficulties, law versions and rollouts. ``measurement_budget``

@@ -1,5 +1,5 @@
 """Module-level statistics on the :mod:`kernels` statistics: the sensitivity summaries of the
-paper (S4.1) and the cluster bootstrap over modules of the budget tables (docs/statistics.md).
+paper (S4.1) and the cluster bootstrap over modules of the budget tables (docs/guide/statistics.md).
 
 Cluster bootstrap: a cell's SA is the share of its trials credited; a resample draws the cell's
 modules with replacement and each drawn module brings all its trials (rollouts, difficulties, law
@@ -248,7 +248,7 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
 
 def power_needs(between_var: float, within_var: float, trials0: float, delta: float, *, n_modules: int,
                 alpha: float = 1.0 - LEVEL, power: float = 0.8) -> tuple[int | None, float | None]:
-    """Normal approximation for a paired difference of module means (docs/statistics.md).
+    """Normal approximation for a paired difference of module means (docs/guide/statistics.md).
 
     The mean over ``m`` modules of the module differences has variance
     ``(sb2 + w * t0 / t) / m`` with ``sb2 = between_var`` the between-module variance of the true

@@ -45,7 +45,7 @@ _NOTES = {
     "table2_configurations": "Includes named ablations. RMSLE means exclude non-finite scores; `complete` = "
     "finite predictions wherever the target is finite; `median_rel_error_median` = the median over the trials of "
     "their median relative error |prediction − truth| / |truth| on the grid, a scale-free error beside RMSLE "
-    "(docs/statistics.md; – where the run stored none).",
+    "(docs/guide/statistics.md; – where the run stored none).",
     "table_s2_sa_effects": "Module effect = planner-family SA − baseline SA within a module (rollouts and variants "
     "averaged first). {variants} Interval: 95% percentile over {n_draws} module resamples (seed {seed}); leave-one-out "
     "range removes one module at a time; sign-flip p is exact and two-sided. Sensitivity summaries for a fixed "
@@ -70,7 +70,8 @@ _NOTES = {
     "uncapped, the configuration's own rule); a cell pools its modules' difficulties, law versions and rollouts; "
     "failed trials are left out. `sa` = credited / n (a fraction). Interval: cluster bootstrap over modules (each "
     "resampled module brings all its trials of the cell), {n_draws} resamples, seed {seed}, 95% percentile; empty "
-    "with one module. `rmsle_median` = median RMSLE of the scored trials (NaN counted as +inf). docs/statistics.md.",
+    "with one module. `rmsle_median` = median RMSLE of the scored trials (NaN counted as +inf). "
+    "docs/guide/statistics.md.",
     "table_budget_to_sa": "For each configuration, system and noise level: the smallest capped budget whose SA "
     "reaches `target_sa` (`budget_point`) and whose 95% lower bound reaches it (`budget_ci`), with the mean "
     "measurements used there; empty = no budget of the run reaches it; `uncapped_sa` = the uncapped point's SA.",
@@ -80,9 +81,9 @@ _NOTES = {
     "when the interval lies above 0, `B better` below 0, else `no separation` (`too few modules` under two). "
     "Multiplicity: `decision` is per comparison (unadjusted); `p_boot` = two-sided bootstrap p, `p_holm` = Holm "
     "within the pairs of one system × noise × budget, `decision_holm` = the same words at family-wise 0.05. "
-    "docs/statistics.md.",
+    "docs/guide/statistics.md.",
     "table_power": "Normal approximation on the paired module means at the run's between- and within-module "
-    "variances (formula in power.md and docs/statistics.md); `modules_needed` at the run's rollouts, "
+    "variances (formula in power.md and docs/guide/statistics.md); `modules_needed` at the run's rollouts, "
     "`rollouts_needed` with the run's modules (empty: more rollouts cannot reach 80% power).",
 }
 #: Digits of the float columns of the statistics tables (SA as a fraction, p-values, variances).
@@ -112,7 +113,7 @@ def prompts_line(root: Path, df: pl.DataFrame) -> list[str]:
         ]
     models = set(df.get_column("model").to_list()) if df.height else set()
     if models - {"symbolic", "scripted", "sr"}:
-        return ["Baseline and judge messages: etc_fast's wording of NewtonBench's messages (docs/fidelity.md)."]
+        return ["Baseline and judge messages: etc_fast's wording of NewtonBench's messages (docs/guide/fidelity.md)."]
     return []
 
 
@@ -291,7 +292,7 @@ def trials_section(root: Path, stored: pl.DataFrame, label: str) -> list[str]:
         "`discovered_law` returns (from its transcript); `true law`: the task's hidden law with its constants' values. "
         f"`credited`: judge {label}. `rmsle`: NewtonBench's RMSLE; `median_rel_error`: the median over the evaluation "
         "grid of |prediction − truth| / |truth|, a scale-free error that RMSLE lacks when the outputs are far below 1 "
-        "(docs/statistics.md). `measurements`: simulator evaluations." + note,
+        "(docs/guide/statistics.md). `measurements`: simulator evaluations." + note,
         "",
         markdown_table(shown),
     ]
@@ -398,7 +399,7 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         "`B better` when the 95% interval of SA(A) − SA(B) excludes 0, else `no separation`; Holm-adjusted within each "
         "system × noise × budget in `decision_holm`. "
         + ("Every table groups by measurement budget (a condition like the noise level; empty = uncapped). " if budgets else "")
-        + "How many modules and rollouts an effect needs: [power.md](power.md). Method: docs/statistics.md.",
+        + "How many modules and rollouts an effect needs: [power.md](power.md). Method: docs/guide/statistics.md.",
         "",
     ]
     folded = [stem for stem in tables if small and stem in FOLDED_WHEN_SMALL]

@@ -131,7 +131,7 @@ class LLMSettings:
             a reply (circuit breaker); not passed to the policies.
         prompts: The baselines' and the judge's messages: ``etc_fast`` (this project's words,
             NewtonBench's content) or ``newtonbench`` (NewtonBench's own texts, read at run time
-            from the checkout ``newtonbench_path``; see docs/fidelity.md). Planner prompts are
+            from the checkout ``newtonbench_path``; see docs/guide/fidelity.md). Planner prompts are
             etc_fast's in both.
         newtonbench_path: The NewtonBench checkout for ``prompts: newtonbench`` (``None``: the
             ``NEWTONBENCH_PATH`` environment variable); stored resolved.
@@ -195,7 +195,7 @@ class GridConfig:
         rollouts: Rollouts per cell; rollout ``i`` uses pool seed ``i``.
         noise_seed: Seed of the measurement-noise generator.
         systems: NewtonBench systems: ``vanilla_equation`` (default), ``simple_system``,
-            ``complex_system`` (custom tasks: vanilla only). See docs/systems.md.
+            ``complex_system`` (custom tasks: vanilla only). See docs/guide/labs.md.
         budgets: Measurement budgets, a grid dimension: each trial of the grid is played once per
             budget ``b`` with its configuration's ``measurement_budget`` set to ``b`` (the name is
             kept). Empty (the default) = each configuration's own rule; such grids keep their trial
@@ -366,11 +366,11 @@ def config_identity(resolved: Mapping[str, Any]) -> dict[str, Any]:
             keep["llm"]["prompts"] = llm["prompts"]
             keep["llm"]["newtonbench_version"] = llm.get("newtonbench_version")
         if resolved.get("judge") == "llm":
-            # The judge's prompt and verdict rule as NewtonBench's (docs/fidelity.md): verdicts
+            # The judge's prompt and verdict rule as NewtonBench's (docs/guide/fidelity.md): verdicts
             # stored before that change are not resumed into the same run directory.
             keep["llm"]["judge_prompt"] = "newtonbench"
         if _llm_baselines(resolved):
-            # Baseline agents that behave as NewtonBench's (docs/fidelity.md): LLM baseline results
+            # Baseline agents that behave as NewtonBench's (docs/guide/fidelity.md): LLM baseline results
             # stored before that change are not resumed into the same run directory.
             keep["llm"]["baselines"] = "newtonbench"
     return keep

@@ -1,7 +1,7 @@
 """Building blocks of explore-then-commit on systems: series disagreement and calibration through the simulator.
 
-:func:`series_disagreement` is the committee score of a system (docs/systems.md, "Planner on
-systems"): the committee's predicted observables at every pool point (a forward-model call), and
+:func:`series_disagreement` is the committee score of a system (docs/guide/acquisition.md, "The
+committee rules"): the committee's predicted observables at every pool point (a forward-model call), and
 per channel x time cell the variance across hypotheses (eq. S2) over the squared precision of a
 reading there, compressed by ``log1p`` and averaged over the cells that are finite. :func:`calibrate` fits a
 hypothesis's free constants to the observed series by simulating it through the system's public

@@ -14,7 +14,7 @@ __all__ = ["system_pool"]
 def system_pool(
     module: str, system: str, seed: int, n: int = POOL_SIZE
 ) -> list[dict[str, float]]:
-    """``n`` experiment requests over the system's pool domain (docs/systems.md).
+    """``n`` experiment requests over the system's pool domain (docs/guide/labs.md).
 
     Each pool control is a coordinate of a scrambled Sobol point (``etc_fast.sampling.pool_unit``,
     the vanilla pools' sampler) mapped to its domain on its scale, with exactly rounded operations

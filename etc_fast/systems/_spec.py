@@ -6,7 +6,7 @@ Table S1, the domain the submitted law is scored on), so every scored input is r
 apparatus controls (masses, time steps, tube sizes) span ranges where NewtonBench's defaults and
 prompts place them and where the 20 returned points are informative. A control with
 ``pool=False`` keeps its default in the pool (e.g. ``duration``: the defaults already give the
-full 20 points for every pool time step). docs/systems.md tabulates them.
+full 20 points for every pool time step). docs/guide/labs.md shows how to read them.
 
 Each spec is part of its system's definition (:mod:`etc_fast.systems.defs`); :func:`spec` looks it
 up in the registry and :data:`SPECS` is the registry's view of the specs.

@@ -1,4 +1,4 @@
-"""The extremes test of the noise-aware planner and the noise-weighted power-law fits (docs/noise.md)."""
+"""The extremes test of the noise-aware planner and the noise-weighted power-law fits (docs/guide/noise.md)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_the_extremes_test_takes_the_first_exploration_slot():
 
 
 def test_the_extremes_gap_is_the_disagreement_threshold():
-    assert KAPPA_DISAGREE == 2.0  # documented in docs/noise.md, rule 6
+    assert KAPPA_DISAGREE == 2.0  # documented in docs/guide/noise.md, rule 6
 
 
 def test_test_extremes_knob_keeps_trial_ids_and_needs_exploration():

@@ -1,4 +1,4 @@
-"""The noise-aware planner step (docs/noise.md) on synthetic committees, and its config knobs."""
+"""The noise-aware planner step (docs/guide/noise.md) on synthetic committees, and its config knobs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The noise-aware planner's stopping rule (docs/noise.md, "Stopping rule") on synthetic committees."""
+"""The noise-aware planner's stopping rule (docs/guide/noise.md, rule 8) on synthetic committees."""
 
 from __future__ import annotations
 

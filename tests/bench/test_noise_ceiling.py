@@ -1,4 +1,4 @@
-"""The oracle analysis of bench/noise_ceiling.py (docs/noise.md): its departure measure and CLI."""
+"""The oracle analysis of bench/noise_ceiling.py (docs/guide/noise.md): its departure measure and CLI."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ PINNED = {
     "pairwise_c/m4_snell_law": "d03aae63b80643b9",
     "random_c/m0_gravity": "1594770ac9603bf1",
     "random_c/m4_snell_law": "ccc8758e16f78d0e",
-    # the GP-surrogate presets (docs/gp.md), pinned when they were added
+    # the GP-surrogate presets (docs/guide/acquisition.md), pinned when they were added
     "gp_ucb_n/m0_gravity": "92f634e74dce90e4",
     "gp_ucb_n/m4_snell_law": "04f54ec55617a5e1",
     "gp_var_n/m0_gravity": "76eed4610d592106",

@@ -1,4 +1,4 @@
-"""The GP-surrogate planners (``gp_ucb``, ``gp_var``; docs/gp.md) on every tier.
+"""The GP-surrogate planners (``gp_ucb``, ``gp_var``; docs/guide/acquisition.md) on every tier.
 
 A GP planner plays the planner loop as a random planner does (it selects on every committee turn,
 whatever the committee holds), but its picks come from the surrogate: the tests replay each trial's

@@ -1,4 +1,4 @@
-"""The planner loop with the noise knobs (docs/noise.md): inert in a noiseless lab, reported in a noisy one."""
+"""The planner loop with the noise knobs (docs/guide/noise.md): inert in a noiseless lab, reported in a noisy one."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The report and the GP-surrogate presets (docs/gp.md): their labels, and family tables that
+"""The report and the GP-surrogate presets (docs/guide/acquisition.md): their labels, and family tables that
 average the paper's three variants only (a GP planner is a per-configuration row)."""
 
 from __future__ import annotations

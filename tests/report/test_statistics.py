@@ -1,4 +1,4 @@
-"""The referee statistics (docs/statistics.md): cluster bootstrap over modules, paired comparisons,
+"""The referee statistics (docs/guide/statistics.md): cluster bootstrap over modules, paired comparisons,
 their decision rule and Holm step, the power formula, the budget tables and their files."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Config load of the GP-surrogate planners (docs/gp.md): accepted for planners on every tier,
+"""Config load of the GP-surrogate planners (docs/guide/acquisition.md): accepted for planners on every tier,
 refused for baselines and with the noise knobs, left out of ``configurations: all``."""
 
 from __future__ import annotations

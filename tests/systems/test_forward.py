@@ -177,7 +177,7 @@ def test_true_law_forward_model_reproduces_the_simulator(
     # Runaway orbits (a force growing with r) reach 1e200 and beyond, where |r|^2 overflows in one
     # implementation and not the other: compare below 1e100.
     tame = ~(np.abs(obs) > 1e100) & ~(np.abs(pred) > 1e100)
-    # The deep Wien tail (m10's frequency pool reaches 1e16, docs/systems.md): NewtonBench's
+    # The deep Wien tail (m10's frequency pool reaches 1e16, docs/guide/labs.md): NewtonBench's
     # errstate(over='raise') turns an overflowing exp inside the law into NaN, while the forward
     # model evaluates the law with NumPy semantics and predicts the limit, 0 (or a subnormal). Only
     # cells NewtonBench gives NaN and the forward model gives (almost) 0 are left out.

@@ -1,4 +1,4 @@
-"""Compound-exponential families of the symbolic search (docs/symbolic.md, "Families").
+"""Compound-exponential families of the symbolic search (docs/guide/offline-agent.md, "The grammar").
 
 Each family is a law with few nonlinear parameters (a rate ``g`` or two, the exponents of the
 monomial ``N`` inside the exponential and of the prefactor monomial ``M``) and a few constants that

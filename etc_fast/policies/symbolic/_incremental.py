@@ -29,8 +29,8 @@ grows. :class:`IncrementalSearch` keeps the last full search and, for a new call
 3. Otherwise a full search runs, and its result becomes the state.
 
 Each rule is a count or a statistical test on the inputs, so the outcome depends only on the
-trial's observations, never on timing. docs/symbolic.md ("Incremental search") states where an
-incremental result can differ from a search from scratch on the same rows.
+trial's observations, never on timing. docs/guide/offline-agent.md ("Bounds and knobs") states
+where an incremental result can differ from a search from scratch on the same rows.
 """
 
 from __future__ import annotations

@@ -309,7 +309,7 @@ class SymbolicPolicy:
         limits: Count caps of the search (``None``: :class:`SearchLimits` defaults).
         snap_exponents: On noisy data, also try the fitted exponents of the best laws at simpler
             values under the F-test that fixes constants (``SearchLimits.exponent_simplify_top``
-            set to ``simplify_top``; docs/symbolic.md, "Noisy data"). Off by default.
+            set to ``simplify_top``; docs/guide/offline-agent.md, "Noisy data"). Off by default.
         synthesis_snap: On noisy data, the commitment (a planner's synthesis) first re-ranks the
             search's laws with that exponent step (:meth:`_snapped`), on an equation's observations
             and on a system's derived table alike: the committed law is snapped by evidence while
@@ -451,7 +451,7 @@ class SymbolicPolicy:
         """An exploration turn that more measurements can follow, on a noiseless table too small to
         validate a law with two constants (``margin + 2`` finite outputs): only the one-constant
         families (monomials) are fitted. A search whose best law may be submitted (the last turn, a
-        spent budget, a synthesis, a baseline) fits the whole grammar (docs/symbolic.md)."""
+        spent budget, a synthesis, a baseline) fits the whole grammar (docs/guide/offline-agent.md)."""
         return (not obs.noisy and obs.phase == "explore" and obs.turns_left > 0 and budget_left(obs)
                 and int(np.isfinite(obs.y).sum()) < self.margin + 2)
 
@@ -760,7 +760,7 @@ class SymbolicPolicy:
                 ranked = [(text, rms, cand.complexity, floor) for cand, text, rms in simulated_rank(res, obs, names)]
                 ranked += [(e, r, c, floor) for e, r, c in power_law_candidates(obs, table, rows)]
             # where nothing read from the table explains the records, the simulator is asked
-            # directly: monomial forms first, then exponential ones (docs/systems.md)
+            # directly: monomial forms first, then exponential ones (docs/guide/offline-agent.md)
             scans = (("monomial", lambda: monomial_scan(obs, self._domains, self._output_unit)),
                      ("exp", lambda: exp_scan(obs, self._domains)))
             for name, scan in scans:

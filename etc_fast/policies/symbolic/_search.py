@@ -1,4 +1,4 @@
-"""Symbolic-regression search over a stated grammar of laws with fitted constants (docs/symbolic.md).
+"""Symbolic-regression search over a stated grammar of laws with fitted constants (docs/guide/offline-agent.md).
 
 Given observations ``X`` (n, d), ``y`` (n) and the input domains, :func:`search` returns ranked
 candidate laws written in the hypothesis language (:mod:`etc_fast.expr`). Grammar (see
@@ -98,8 +98,8 @@ RESIDUAL_DIGITS = 12
 #: point (with a finite output) more than its parameters already stops the two costliest families,
 #: the signed and the compound ones, which come last: agreeing with that spare point to the
 #: exact-fit tolerance is a test the law passed. The cheaper families still run, since one of them
-#: may write the same law with fewer parameters, which the records then validate (docs/symbolic.md,
-#: "Overdetermined exact fits").
+#: may write the same law with fewer parameters, which the records then validate
+#: (docs/guide/offline-agent.md, "The grammar").
 EXACT_SKIP_COMPLEXITY = 12.0
 _ERR_CAP = 10.0
 _HALVES = np.arange(-8, 9) / 2.0

@@ -1,4 +1,4 @@
-"""Simplification of fitted laws on noisy data (docs/symbolic.md, "Noisy data").
+"""Simplification of fitted laws on noisy data (docs/guide/offline-agent.md, "Noisy data").
 
 A constant fitted to noisy observations is never exactly the simple number a law may carry (the
 ``2`` of ``2*k*x**2``, the ``1`` of a law without a scale, the ``-1`` of ``exp(-l*t)``); written

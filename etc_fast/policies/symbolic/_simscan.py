@@ -1,4 +1,4 @@
-"""Law forms scanned through the simulator: the laws a derived table cannot show (docs/systems.md).
+"""Law forms scanned through the simulator: the laws a derived table cannot show (docs/guide/offline-agent.md).
 
 A derived law table (:mod:`etc_fast.systems._derive`) reads each record as if one constant law
 value produced it. Where an apparatus calls the law more than once with different inputs (a second
@@ -505,7 +505,7 @@ class KeptScans:
     again. Only records that extend the ones the scan read (the same first experiments, the same
     readings) re-use it; a scan that found nothing runs again. Where the test passes, the answer
     can differ from a scan from scratch only by what the new records would move: the kept
-    constants are not refitted (docs/symbolic.md, "The scans, kept across decisions").
+    constants are not refitted (docs/guide/offline-agent.md, "On simulated systems").
     """
 
     def __init__(self) -> None:

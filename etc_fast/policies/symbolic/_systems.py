@@ -1,4 +1,4 @@
-"""The symbolic agent on simulated systems (docs/systems.md, "The offline agent on systems").
+"""The symbolic agent on simulated systems (docs/guide/offline-agent.md, "On simulated systems").
 
 It reads what an LLM agent reads: the apparatus (controls, defaults, declared channels), the law's
 signature and the observations (NewtonBench's outputs). From them it builds a table of law samples

@@ -1,4 +1,4 @@
-"""The system definitions, one file per NewtonBench module (docs/systems.md, "Adding a module").
+"""The system definitions, one file per NewtonBench module (docs/howto/new-lab.md).
 
 Each ``mN_<name>.py`` defines its module's :class:`~etc_fast.systems._definition.SystemDefinition`
 for ``simple_system`` and ``complex_system`` (spec, simulator, forward model, points and
