@@ -2,8 +2,8 @@
 and with ``--model gpt-4.1-mini``, and how close its sampled token estimate is to playing every
 distinct trial.
 
-``python -m bench.bench_estimate [--repeats N] [--compare]`` prints a Markdown table (the one in
-docs/llm.md). Each command runs once untimed first (a warm Numba cache), then ``N`` times (default 2);
+``python -m bench.bench_estimate [--repeats N] [--compare]`` prints a Markdown table (the dry-run times of every
+shipped config). Each command runs once untimed first (a warm Numba cache), then ``N`` times (default 2);
 the table gives the slowest wall time and its CPU time (user + system of the child), with the load
 average, since the wall time on a shared machine is mostly waiting. The run directory is a fresh
 temporary path, so no stored trial is left out. ``--compare`` adds, per LLM config, the estimate with

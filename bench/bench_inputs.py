@@ -1,7 +1,7 @@
 """Time and peak memory of one planner trial against the number of inputs (1..10).
 
 For each input count ``d`` the script writes custom task files under ``--dir`` (see
-docs/tasks.md) and plays one ``variance_c`` trial of each with the offline ``symbolic`` agent,
+docs/guide/tasks.md) and plays one ``variance_c`` trial of each with the offline ``symbolic`` agent,
 every trial in a fresh Python process, and records its wall time and the process's peak resident
 memory (``ru_maxrss``). The laws (no task is special-cased; exponents are drawn from a fixed list):
 

@@ -6,7 +6,7 @@ all of them alike:
 * ``bare``: ``python -I -c "import numpy"`` as a fresh process (what every evaluation cost before
   the zygote, without any isolation);
 * ``numpy law``: ``call_law`` of a NumPy law on a 5,000-point, 3-variable grid (every layer of
-  docs/sandbox.md; the zygote is started before timing);
+  docs/guide/sandbox.md; the zygote is started before timing);
 * ``scipy law``: the same with a law that imports ``scipy.special`` and calls ``gamma``.
 
     PYTHONPATH=. python bench/bench_sandbox.py [--rounds 30]

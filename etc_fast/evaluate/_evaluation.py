@@ -154,7 +154,7 @@ def evaluate_submission(source: str, task: Task, *, grid=None, limits: SandboxLi
         raise ValueError(f"evaluate_submission: grid must have shape (n, {task.d}) for task {task.key}, got {X.shape}")
     y_true = task.truth(X)
     grid_hash, truth_hash = array_sha256(X), array_sha256(y_true)
-    # reuse: a replay is a function of the source and the grid (docs/sandbox.md, "Jobs met again")
+    # reuse: a replay is a function of the source and the grid (docs/guide/sandbox.md, "Jobs met again")
     call = call_law(source, X.copy(), arg_names=task.variable_names, limits=limits, reuse=True)
     if array_sha256(X) != grid_hash or array_sha256(y_true) != truth_hash:
         raise IntegrityError(f"evaluation data of task {task.key} changed while a submission ran")

@@ -234,7 +234,7 @@ def run_analysis(state: TrialState, code: str) -> tuple[str, dict[str, Any]]:
     data = state.lab.analysis_data()
     shadowed = state.lab.shadowed_names()
     try:
-        res = run_code(code, data, limits=state.limits, reuse=True)  # docs/sandbox.md, "Jobs met again"
+        res = run_code(code, data, limits=state.limits, reuse=True)  # docs/guide/sandbox.md, "Jobs met again"
         ok, error, stdout, truncated = bool(res.ok), res.error, res.stdout or "", bool(res.truncated)
     except Exception as exc:  # noqa: BLE001 - the sandbox wrapper itself failed
         ok, error, stdout, truncated = False, f"sandbox failure: {type(exc).__name__}: {exc}", "", False

@@ -199,7 +199,7 @@ class GridConfig:
         budgets: Measurement budgets, a grid dimension: each trial of the grid is played once per
             budget ``b`` with its configuration's ``measurement_budget`` set to ``b`` (the name is
             kept). Empty (the default) = each configuration's own rule; such grids keep their trial
-            ids and are left out of the resolved config's grid entry. See docs/usage.md.
+            ids and are left out of the resolved config's grid entry. See docs/guide/configs.md.
     """
 
     model: str

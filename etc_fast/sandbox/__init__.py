@@ -7,7 +7,7 @@ identity (or a user namespace), private mount/network/IPC namespaces, a size-lim
 working directory, a Landlock domain (read the Python installation and the allowed packages, write
 only the working directory, no TCP, no signals out), ``PR_SET_NO_NEW_PRIVS`` and a seccomp filter.
 An audit hook is a second layer. Which layers were active is recorded with every call; see
-``docs/sandbox.md``. Replies travel over a pipe of their own; exit statuses come from the zygote.
+``docs/guide/sandbox.md``. Replies travel over a pipe of their own; exit statuses come from the zygote.
 """
 
 from etc_fast.sandbox._code import CODE_IMPORTS, CodeRun, run_code

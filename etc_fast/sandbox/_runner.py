@@ -1,5 +1,5 @@
 """The sandbox's zygote and its children: started as ``python -I _runner.py CONTROL_FD CONFIG_JSON``
-by :mod:`._zygote`, once per harness process (see ``docs/sandbox.md``).
+by :mod:`._zygote`, once per harness process (see ``docs/guide/sandbox.md``).
 
 This file is self-contained (standard library and the sibling ``_isolate.py``, loaded by path;
 NumPy/SciPy imported by the zygote), because ``-I`` keeps the repository off ``sys.path``.

@@ -1,6 +1,6 @@
 """Harness side of the sandbox zygote: one per process, started lazily by exec, restarted when it dies.
 
-The zygote (``_runner.py``, see its docstring and ``docs/sandbox.md``) is a ``python -I`` process
+The zygote (``_runner.py``, see its docstring and ``docs/guide/sandbox.md``) is a ``python -I`` process
 with the sandbox's fixed environment that has NumPy and SciPy imported and forks one child per job.
 This module starts it (from one long-lived thread, so that its ``PR_SET_PDEATHSIG`` refers to a
 thread that lives as long as the process), sends it fork requests over a ``SOCK_SEQPACKET`` control

@@ -15,7 +15,7 @@ distribution in full):
 
 A draw whose law is finite on less than 10% of the evaluation grid (the loader's check) is drawn
 again from the same random stream, so redraws are deterministic too. The result is the text of an
-ordinary custom task file (docs/tasks.md), loaded by the same loader as a file, so every policy,
+ordinary custom task file (docs/guide/tasks.md), loaded by the same loader as a file, so every policy,
 judge, report and replay plays it unchanged. :data:`GENERATOR_VERSION` is written into that text,
 so the SHA-256 a run records for each generated task changes when the generator does, and such a
 run refuses to resume rather than mix laws of two generators.

@@ -21,7 +21,7 @@ new text instead.
 
 The prompts carry measured and simulated values printed to a few significant digits; on another CPU
 a value within an ulp of a rounding boundary could in principle print differently
-(docs/reproducibility.md). After an intended prompt change, regenerate from the checkout whose
+(docs/guide/reproducibility.md). After an intended prompt change, regenerate from the checkout whose
 prompts are right (``python tests/llm/pin_prompts.py``), review the diff, and say so in the commit.
 """
 

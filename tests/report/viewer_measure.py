@@ -1,4 +1,4 @@
-"""Size and load time of the viewer for a large synthetic LLM study (docs/viewer.md).
+"""Size and load time of the viewer for a large synthetic LLM study (docs/guide/viewer.md).
 
     python -m tests.report.viewer_measure OUT_DIR [--trials-per-cell N]
 

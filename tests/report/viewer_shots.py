@@ -1,6 +1,6 @@
-"""Screenshots of the viewer for docs/ (from a run of configs/full.yaml).
+"""Screenshots of the viewer for docs/img/ (from a run of configs/full.yaml).
 
-    python -m tests.report.viewer_shots RUN_DIR DOCS_DIR
+    python -m tests.report.viewer_shots RUN_DIR docs/img
 
 Writes viewer-study.png, viewer-trials.png, viewer-trial.png, viewer-trial-turn.png and
 viewer-compare.png (256-colour PNGs, to keep them small). Not a test.

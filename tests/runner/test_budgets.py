@@ -1,4 +1,4 @@
-"""Measurement budgets as a grid dimension (``budgets:`` in a grid; docs/usage.md, "Measurement budgets").
+"""Measurement budgets as a grid dimension (``budgets:`` in a grid; docs/guide/configs.md, "Measurement budgets").
 
 What must hold: the cap binds (no stored trial measures beyond its budget) for both families, with
 and without the interpreter, on every tier, the noise-aware planner's replicates and the GP-surrogate

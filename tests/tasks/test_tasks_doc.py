@@ -1,4 +1,4 @@
-"""docs/tasks.md stays true: its field table is the loader's key sets, and its examples, quoted
+"""docs/guide/tasks.md stays true: its field table is the loader's key sets, and its examples, quoted
 errors and judge verdicts are what the code does."""
 
 from __future__ import annotations
@@ -13,21 +13,21 @@ from etc_fast.tasks import TaskError, get_task
 from etc_fast.tasks import _custom as custom
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "tasks.md"
+DOC = ROOT / "docs" / "guide" / "tasks.md"
 TEXT = DOC.read_text(encoding="utf-8")
 
 
 def _block(marker: str, lang: str) -> str:
     """The fenced block of ``lang`` right after the comment ``<!-- marker -->``."""
     m = re.search(rf"<!-- {re.escape(marker)} -->\s*```{lang}\n(.*?)```", TEXT, re.S)
-    assert m, f"docs/tasks.md has no ```{lang} block after <!-- {marker} -->"
+    assert m, f"docs/guide/tasks.md has no ```{lang} block after <!-- {marker} -->"
     return m.group(1)
 
 
 def _section(heading: str) -> str:
     """The text under ``## heading`` up to the next ``## ``."""
     m = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", TEXT, re.S | re.M)
-    assert m, f"docs/tasks.md has no section '## {heading}'"
+    assert m, f"docs/guide/tasks.md has no section '## {heading}'"
     return m.group(1)
 
 
@@ -64,7 +64,7 @@ def _example_task_text() -> str:
 
 def _write_example(root: Path, text: str | None = None) -> Path:
     rel = re.search(r"Save this as `([^`]+)`", TEXT)
-    assert rel, "docs/tasks.md no longer says where to save the example task file"
+    assert rel, "docs/guide/tasks.md no longer says where to save the example task file"
     path = root / rel.group(1)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(_example_task_text() if text is None else text, encoding="utf-8")
@@ -119,7 +119,7 @@ def test_python_example_prints_what_it_says(tmp_path, monkeypatch, capsys):
     _write_example(tmp_path)
     monkeypatch.chdir(tmp_path)
     block = _block("example python", "python")
-    exec(compile(block, "docs/tasks.md example", "exec"), {})
+    exec(compile(block, "docs/guide/tasks.md example", "exec"), {})
     out = capsys.readouterr().out.splitlines()
     for printed, line in zip(out, [ln for ln in block.splitlines() if ln.startswith("print(")]):
         comment = line.split("#", 1)[1].strip()
