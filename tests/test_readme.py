@@ -19,11 +19,11 @@ def test_readme_is_short():
 
 
 def test_readme_links_resolve():
-    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
             if "://" in target:
                 continue
-            assert (page.parent / target).exists(), f"{page.name}: link to {target} does not resolve"
+            assert (page.parent / target).exists(), f"{page.relative_to(ROOT)}: link to {target} does not resolve"
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
