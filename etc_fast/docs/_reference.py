@@ -1,7 +1,7 @@
 """The generated reference pages: configuration keys, command lines, output files and columns.
 
 Each page is rendered from the code that it describes: the configuration page from the validator's
-table of keys (:data:`etc_fast.runner._config.CONFIG_KEYS`), the :class:`ProtocolConfig` knobs and
+table of keys (:data:`etc_fast.runner.CONFIG_KEYS`), the :class:`ProtocolConfig` knobs and
 what the validator accepts when probed with each knob; the command-line page from the argument
 parsers and the modules' ``Exit status:`` paragraphs; the outputs page from the file-name constants
 and the results-table schema. The meanings are the dataclasses' ``Attributes:`` docstrings, so a
@@ -142,13 +142,13 @@ _SECTION_TITLES = {
 
 
 def _classes() -> dict[str, type]:
-    from etc_fast.runner import _config
+    from etc_fast import runner
 
-    return {name: getattr(_config, name) for name in ("RunConfig", "RayConfig", "LLMSettings", "GridConfig")}
+    return {name: getattr(runner, name) for name in ("RunConfig", "RayConfig", "LLMSettings", "GridConfig")}
 
 
 def _key_rows(section: str) -> list[list[str]]:
-    from etc_fast.runner._config import CONFIG_KEYS
+    from etc_fast.runner import CONFIG_KEYS
 
     classes = _classes()
     docs = {name: attribute_docs(cls) for name, cls in classes.items()}
@@ -180,7 +180,7 @@ def _kind(kind: str, allowed: Sequence[str]) -> str:
 
 def _knob_kind(cls: type, name: str) -> tuple[str, tuple[str, ...]]:
     """A :class:`ProtocolConfig` knob's type in words and its closed set of values (if any)."""
-    from etc_fast.core._config import _KNOB_RANGES
+    from etc_fast.core import KNOB_RANGES
 
     hint = typing.get_type_hints(cls)[name]
     args = typing.get_args(hint)
@@ -194,7 +194,7 @@ def _knob_kind(cls: type, name: str) -> tuple[str, tuple[str, ...]]:
     elif base is bool:
         kind = "boolean"
     elif base is int:
-        lo_hi = _KNOB_RANGES.get(name)
+        lo_hi = KNOB_RANGES.get(name)
         kind = f"integer from {lo_hi[0]} to {lo_hi[1]:,}" if lo_hi else "integer"
     elif base is float:
         kind = "number"
@@ -221,7 +221,8 @@ def _sample(cls: type, name: str) -> Any:
 
 def _probe(knobs: dict[str, Any], base: str, system: str) -> bool:
     """Whether the validator accepts an ablation of ``base`` with ``knobs`` played on ``system``."""
-    from etc_fast.runner._config import NOISE_KNOB_DEFAULTS, ConfigError, parse_config
+    from etc_fast.core import NOISE_KNOB_DEFAULTS
+    from etc_fast.runner import ConfigError, parse_config
 
     body: dict[str, Any] = {"base": base}
     noise = {k: v for k, v in knobs.items() if k in NOISE_KNOB_DEFAULTS}
@@ -263,7 +264,7 @@ def config_page() -> str:
     """``reference/config.md``: every key a run configuration accepts."""
     from etc_fast.core import NOISE_KNOB_DEFAULTS, ProtocolConfig
     from etc_fast.protocol import CONFIGURATIONS, PAPER_CONFIGURATIONS
-    from etc_fast.runner._config import _PROTOCOL_KNOBS
+    from etc_fast.runner import ABLATION_KNOBS
 
     parts = [_HEADER.format(command=COMMAND, source="CONFIG_KEYS, ProtocolConfig"),
              "# Configuration reference\n\n",
@@ -285,7 +286,7 @@ def config_page() -> str:
              "all", "all"],
             ["`acquisition`", "mapping (keys below)", "`{}`", "The noise knobs of the committee planners.",
              *_acceptance(next(iter(NOISE_KNOB_DEFAULTS)))]]
-    for name in _PROTOCOL_KNOBS:
+    for name in ABLATION_KNOBS:
         kind, literals = _knob_kind(ProtocolConfig, name)
         rows.append([f"`{name}`", _kind(kind, literals), field_default(ProtocolConfig, name), markdown_text(docs[name]),
                      *_acceptance(name)])
@@ -377,11 +378,10 @@ def cli_page() -> str:
 # ----------------------------------------------------------------------------------------
 def _run_files() -> list[tuple[str, str]]:
     """The files a run writes under OUT, each from the constant its writer uses."""
+    from etc_fast import store as f
     from etc_fast.llm import LEDGER_FILE
-    from etc_fast.report._rejudge import JUDGE_FILE
-    from etc_fast.report._viewer import VIEWER_FILE
-    from etc_fast.runner._estimate import ESTIMATE_FILE
-    from etc_fast.store import _files as f
+    from etc_fast.report import JUDGE_FILE, VIEWER_FILE
+    from etc_fast.runner import ESTIMATE_FILE
 
     return [
         (f.TRIALS, "One JSON line per finished trial, appended and flushed to disk one at a time: "
@@ -407,11 +407,11 @@ def _run_files() -> list[tuple[str, str]]:
 
 
 def _report_files() -> list[tuple[str, str]]:
-    from etc_fast.report._write import _TITLES
+    from etc_fast.report import TABLE_TITLES
 
     rows = [("report.md", "The report: every table and figure below, with notes."),
             ("power.md", "How many modules and rollouts an SA difference needs, with the method.")]
-    for stem, title in _TITLES.items():
+    for stem, title in TABLE_TITLES.items():
         only = " Only when a grid has `budgets`." if stem == "table_budget_to_sa" else ""
         rows.append((stem, f"{title}.{only}"))
     rows += [("measurement_savings.png", "Figure: measurement savings per module."),

@@ -722,6 +722,9 @@ _PROTOCOL_KNOBS = tuple(
     f.name for f in dataclasses.fields(ProtocolConfig)
     if f.name not in ("name", "family", "acquisition") and f.name not in NOISE_KNOB_DEFAULTS
 )
+#: The :class:`ProtocolConfig` knobs an ablation sets directly, besides ``base`` (the noise knobs go
+#: under its ``acquisition``).
+ABLATION_KNOBS = _PROTOCOL_KNOBS
 
 
 def _grid_size(g: GridConfig) -> int:

@@ -8,7 +8,7 @@ import pytest
 
 from etc_fast.docs import COMMAND, PAGES, attribute_docs, render_pages, stale_pages
 from etc_fast.docs.__main__ import main
-from etc_fast.runner._config import CONFIG_KEYS, ConfigError, GridConfig, parse_config
+from etc_fast.runner import ABLATION_KNOBS, CONFIG_KEYS, ConfigError, GridConfig, parse_config
 from tests.docs._site import DOCS
 
 
@@ -28,9 +28,7 @@ def test_every_validated_key_is_documented(pages):
         assert f"| `{key.name}` |" in config, key.path
         for value in key.allowed:
             assert f"`{value}`" in config
-    from etc_fast.runner._config import _PROTOCOL_KNOBS
-
-    for knob in _PROTOCOL_KNOBS:
+    for knob in ABLATION_KNOBS:
         assert f"| `{knob}` |" in config
 
 

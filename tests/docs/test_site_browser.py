@@ -95,7 +95,7 @@ def test_page_renders_from_disk(tab, path, source):
 
 
 def test_config_reference_lists_the_validator_keys(tab):
-    from etc_fast.runner._config import CONFIG_KEYS
+    from etc_fast.runner import CONFIG_KEYS
 
     page = tab.open("reference/config.html")
     codes = set(page.locator("article table td:first-child code").all_inner_texts())
