@@ -106,3 +106,12 @@ def test_command_writes_checks_and_refuses(tmp_path, capsys):
     page.write_text(page.read_text() + "edited\n")
     assert main(["--docs", str(tmp_path), "--check"]) == 1
     assert "reference/cli.md: out of date" in capsys.readouterr().err
+
+
+def test_api_pages_show_sphinx_roles_as_code():
+    pytest.importorskip("griffe", reason="the docs extra is not installed (pip install -e '.[docs]')")
+    from etc_fast.docs._griffe import drop_roles
+
+    assert drop_roles("see :func:`plan_step`, :class:`~etc_fast.core.TrialSpec` and :mod:`kernels`.") == (
+        "see `plan_step`, `etc_fast.core.TrialSpec` and `kernels`.")
+    assert drop_roles("a ``literal`` and time: 3 s") == "a ``literal`` and time: 3 s"
