@@ -32,8 +32,7 @@ regularized scores ~2 us, the eligibility cut ~3 us (counting bisection, then on
 the indices), greedy picks ~3 us, and ~5 us of calls (argument checks, two
 dispatches, handing 8 arrays back, the result object). Pairwise adds the quartiles of each kept
 hypothesis (a histogram select on each calibrated row, ``kernels._shared._select_ranks``) and
-the pair differences. docs/kernels.md has the step's times before and after the plain algorithms
-of issue 25 (same run). The NumPy step spends its time in ~150 whole-array
+the pair differences. docs/reference/kernels.md has the step's times. The NumPy step spends its time in ~150 whole-array
 calls, ``argsort(kind="stable")`` (~75 us on fresh data) and ``nanpercentile`` (~50 us per row). At
 500 hypotheses the NumPy side evaluates all 500 programs on the pool (~9 ms) while the compiled
 step evaluates only the <= 4 kept ones, hence the large ratio there.

@@ -22,10 +22,11 @@ from pathlib import Path
 
 from etc_fast._signals import interrupt_on_sigterm
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m etc_fast.replay``."""
     p = argparse.ArgumentParser(prog="python -m etc_fast.replay", description=__doc__.split("\n\n")[0])
     p.add_argument("run_dir", nargs="?", help="a run directory to re-score (instead of --law)")
     p.add_argument("--law", help="file holding a discovered_law submission")
@@ -133,7 +134,7 @@ def _replay_run(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     if args.law and args.run_dir:
         return _fail("give either a RUN_DIR or --law, not both")
     if not (args.law or args.run_dir):

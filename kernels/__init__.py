@@ -1,7 +1,7 @@
 """kernels: the compiled numeric core of etc_fast (NumPy + Numba only).
 
 Each public submodule holds one step of the protocol: its formula in the docstring, a private
-``@njit`` kernel and the checked public wrapper (docs/kernels.md has the map). Helpers several
+``@njit`` kernel and the checked public wrapper (docs/reference/kernels.md has the map). Helpers several
 files share live in the private ``_shared`` (compiled) and ``_checks`` (argument checks) modules.
 This package never imports :mod:`etc_fast`.
 """

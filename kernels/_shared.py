@@ -11,7 +11,7 @@
 * **Order statistics** -- :func:`_select_ranks`, a histogram select over order keys that finds
   several ranks of 2048 values in a few branch-free passes. It is the one optimization of the
   pairwise step kept on purpose: a plain ``np.partition`` of each row costs about ten times as
-  much and would put the planner step below ten times its NumPy twin (docs/kernels.md).
+  much and would put the planner step below ten times its NumPy twin.
 """
 
 from __future__ import annotations

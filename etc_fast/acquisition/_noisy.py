@@ -63,12 +63,13 @@ def plan_noisy_step(
        scored slots that find no informative point (all of them when fewer than two laws are
        consistent) are dropped, not explored; a batch keeps at least one point.
 
+    The arguments not listed below are those of :func:`plan_step`.
+
     Args:
         U_obs: float64[n_obs, d] unit coordinates of the observations.
         options: The :class:`NoiseOptions`.
         noisy: The task says the lab is noisy.
         prior: The previous batch's :class:`PredictionCheck` (the stopping rule; None: none).
-        (others as :func:`plan_step`)
     """
     k = _check_method_k(method, k)
     variables = tuple(variables)

@@ -34,7 +34,7 @@ def scores_committee(acquisition: str) -> bool:
 
 #: Allowed ranges of the integer knobs. The upper ends only stop absurd values (a pool of 2**30
 #: points would allocate gigabytes before the first turn); the paper's values sit far inside.
-_KNOB_RANGES: dict[str, tuple[int, int]] = {
+KNOB_RANGES: dict[str, tuple[int, int]] = {
     "batch_cap": (1, 4096),
     "exploration_turns": (0, 1000),
     "pool_size": (8, 2**20),
@@ -141,7 +141,7 @@ class ProtocolConfig:
             errors.append(f"a baseline has acquisition 'none', got {self.acquisition!r}")
         if self.synthesis not in ("fresh", "none"):
             errors.append(f"synthesis must be 'fresh' or 'none', got {self.synthesis!r}")
-        for field, (lo, hi) in _KNOB_RANGES.items():
+        for field, (lo, hi) in KNOB_RANGES.items():
             val = getattr(self, field)
             if not isinstance(val, int) or isinstance(val, bool) or not lo <= val <= hi:
                 errors.append(f"{field} must be an integer from {lo} to {hi:,}, got {val!r}")

@@ -1,6 +1,11 @@
 """``python -m etc_fast.report RUN_DIR``: (re)write a run's report (and its viewer, ``report/index.html``)
 and refresh its manifest; ``python -m etc_fast.report --compare RUN_A RUN_B --out DIR``: one viewer
-page holding two runs, opened on the compare view."""
+page holding two runs, opened on the compare view.
+
+Exit status: 0 when the report (or the compare page) was written; 2 when it could not be (a missing or
+unreadable run directory, files edited since its manifest was written, an unknown ``--rejudge`` judge,
+a report directory that cannot be written) or for bad arguments.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +17,15 @@ from pathlib import Path
 
 import polars as pl
 
-__all__ = ["main"]
+__all__ = ["main", "build_parser"]
 
 
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001
     print(f"warning: {message}", file=sys.stderr)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point; returns the exit status."""
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m etc_fast.report``."""
     p = argparse.ArgumentParser(prog="python -m etc_fast.report", description="Write RUN_DIR/report from a run's results.")
     p.add_argument("run_dir", nargs="?", help="a run directory (holds trials.parquet or trials.jsonl)")
     p.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"), default=None,
@@ -31,6 +36,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=None, help="seed of those draws (default 0)")
     p.add_argument("--rejudge", default=None, metavar="JUDGE",
                    help="judge every stored submission again (structural | llm | none) before writing the report")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status."""
+    p = build_parser()
     args = p.parse_args(argv)
     if args.compare is not None:
         if args.run_dir is not None or args.out is None:

@@ -19,7 +19,7 @@ from etc_fast.report._load import load_trials
 from etc_fast.report._stats import N_DRAWS, SEED
 from etc_fast.report._trials import SMALL_RUN, display_frame, is_small_run, table_trials
 
-__all__ = ["build_tables", "write_report", "markdown_table"]
+__all__ = ["TABLE_TITLES", "build_tables", "write_report", "markdown_table"]
 
 _TITLES = {
     "table1_families": "Table 1 — family-level results",
@@ -37,6 +37,8 @@ _TITLES = {
     "table_paired": "Paired comparisons at each system, noise and budget (SA(A) − SA(B))",
     "table_power": "How many modules and rollouts an SA difference needs (power.md)",
 }
+#: Each report table's file stem and title.
+TABLE_TITLES = _TITLES
 _NOTES = {
     "table1_families": "{variants} RMSLE averages finite scores only "
     "(their count is `finite`); `measurements_mean` counts simulator evaluations per rollout (on a simulated "

@@ -8,8 +8,11 @@
 """
 
 from etc_fast.runner._config import (
+    ABLATION_KNOBS,
+    CONFIG_KEYS,
     OFFLINE_MODELS,
     ConfigError,
+    ConfigKey,
     GridConfig,
     LLMSettings,
     RayConfig,
@@ -19,7 +22,7 @@ from etc_fast.runner._config import (
     load_config,
     parse_config,
 )
-from etc_fast.runner._estimate import estimate_run, stored_finished
+from etc_fast.runner._estimate import ESTIMATE_FILE, estimate_run, stored_finished
 from etc_fast.runner._executors import (
     LocalExecutor,
     RayExecutor,
@@ -49,6 +52,10 @@ from etc_fast.store import (
 )
 
 __all__ = [
+    "ABLATION_KNOBS",
+    "CONFIG_KEYS",
+    "ConfigKey",
+    "ESTIMATE_FILE",
     "OFFLINE_MODELS",
     "estimate_run",
     "stored_finished",

@@ -7,7 +7,9 @@ the YAML file, and command-line overrides (:meth:`RunConfig.with_overrides`).
 
 Every problem is reported as one :class:`ConfigError` naming the file and the key path, e.g.
 ``configs/x.yaml: grids[0].difficulties[1]: 'meduim' is not one of easy, medium, hard``.
-The field-by-field reference lives in the comment block at the top of ``configs/full.yaml``.
+Every key the parser accepts is a row of :data:`CONFIG_KEYS` (or, under ``ablations``, a
+:class:`ProtocolConfig` knob); docs/reference/config.md is generated from that table and the
+dataclasses' docstrings (``python -m etc_fast.docs``).
 """
 
 from __future__ import annotations
@@ -615,21 +617,114 @@ def _is_task_path(name: str) -> bool:
     return name.endswith((".yaml", ".yml")) or "/" in name or os.sep in name or is_generated_name(name)
 
 
-_TOP_KEYS = (
-    "name", "out", "workers", "executor", "ray", "judge", "judge_options", "llm", "symbolic",
-    "trial_timeout_s", "ablations", "grids", "sandbox",
-    "inputs",  # written into a run's config.resolved.yaml (the input files' SHA-256); not read from a config
+@dataclasses.dataclass(frozen=True)
+class ConfigKey:
+    """One key of the run-configuration schema (:data:`CONFIG_KEYS`).
+
+    Attributes:
+        path: Where the key sits: ``workers``, ``llm.cache.mode``, ``grids[].tasks``.
+        kind: What value it takes, in words (``integer >= 1``, ``string or null``).
+        attr: ``Class.attribute`` whose default and docstring entry are this key's (``None``: the
+            key has no attribute of its own and ``meaning`` says what it is).
+        allowed: The values it accepts, when it is one of a closed set (the validator checks these).
+        default: The default in words, where the attribute's own default does not say it (``""``:
+            take the attribute's).
+        meaning: What it does, where no attribute documents it.
+    """
+
+    path: str
+    kind: str
+    attr: str | None = None
+    allowed: tuple[str, ...] = ()
+    default: str = ""
+    meaning: str = ""
+
+    @property
+    def section(self) -> str:
+        """The mapping that holds the key (``""`` for the top level, ``llm.cache``, ``grids[]``)."""
+        return self.path.rpartition(".")[0]
+
+    @property
+    def name(self) -> str:
+        """The key's own name, last part of :attr:`path`."""
+        return self.path.rpartition(".")[2]
+
+
+#: Every key a run configuration may hold outside ``ablations`` (whose keys are the
+#: :class:`ProtocolConfig` knobs, :data:`_PROTOCOL_KNOBS`). The parser's allowed-key checks and its
+#: closed sets of values are read from this table, and the configuration reference page is
+#: generated from it (``python -m etc_fast.docs``), so the two cannot disagree.
+CONFIG_KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("name", "string (required)", "RunConfig.name", default="required"),
+    ConfigKey("out", "string (a directory)", "RunConfig.out", default="runs/<name>"),
+    ConfigKey("workers", "integer >= 1", "RunConfig.workers"),
+    ConfigKey("executor", "choice", "RunConfig.executor", EXECUTORS),
+    ConfigKey("ray", "mapping (keys below)", "RunConfig.ray", default="{}"),
+    ConfigKey("judge", "choice", "RunConfig.judge", JUDGES),
+    ConfigKey("judge_options", "mapping", "RunConfig.judge_options"),
+    ConfigKey("llm", "mapping (keys below)", "RunConfig.llm", default="{}"),
+    ConfigKey("symbolic", "mapping", "RunConfig.symbolic"),
+    ConfigKey("trial_timeout_s", "number > 0, or null", "RunConfig.trial_timeout_s"),
+    ConfigKey("ablations", "mapping of names to ablations (keys below)", "RunConfig.ablations"),
+    ConfigKey("grids", "non-empty list of grids (keys below; required)", "RunConfig.grids", default="required"),
+    ConfigKey("sandbox", "mapping (keys below)", default="{}", meaning="Settings of the sandbox that scores submissions."),
+    ConfigKey("inputs", "mapping (written by the runner)", default="absent",
+              meaning="Written into a run's config.resolved.yaml (the SHA-256 of each input file the run read); "
+                      "accepted so that a resolved configuration reads back, never read from a configuration."),
+    ConfigKey("ray.address", "string, or null", "RayConfig.address"),
+    ConfigKey("llm.base_url", "string (URL), or null", "LLMSettings.base_url"),
+    ConfigKey("llm.api_key_env", "string", "LLMSettings.api_key_env"),
+    ConfigKey("llm.temperature", "number >= 0", "LLMSettings.temperature"),
+    ConfigKey("llm.timeout_s", "number > 0", "LLMSettings.timeout_s"),
+    ConfigKey("llm.max_retries", "integer >= 0", "LLMSettings.max_retries"),
+    ConfigKey("llm.retry_budget_s", "number > 0", "LLMSettings.retry_budget_s"),
+    ConfigKey("llm.seed", "integer >= 0, or null", "LLMSettings.seed"),
+    ConfigKey("llm.cache", "mapping (keys below)", default="{}", meaning="The reply cache: its file and its mode."),
+    ConfigKey("llm.max_tokens", "integer >= 1, or null", "LLMSettings.max_tokens"),
+    ConfigKey("llm.model_id", "string, or null", "LLMSettings.model_id"),
+    ConfigKey("llm.max_consecutive_failures", "integer >= 1", "LLMSettings.max_consecutive_failures"),
+    ConfigKey("llm.prompts", "choice", "LLMSettings.prompts", ("etc_fast", "newtonbench")),
+    ConfigKey("llm.newtonbench_path", "string, or null", "LLMSettings.newtonbench_path"),
+    ConfigKey("llm.newtonbench_version", "string (written by the loader)", "LLMSettings.newtonbench_version"),
+    ConfigKey("llm.prices", "mapping {model: {prompt: number >= 0, completion: number >= 0}}", "LLMSettings.prices"),
+    ConfigKey("llm.cache.path", "string (a file), or null", "LLMSettings.cache_path"),
+    ConfigKey("llm.cache.mode", "choice", "LLMSettings.cache_mode", CACHE_MODES),
+    ConfigKey("sandbox.require_isolation", "boolean", "RunConfig.require_isolation"),
+    ConfigKey("grids[].model", "string (required)", "GridConfig.model", default="required"),
+    ConfigKey("grids[].configurations", "list of configuration names, or all (the paper's eight; required)",
+              "GridConfig.configurations", default="required"),
+    ConfigKey("grids[].tasks", "list of task names, task files or {generated: {seed, n}}, or all (required)",
+              "GridConfig.tasks", default="required"),
+    ConfigKey("grids[].difficulties", "list of distinct allowed values", "GridConfig.difficulties", DIFFICULTIES),
+    ConfigKey("grids[].law_versions", "list of distinct allowed values", "GridConfig.law_versions", LAW_VERSIONS),
+    ConfigKey("grids[].noise", "list of distinct numbers >= 0, or one number", "GridConfig.noise"),
+    ConfigKey("grids[].rollouts", f"integer from 1 to {MAX_ROLLOUTS:,}", "GridConfig.rollouts"),
+    ConfigKey("grids[].noise_seed", "integer >= 0", "GridConfig.noise_seed"),
+    ConfigKey("grids[].systems", "list of distinct allowed values", "GridConfig.systems", SYSTEMS),
+    ConfigKey("grids[].budgets", "list of distinct integers >= 1", "GridConfig.budgets"),
 )
-_GRID_KEYS = tuple(f.name for f in dataclasses.fields(GridConfig))
-_LLM_KEYS = (
-    "base_url", "api_key_env", "temperature", "timeout_s", "max_retries", "retry_budget_s", "seed", "cache", "max_tokens",
-    "model_id", "max_consecutive_failures", "prompts", "newtonbench_path", "newtonbench_version",
-    "prices",
-)
+
+
+def _section_keys(section: str) -> tuple[str, ...]:
+    """The names of :data:`CONFIG_KEYS` directly under ``section``, in table order."""
+    return tuple(k.name for k in CONFIG_KEYS if k.section == section)
+
+
+def _allowed(path: str) -> tuple[str, ...]:
+    """The closed set of values :data:`CONFIG_KEYS` gives the key at ``path``."""
+    return next(k.allowed for k in CONFIG_KEYS if k.path == path)
+
+
+_TOP_KEYS = _section_keys("")
+_GRID_KEYS = _section_keys("grids[]")
+_LLM_KEYS = _section_keys("llm")
 _PROTOCOL_KNOBS = tuple(
     f.name for f in dataclasses.fields(ProtocolConfig)
     if f.name not in ("name", "family", "acquisition") and f.name not in NOISE_KNOB_DEFAULTS
 )
+#: The :class:`ProtocolConfig` knobs an ablation sets directly, besides ``base`` (the noise knobs go
+#: under its ``acquisition``).
+ABLATION_KNOBS = _PROTOCOL_KNOBS
 
 
 def _grid_size(g: GridConfig) -> int:
@@ -666,13 +761,13 @@ class _Parser:
         if doc.get("workers") is not None:
             kwargs["workers"] = _positive_int(doc["workers"], src, "workers")
         if "executor" in doc:
-            kwargs["executor"] = _one_of(doc["executor"], EXECUTORS, src, "executor")
+            kwargs["executor"] = _one_of(doc["executor"], _allowed("executor"), src, "executor")
         if "ray" in doc:
             ray = _mapping(doc["ray"], src, "ray")
-            _check_keys(ray, ("address",), src, "ray")
+            _check_keys(ray, _section_keys("ray"), src, "ray")
             kwargs["ray"] = RayConfig(address=_string(ray.get("address"), src, "ray.address", optional=True))
         if "judge" in doc:
-            kwargs["judge"] = _one_of(doc["judge"], JUDGES, src, "judge")
+            kwargs["judge"] = _one_of(doc["judge"], _allowed("judge"), src, "judge")
         if "judge_options" in doc:
             kwargs["judge_options"] = _mapping(doc["judge_options"], src, "judge_options")
         if "llm" in doc:
@@ -687,7 +782,7 @@ class _Parser:
             kwargs["trial_timeout_s"] = _number(doc["trial_timeout_s"], src, "trial_timeout_s", positive=True)
         if doc.get("sandbox") is not None:
             sb = _mapping(doc["sandbox"], src, "sandbox")
-            _check_keys(sb, ("require_isolation",), src, "sandbox")
+            _check_keys(sb, _section_keys("sandbox"), src, "sandbox")
             flag = sb.get("require_isolation", False)
             if not isinstance(flag, bool):
                 raise self.err("sandbox.require_isolation", f"{flag!r} is not true or false")
@@ -761,21 +856,21 @@ class _Parser:
         if d.get("seed") is not None:
             kw["seed"] = _positive_int(d["seed"], src, "llm.seed", minimum=0)
         if d.get("prompts") is not None:
-            kw["prompts"] = _one_of(d["prompts"], ("etc_fast", "newtonbench"), src, "llm.prompts")
+            kw["prompts"] = _one_of(d["prompts"], _allowed("llm.prompts"), src, "llm.prompts")
         if d.get("newtonbench_path") is not None:
             kw["newtonbench_path"] = _string(d["newtonbench_path"], src, "llm.newtonbench_path")
         if d.get("prices") is not None:
             kw["prices"] = self.prices(d["prices"])
         if "cache" in d:
             cache = _mapping(d["cache"], src, "llm.cache")
-            _check_keys(cache, ("path", "mode"), src, "llm.cache")
+            _check_keys(cache, _section_keys("llm.cache"), src, "llm.cache")
             if "path" in cache:
                 kw["cache_path"] = _string(cache["path"], src, "llm.cache.path", optional=True)
             if "mode" in cache:
                 mode = cache["mode"]
                 if mode is False:  # YAML 1.1 reads an unquoted `off` (or `no`) as false
                     mode = "off"
-                kw["cache_mode"] = _one_of(mode, CACHE_MODES, src, "llm.cache.mode")
+                kw["cache_mode"] = _one_of(mode, _allowed("llm.cache.mode"), src, "llm.cache.mode")
         return LLMSettings(**kw)
 
     def prices(self, raw: Any, key: str = "llm.prices") -> dict[str, dict[str, float]]:
@@ -841,8 +936,8 @@ class _Parser:
         else:
             cfgs = self.choices(raw_cfgs, tuple(CONFIGURATIONS) + tuple(ablations), _join(key, "configurations"))
         tasks = self.tasks(d["tasks"], _join(key, "tasks"))
-        diffs = self.choices(d.get("difficulties", ["easy"]), DIFFICULTIES, _join(key, "difficulties"))
-        versions = self.choices(d.get("law_versions", ["v0"]), LAW_VERSIONS, _join(key, "law_versions"))
+        diffs = self.choices(d.get("difficulties", ["easy"]), _allowed("grids[].difficulties"), _join(key, "difficulties"))
+        versions = self.choices(d.get("law_versions", ["v0"]), _allowed("grids[].law_versions"), _join(key, "law_versions"))
 
         raw_noise = d.get("noise", [0.0])
         if isinstance(raw_noise, (int, float)) and not isinstance(raw_noise, bool):
@@ -856,7 +951,7 @@ class _Parser:
         if rollouts > MAX_ROLLOUTS:
             raise self.err(_join(key, "rollouts"), f"{rollouts:,} is more than the limit of {MAX_ROLLOUTS:,} rollouts per cell")
         noise_seed = _positive_int(d.get("noise_seed", 0), src, _join(key, "noise_seed"), minimum=0)
-        systems = self.choices(d.get("systems", ["vanilla_equation"]), SYSTEMS, _join(key, "systems"))
+        systems = self.choices(d.get("systems", ["vanilla_equation"]), _allowed("grids[].systems"), _join(key, "systems"))
         if systems != ["vanilla_equation"]:
             custom = [t for t in tasks if _is_task_path(t)]
             if custom:

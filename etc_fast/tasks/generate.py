@@ -819,9 +819,8 @@ def _summary(laws: Sequence[GeneratedLaw]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m etc_fast.tasks.generate``: write a seed's laws as task files, summarise them,
-    or tabulate a run's rates by class and inputs. Bad arguments exit 2 with the reason."""
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m etc_fast.tasks.generate``."""
     parser = argparse.ArgumentParser(prog="python -m etc_fast.tasks.generate", description=(
         "Generated laws from a stated distribution (docs/generated.md). A run config plays them with "
         "tasks: [{generated: {seed: 0, n: 20}}]."))
@@ -831,6 +830,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--summary", action="store_true", help="print the counts by class and by inputs")
     parser.add_argument("--rates", metavar="RUN_DIR", default=None,
                         help="print a run's credited rate on generated tasks by class and by inputs")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m etc_fast.tasks.generate``: write a seed's laws as task files, summarise them,
+    or tabulate a run's rates by class and inputs.
+
+    Exit status: 0 when the files, the summary or the rates were written; 2 for bad arguments (the
+    reason is printed), a run directory whose rates cannot be read, or an ``--out`` that cannot be written.
+    """
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.rates is not None:
         if args.n is not None or args.out is not None or args.summary:
