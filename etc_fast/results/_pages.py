@@ -165,7 +165,7 @@ def _by_module(s: Mapping[str, Any]) -> list[str]:
 
 
 def _budget_curve(s: Mapping[str, Any]) -> list[str]:
-    """Budget rows × configuration columns; each cell SA with its 95% interval."""
+    """Budget rows × configuration columns; each cell SA with its 95% interval and mean measurements."""
     table = s["tables"].get("budget_curve")
     if not table:
         return []
@@ -177,13 +177,14 @@ def _budget_curve(s: Mapping[str, Any]) -> list[str]:
         lo, hi = r["sa_ci_low"], r["sa_ci_high"]
         ci = f" [{_num('sa_ci_low', lo, 'table_budget_curve')}, {_num('sa_ci_high', hi, 'table_budget_curve')}]" \
             if lo is not None and hi is not None else ""
-        cells.setdefault(label, {})[r["configuration"]] = _num("sa", r["sa"], "table_budget_curve") + ci
+        meas = _num("mean_measurements", r["mean_measurements"], "table_budget_curve")
+        cells.setdefault(label, {})[r["configuration"]] = _num("sa", r["sa"], "table_budget_curve") + ci + f" · {meas}"
     body = [[*label, *(c.get(conf, "") for conf in confs)] for label, c in cells.items()]
     return [
         "## SA against the measurement budget",
         "",
-        "Each cell: SA (a fraction) with its 95% cluster-bootstrap interval over tasks (the report's "
-        "`table_budget_curve`); budget `none` = the configuration's own stopping rule.",
+        "Each cell: SA (a fraction) [its 95% cluster-bootstrap interval over tasks] · mean measurements (the "
+        "report's `table_budget_curve`, difficulties pooled); budget `none` = the configuration's own stopping rule.",
         "",
         *_table(["system", "noise", "budget", *confs], body, 3),
     ]
@@ -202,8 +203,7 @@ def _study_page(s: Mapping[str, Any]) -> str:
         "",
         *_provenance_lines(s),
         "",
-        *_by_configuration(s),
-        *_budget_curve(s),
+        *(_budget_curve(s) if s["tables"].get("budget_curve") else _by_configuration(s)),
         *_by_module(s),
         *_rerun_lines(s),
     ]

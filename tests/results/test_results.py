@@ -223,3 +223,28 @@ def test_a_real_run_reaches_its_page(tmp_path):
     summary = json.loads((root / "results" / "real.json").read_text())
     assert summary["judge"]["label"].startswith("structural v")
     assert f"{os.cpu_count()} logical cores" in summary["provenance"]["machine"]
+
+
+def test_a_budget_study_pages_its_budget_curve_as_the_report_printed_it(tmp_path):
+    from tests.runner._fakes import FakeWorker
+
+    doc = {**TINY, "out": str(tmp_path / "run"), "executor": "threads",
+           "grids": [{**TINY["grids"][0], "configurations": ["variance_c", "random_c"], "budgets": [4, 8],
+                      "noise": [0.0, 0.01]}]}
+    run_config(parse_config(doc, source="budgets.yaml"), worker=FakeWorker(), tty=False)
+    root = tmp_path / "repo"
+    root.mkdir()
+    assert main(["--root", str(root), "store", str(tmp_path / "run")]) == 0
+    assert main(["--root", str(root), "pages"]) == 0
+    page = (root / "docs" / "results" / "tiny.md").read_text()
+    assert "## By configuration" not in page  # the budget curve holds the same conditions, difficulties pooled
+    cells = {}
+    for row in _first_table(page.split("## SA against the measurement budget", 1)[1]):
+        for conf in ("variance_c", "random_c"):
+            cells[(row["noise"], row["budget"], conf)] = row[conf]
+    report = _report_rows(tmp_path / "run" / "report" / "report.md", "SA per configuration, system, noise and measurement")
+    assert len(report) == len(cells) == 8
+    for want in report:
+        ci = f" [{want['sa_ci_low']}, {want['sa_ci_high']}]" if want["sa_ci_low"] != "–" else ""
+        assert cells[(want["noise"], want["measurement_budget"], want["configuration"])] == (
+            f"{want['sa']}{ci} · {want['mean_measurements']}")
