@@ -232,7 +232,9 @@ def _index_page(summaries: Mapping[str, Mapping[str, Any]]) -> str:
         "The current numbers of every stored study. Each page is written by `python -m etc_fast.results pages` from "
         "`results/NAME.json`, which `python -m etc_fast.results store RUN` takes from a finished run's report tables "
         "and provenance; no number here is typed by hand. SA = share of trials credited by the study's judge; "
-        "measurements = simulator evaluations a trial used.",
+        "measurements = simulator evaluations a trial used. The main configuration is `variance_c` (the variance "
+        "planner with an interpreter) unless the study was stored with another (`store --main`); its counts pool every "
+        "condition of the study.",
         "",
         *_table(["study", "trials", "credited by main configuration", "mean measurements", "commit", "date", "machine"],
                 body, 1, 4),

@@ -248,3 +248,25 @@ def test_a_budget_study_pages_its_budget_curve_as_the_report_printed_it(tmp_path
         ci = f" [{want['sa_ci_low']}, {want['sa_ci_high']}]" if want["sa_ci_low"] != "–" else ""
         assert cells[(want["noise"], want["measurement_budget"], want["configuration"])] == (
             f"{want['sa']}{ci} · {want['mean_measurements']}")
+
+
+def test_readme_noise_table_pools_the_paper_rule_and_cx_planners():
+    cols = ["model", "noise", "difficulty", "configuration", "n", "credited", "sa_pct", "rmsle_mean_finite",
+            "complete", "measurements_mean"]
+    rows = []
+    for level, (base, paper, cx) in {0.001: ((41, 29.9), (31, 12.4), (42, 12.6)), 0.01: ((40, 35.6), (30, 12.0), (40, 13.4))}.items():
+        for diff in ("easy", "medium"):
+            half = 24
+            rows.append(["symbolic", level, diff, "baseline_c", half, base[0] // 2 + (diff == "easy") * (base[0] % 2), 0.0, 0.1, half, base[1]])
+            for conf in ("variance_c", "pairwise_c", "random_c"):
+                rows.append(["symbolic", level, diff, conf, half, paper[0] // 2 + (diff == "easy") * (paper[0] % 2), 0.0, 0.1, half, paper[1]])
+            for conf in ("variance_cx", "pairwise_cx", "random_cx"):
+                rows.append(["symbolic", level, diff, conf, half, cx[0] // 2 + (diff == "easy") * (cx[0] % 2), 0.0, 0.1, half, cx[1]])
+            rows.append(["symbolic", level, diff, "variance_cs", half, 0, 0.0, 0.1, half, 99.0])  # neither group
+    noise = {"tables": {"configurations": {"columns": cols, "rows": rows}}}
+    assert readme_noise_table(noise) == "\n".join([
+        "| noise | Baseline C | Planner C, paper's rule | Planner C, `*_cx` |",
+        "|---:|---:|---:|---:|",
+        "| 0.1% | 41/48 (85.4%), 29.9 meas. | 93/144 (64.6%), 12.4 | 126/144 (87.5%), 12.6 |",
+        "| 1% | 40/48 (83.3%), 35.6 | 90/144 (62.5%), 12.0 | 120/144 (83.3%), 13.4 |",
+    ])
