@@ -146,7 +146,8 @@ def _provenance(root: Path, stated: StatedProvenance | None) -> dict[str, Any]:
             "source": "provenance.json",
             "commit": code.get("commit"),
             "dirty": code.get("dirty"),
-            "later_commits": sorted({str((e.get("code") or {}).get("commit")) for e in later} - {str(code.get("commit"))}),
+            "later_commits": sorted({str(c) for e in later if (c := (e.get("code") or {}).get("commit"))}
+                                    - {str(code.get("commit"))}),
             "etc_fast": found.get("etc_fast"),
             "started_utc": found.get("started_utc"),
             "ended_utc": ended,

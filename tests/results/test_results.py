@@ -270,3 +270,21 @@ def test_readme_noise_table_pools_the_paper_rule_and_cx_planners():
         "| 0.1% | 41/48 (85.4%), 29.9 meas. | 93/144 (64.6%), 12.4 | 126/144 (87.5%), 12.6 |",
         "| 1% | 40/48 (83.3%), 35.6 | 90/144 (62.5%), 12.0 | 120/144 (83.3%), 13.4 |",
     ])
+
+
+def test_a_run_resumed_on_other_code_names_both_commits(fake_run, tmp_path):
+    from etc_fast.store import write_manifest
+
+    prov = json.loads((fake_run / "provenance.json").read_text())
+    prov["code"] = {"commit": "1" * 40, "dirty": True}
+    prov["later"] = [{"code": {"commit": "2" * 40, "dirty": False}, "machine": prov["machine"], "started_utc": "x"},
+                     {"code": {"commit": None, "dirty": None}, "machine": prov["machine"], "started_utc": "y"}]
+    (fake_run / "provenance.json").write_text(json.dumps(prov))
+    write_manifest(fake_run)
+    root = tmp_path / "repo"
+    root.mkdir()
+    assert main(["--root", str(root), "store", str(fake_run), "--main", "random_c"]) == 0
+    assert main(["--root", str(root), "pages"]) == 0
+    page = (root / "docs" / "results" / "tiny.md").read_text()
+    assert f"- Code: `{'1' * 10}` with modified files, resumed on `{'2' * 10}`;" in page
+    assert "| `1111111111` (modified) |" in (root / "docs" / "results" / "index.md").read_text()
