@@ -82,3 +82,10 @@ def test_old_runs_have_none_and_a_damaged_file_is_named(tmp_path):
         prov.read_provenance(tmp_path)
     prov.write_provenance_start(tmp_path)  # a damaged record is replaced by a new one
     assert prov.read_provenance(tmp_path)["ended_utc"] is None
+
+
+def test_the_machine_command_prints_what_provenance_records(capsys):
+    from etc_fast.results.__main__ import main
+
+    assert main(["machine"]) == 0
+    assert capsys.readouterr().out == prov.machine_text(prov.machine_info()) + "\n"
