@@ -213,6 +213,10 @@ def summarise_run(run_dir: str | Path, name: str | None = None, *, stated: State
         frame = _read_table(report, stem)
         keys = [k for k in _keys(frame) if k not in cols]
         tables[key] = table_rows(frame, [*keys, *[c for c in cols if c in frame.columns]], stem)
+    counted = sum(int(r[tables["configurations"]["columns"].index("n")]) for r in tables["configurations"]["rows"])
+    if counted != trials.height:
+        raise ResultsError(f"{report}: its Table 2 counts {counted} trials, the run holds {trials.height}; the report is "
+                           f"older than the results: rewrite it (python -m etc_fast.report {root})")
     tables["modules"] = _modules(report)
     budgets = "measurement_budget" in trials.columns and trials.get_column("measurement_budget").drop_nulls().len() > 0
     if budgets:

@@ -162,6 +162,16 @@ def test_bad_input_is_refused_with_exit_2(fake_run, tmp_path, capsys):
     with open(edited / "trials.jsonl", "a") as fh:
         fh.write("\n")
     refused(["store", str(edited), "--main", "random_c"], "do not match its manifest", "trials.jsonl")
+    # a report older than the results is not stored
+    stale = tmp_path / "stale"
+    shutil.copytree(fake_run, stale)
+    import polars as pl
+
+    table2 = pl.read_parquet(stale / "report" / "table2_configurations.parquet")
+    table2.head(1).write_parquet(stale / "report" / "table2_configurations.parquet")
+    write_manifest(stale)
+    refused(["store", str(stale), "--main", "random_c"], "Table 2 counts 4 trials, the run holds 8",
+            "python -m etc_fast.report")
     # stated provenance is recorded as stated
     assert main(["--root", str(root), "store", str(old), "--main", "random_c", *STATED]) == 0
     prov = json.loads((root / "results" / "tiny.json").read_text())["provenance"]
