@@ -14,6 +14,7 @@ its numbers with their magnitude and a custom task by its name.
 
 from etc_fast.report._budget import table_budget_curve, table_budget_to_sa, table_paired, table_power
 from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, load_trials
+from etc_fast.report._rejudge import judge_label
 from etc_fast.report._stats import N_DRAWS, SEED, EffectSummary, summarize_effects
 from etc_fast.report._tables import (
     TAUS,
@@ -30,7 +31,7 @@ from etc_fast.report._tables import (
     table_savings,
 )
 from etc_fast.report._viewer import build_viewer
-from etc_fast.report._write import build_tables, markdown_table, write_report
+from etc_fast.report._write import build_tables, format_cell, markdown_table, write_report
 
 __all__ = [
     "build_viewer",
@@ -44,6 +45,8 @@ __all__ = [
     "condition_keys",
     "config_label",
     "coverage_curves",
+    "format_cell",
+    "judge_label",
     "load_trials",
     "markdown_table",
     "module_effects",

@@ -120,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _pages(args, root)
     if args.command == "readme":
         return _readme(root)
-    from etc_fast.runner._provenance import machine_info, machine_text
+    from etc_fast.runner import machine_info, machine_text
 
     print(machine_text(machine_info()))
     return 0

@@ -1,6 +1,6 @@
 """The results pages (``docs/results/``) and the README's tables, written from ``results/*.json`` only.
 
-Numbers are printed through the report's own formatting (:func:`etc_fast.report._write._fmt`), so a
+Numbers are printed through the report's own formatting (:func:`etc_fast.report.format_cell`), so a
 page cell reads as the run's report printed it. Nothing here reads a run directory.
 """
 
@@ -12,8 +12,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from etc_fast.report._format import format_number
-from etc_fast.report._write import _DIGITS, _fmt
+from etc_fast.report import format_cell
 from etc_fast.results._summary import SCHEMA, ResultsError
 
 __all__ = ["GENERATED", "load_summaries", "main_numbers", "readme_full_table", "readme_noise_table", "readme_tables",
@@ -68,11 +67,11 @@ def _num(col: str, value: Any, stem: str | None = None) -> str:
         return value
     if col == "measurement_budget" and value is None:
         return "none"
-    return _fmt(col, value, _DIGITS.get(stem or ""))
+    return format_cell(stem or "", col, value)
 
 
 def _pct(credited: int, n: int) -> str:
-    return format_number(100.0 * credited / n, 1) if n else "–"
+    return format_cell("", "sa_pct", 100.0 * credited / n) if n else "–"
 
 
 def _table(head: list[str], rows: list[list[str]], numeric_from: int, numeric_to: int | None = None) -> list[str]:

@@ -20,8 +20,8 @@ from typing import Any
 import polars as pl
 import yaml
 
-from etc_fast.report._write import _DIGITS, _fmt
-from etc_fast.runner._provenance import machine_text, read_provenance
+from etc_fast.report import format_cell
+from etc_fast.runner import machine_text, read_provenance
 
 __all__ = ["SCHEMA", "ResultsError", "StatedProvenance", "dump_summary", "summarise_run", "table_rows"]
 
@@ -76,14 +76,14 @@ class StatedProvenance:
         self.commit, self.machine, self.date = commit, machine.strip(), date
 
 
-def _cell(col: str, value: Any, digits: dict[str, int] | None) -> Any:
+def _cell(stem: str, col: str, value: Any) -> Any:
     """``value`` as its report cell shows it, kept as a number where the cell is one."""
     if value is None or isinstance(value, (bool, int, str)):
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
             return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-        shown = _fmt(col, value, digits)
+        shown = format_cell(stem, col, value)
         try:
             rounded = float(shown)
         except ValueError:
@@ -94,8 +94,7 @@ def _cell(col: str, value: Any, digits: dict[str, int] | None) -> Any:
 
 def table_rows(frame: pl.DataFrame, columns: list[str], stem: str | None = None) -> dict[str, Any]:
     """``{"columns", "rows"}`` of ``frame``'s ``columns``, each float rounded to its report cell."""
-    digits = _DIGITS.get(stem or "")
-    rows = [[_cell(c, v, digits) for c, v in zip(columns, row)] for row in frame.select(columns).iter_rows()]
+    rows = [[_cell(stem or "", c, v) for c, v in zip(columns, row)] for row in frame.select(columns).iter_rows()]
     return {"columns": list(columns), "rows": rows}
 
 
@@ -201,8 +200,7 @@ def summarise_run(run_dir: str | Path, name: str | None = None, *, stated: State
         raise ResultsError(f"--as {name!r}: use letters, digits, '_', '-' or '.', starting with a letter or digit")
     provenance = _provenance(root, stated)
 
-    from etc_fast.report._load import load_trials
-    from etc_fast.report._rejudge import judge_label
+    from etc_fast.report import judge_label, load_trials
 
     trials = load_trials(root)
     failed = trials.filter(pl.col("status") == "failed").height

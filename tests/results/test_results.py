@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from etc_fast.report._write import _fmt
+from etc_fast.report import format_cell
 from etc_fast.results import (
     dump_summary,
     load_summaries,
@@ -66,7 +66,7 @@ def _check_page_against_report(run: Path, root: Path, name: str) -> None:
     for want, row in zip(report, stored["rows"]):
         got = dict(zip(stored["columns"], row))
         for col in ("configuration", "n", "credited", "sa_pct", "rmsle_mean_finite", "complete", "measurements_mean"):
-            shown = got[col] if isinstance(got[col], str) else _fmt(col, got[col])
+            shown = got[col] if isinstance(got[col], str) else format_cell("table2_configurations", col, got[col])
             assert shown == want[col], (col, got, want)
         assert cells[(want["difficulty"], want["configuration"])] == (
             f"{want['credited']}/{want['n']} · {want['measurements_mean']}")
