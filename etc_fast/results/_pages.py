@@ -122,6 +122,13 @@ def _rerun_lines(s: Mapping[str, Any]) -> list[str]:
             "python -m etc_fast.results pages", "```"]
 
 
+def _order(s: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    """The configurations of ``rows`` in the report's Table 2 order (then any other, as met)."""
+    present = {r["configuration"] for r in rows}
+    table2 = [r["configuration"] for r in _rows(s["tables"]["configurations"]) if r["configuration"] in present]
+    return list(dict.fromkeys([*table2, *(r["configuration"] for r in rows)]))
+
+
 def _by_configuration(s: Mapping[str, Any]) -> list[str]:
     """Condition rows × configuration columns; each cell ``credited/n · mean measurements``."""
     table = s["tables"]["configurations"]
@@ -146,7 +153,7 @@ def _by_configuration(s: Mapping[str, Any]) -> list[str]:
 def _by_module(s: Mapping[str, Any]) -> list[str]:
     """Task rows × configuration columns; each cell ``credited/n`` over every condition."""
     rows = _rows(s["tables"]["modules"])
-    confs = list(dict.fromkeys(r["configuration"] for r in rows))
+    confs = _order(s, rows)
     sizes = {r["n"] for r in rows}
     same = sizes.pop() if len(sizes) == 1 else None
     cells: dict[str, dict[str, str]] = {}
@@ -169,7 +176,7 @@ def _budget_curve(s: Mapping[str, Any]) -> list[str]:
     if not table:
         return []
     rows = _rows(table)
-    confs = list(dict.fromkeys(r["configuration"] for r in rows))
+    confs = _order(s, rows)
     cells: dict[tuple, dict[str, str]] = {}
     for r in rows:
         label = tuple(_num(k, r[k], "table_budget_curve") for k in ("system", "noise", "measurement_budget"))
