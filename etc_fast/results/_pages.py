@@ -240,7 +240,8 @@ def _index_page(summaries: Mapping[str, Mapping[str, Any]]) -> str:
         "and provenance; no number here is typed by hand. SA = share of trials credited by the study's judge; "
         "measurements = simulator evaluations a trial used. The main configuration is `variance_c` (the variance "
         "planner with an interpreter) unless the study was stored with another (`store --main`); its counts pool every "
-        "condition of the study.",
+        "condition of the study. `python -m etc_fast.results pages --check` says whether these pages are what "
+        "`results/*.json` give.",
         "",
         *_table(["study", "trials", "credited by main configuration", "mean measurements", "commit", "date", "machine"],
                 body, 1, 4),
