@@ -52,8 +52,25 @@ def load_summaries(results_dir: str | Path, names: Iterable[str] | None = None) 
         if not isinstance(data, dict) or data.get("schema") != SCHEMA or data.get("name") != path.stem:
             raise ResultsError(f"{path}: not a stored study summary of this version (schema {SCHEMA}, name "
                                f"{path.stem!r}); store the run again with python -m etc_fast.results store RUN")
+        missing = [k for k in _REQUIRED if not isinstance(data.get(k), (dict, list, str))]
+        tables = data.get("tables") if isinstance(data.get("tables"), dict) else {}
+        missing += [f"tables.{t}" for t in _TABLES if not _is_table(tables.get(t))]
+        if missing:
+            raise ResultsError(f"{path}: lacks {', '.join(missing)}; store the run again with "
+                               "python -m etc_fast.results store RUN")
         out[path.stem] = data
     return out
+
+
+_REQUIRED = ("config", "judge", "main", "models", "provenance", "tables", "trials")
+_TABLES = ("configurations", "families", "modules")
+
+
+def _is_table(table: Any) -> bool:
+    """Whether ``table`` is ``{"columns": [...], "rows": [[...], ...]}`` with rows as wide as the columns."""
+    if not isinstance(table, dict) or not isinstance(table.get("columns"), list) or not isinstance(table.get("rows"), list):
+        return False
+    return all(isinstance(r, list) and len(r) == len(table["columns"]) for r in table["rows"])
 
 
 def _rows(table: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -185,6 +185,13 @@ def test_bad_input_is_refused_with_exit_2(fake_run, tmp_path, capsys):
     (root / "results" / "broken.json").write_text("{")
     assert main(["--root", str(root), "pages"]) == 2
     assert "broken.json: unreadable" in capsys.readouterr().err
+    summary = json.loads((root / "results" / "tiny.json").read_text())
+    summary["name"] = "broken"
+    summary["tables"]["modules"]["rows"][0].pop()
+    del summary["trials"]
+    (root / "results" / "broken.json").write_text(json.dumps(summary))
+    assert main(["--root", str(root), "pages"]) == 2
+    assert "broken.json: lacks trials, tables.modules" in capsys.readouterr().err
 
 
 def test_dump_is_sorted_and_round_trips(fake_run, tmp_path):
