@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ def load_summaries(results_dir: str | Path, names: Iterable[str] | None = None) 
 
 
 _REQUIRED = ("config", "judge", "main", "models", "provenance", "tables", "trials")
-_TABLES = ("configurations", "families", "modules")
+_TABLES = ("configurations", "families", "modules", "pooled")
 
 
 def _is_table(table: Any) -> bool:
@@ -100,14 +100,9 @@ def _table(head: list[str], rows: list[list[str]], numeric_from: int, numeric_to
 
 def main_numbers(summary: Mapping[str, Any], configuration: str | None = None) -> tuple[int, int, float | None]:
     """``(credited, n, mean measurements)`` of one configuration (default the study's main one),
-    pooled over every condition of the study (means weighted by trial count)."""
+    pooled over every condition of the study (the mean over the trials that stored a count)."""
     conf = configuration or summary["main"]
-    rows = [r for r in _rows(summary["tables"]["configurations"]) if r["configuration"] == conf]
-    n = sum(int(r["n"]) for r in rows)
-    credited = sum(int(r["credited"]) for r in rows)
-    weighted = [(float(r["measurements_mean"]), int(r["n"])) for r in rows if isinstance(r["measurements_mean"], (int, float))]
-    total = sum(w for _, w in weighted)
-    return credited, n, (sum(m * w for m, w in weighted) / total if total else None)
+    return _pooled(_rows(summary["tables"]["pooled"]), lambda c: c == conf)
 
 
 def _provenance_lines(s: Mapping[str, Any]) -> list[str]:
@@ -291,12 +286,13 @@ def stale_pages(pages_dir: str | Path, pages: Mapping[str, str]) -> tuple[list[s
     return differing, orphans
 
 
-def _pooled(rows: list[dict[str, Any]], pick) -> tuple[int, int, float | None]:
+def _pooled(rows: list[dict[str, Any]], pick: Callable[[str], bool]) -> tuple[int, int, float | None]:
+    """``(credited, n, mean measurements)`` over the pooled rows whose configuration ``pick`` accepts."""
     chosen = [r for r in rows if pick(r["configuration"])]
-    n = sum(int(r["n"]) for r in chosen)
-    credited = sum(int(r["credited"]) for r in chosen)
-    meas = sum(float(r["measurements_mean"]) * int(r["n"]) for r in chosen)
-    return credited, n, (meas / n if n else None)
+    measured = sum(int(r["measured"]) for r in chosen)
+    total = sum(int(r["measurements_sum"] or 0) for r in chosen)
+    return (sum(int(r["credited"]) for r in chosen), sum(int(r["n"]) for r in chosen),
+            total / measured if measured else None)
 
 
 def readme_tables(full: Mapping[str, Any], noise: Mapping[str, Any]) -> str:
@@ -319,7 +315,7 @@ def readme_noise_table(noise: Mapping[str, Any]) -> str:
     """The noise study at each noise level: the baseline with an interpreter, the paper-rule planners
     with one (variance, pairwise, random pooled) and the ``*_cx`` planners pooled; each cell
     credited/n (SA %), mean measurements."""
-    rows = _rows(noise["tables"]["configurations"])
+    rows = _rows(noise["tables"]["pooled"])
     levels = list(dict.fromkeys(r["noise"] for r in rows))
     groups = [lambda c: c == "baseline_c", lambda c: c in ("variance_c", "pairwise_c", "random_c"),
               lambda c: c.endswith("_cx")]

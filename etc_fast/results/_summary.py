@@ -129,6 +129,23 @@ def _modules(report: Path) -> dict[str, Any]:
     return table_rows(pooled, ["task", "configuration", "n", "credited", "measurements_mean"])
 
 
+def _pooled(trials: pl.DataFrame) -> dict[str, Any]:
+    """Per system, noise level and configuration, over every other condition, from the trials
+    themselves: ``n``, ``credited``, and the exact integer ``measurements_sum`` over the ``measured``
+    trials that stored a count (so pooled means are exact, not means of rounded means)."""
+    frame = trials
+    for col, default in (("system", "vanilla_equation"), ("noise", 0.0)):
+        if col not in frame.columns:
+            frame = frame.with_columns(pl.lit(default).alias(col))
+    pooled = (
+        frame.group_by("system", "noise", "configuration", maintain_order=True)
+        .agg(pl.len().alias("n"), pl.col("credited").fill_null(False).cast(pl.Int64).sum().alias("credited"),
+             pl.col("measurements").sum().alias("measurements_sum"), pl.col("measurements").count().alias("measured"))
+        .sort("system", "noise", maintain_order=True)
+    )
+    return table_rows(pooled, ["system", "noise", "configuration", "n", "credited", "measurements_sum", "measured"])
+
+
 def _provenance(root: Path, stated: StatedProvenance | None) -> dict[str, Any]:
     try:
         found = read_provenance(root)
@@ -216,6 +233,7 @@ def summarise_run(run_dir: str | Path, name: str | None = None, *, stated: State
         raise ResultsError(f"{report}: its Table 2 counts {counted} trials, the run holds {trials.height}; the report is "
                            f"older than the results: rewrite it (python -m etc_fast.report {root})")
     tables["modules"] = _modules(report)
+    tables["pooled"] = _pooled(trials)
     budgets = "measurement_budget" in trials.columns and trials.get_column("measurement_budget").drop_nulls().len() > 0
     if budgets:
         tables["budget_curve"] = table_rows(_read_table(report, "table_budget_curve"), list(_BUDGET_CURVE),

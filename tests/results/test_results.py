@@ -81,6 +81,12 @@ def test_store_and_pages_of_a_run_match_its_report(fake_run, tmp_path, capsys):
     _check_page_against_report(fake_run, root, "tiny")
     summary = json.loads((root / "results" / "tiny.json").read_text())
     assert summary["trials"] == {"done": 8, "failed": 0}
+    # the pooled counts (from the trials) agree with Table 2's, configuration by configuration
+    pooled, table2 = summary["tables"]["pooled"], summary["tables"]["configurations"]
+    for conf in ("baseline_n", "random_c"):
+        for col in ("n", "credited"):
+            assert sum(r[pooled["columns"].index(col)] for r in pooled["rows"] if conf in r) == sum(
+                r[table2["columns"].index(col)] for r in table2["rows"] if conf in r)
     assert summary["provenance"]["source"] == "provenance.json" and summary["provenance"]["ended_utc"]
     index = (root / "docs" / "results" / "index.md").read_text()
     assert "| [tiny](tiny.md) | 8 |" in index
@@ -268,19 +274,19 @@ def test_a_budget_study_pages_its_budget_curve_as_the_report_printed_it(tmp_path
 
 
 def test_readme_noise_table_pools_the_paper_rule_and_cx_planners():
-    cols = ["model", "noise", "difficulty", "configuration", "n", "credited", "sa_pct", "rmsle_mean_finite",
-            "complete", "measurements_mean"]
+    cols = ["system", "noise", "configuration", "n", "credited", "measurements_sum", "measured"]
     rows = []
-    for level, (base, paper, cx) in {0.001: ((41, 29.9), (31, 12.4), (42, 12.6)), 0.01: ((40, 35.6), (30, 12.0), (40, 13.4))}.items():
-        for diff in ("easy", "medium"):
-            half = 24
-            rows.append(["symbolic", level, diff, "baseline_c", half, base[0] // 2 + (diff == "easy") * (base[0] % 2), 0.0, 0.1, half, base[1]])
-            for conf in ("variance_c", "pairwise_c", "random_c"):
-                rows.append(["symbolic", level, diff, conf, half, paper[0] // 2 + (diff == "easy") * (paper[0] % 2), 0.0, 0.1, half, paper[1]])
-            for conf in ("variance_cx", "pairwise_cx", "random_cx"):
-                rows.append(["symbolic", level, diff, conf, half, cx[0] // 2 + (diff == "easy") * (cx[0] % 2), 0.0, 0.1, half, cx[1]])
-            rows.append(["symbolic", level, diff, "variance_cs", half, 0, 0.0, 0.1, half, 99.0])  # neither group
-    noise = {"tables": {"configurations": {"columns": cols, "rows": rows}}}
+    # noise -> (credited of 48, measurements summed over 48) per group member
+    groups = {0.001: ((41, 1435), (31, 595), (42, 605)), 0.01: ((40, 1709), (30, 576), (40, 643))}
+    for level, (base, paper, cx) in groups.items():
+        rows.append(["vanilla_equation", level, "baseline_c", 48, base[0], base[1], 48])
+        for conf in ("variance_c", "pairwise_c", "random_c"):
+            rows.append(["vanilla_equation", level, conf, 48, paper[0], paper[1], 48])
+        for conf in ("variance_cx", "pairwise_cx", "random_cx"):
+            rows.append(["vanilla_equation", level, conf, 48, cx[0], cx[1], 48])
+        rows.append(["vanilla_equation", level, "variance_cs", 48, 0, 9999, 48])  # in neither group
+    noise = {"tables": {"pooled": {"columns": cols, "rows": rows}}}
+    # 1435/48 = 29.90, 3*595/144 = 12.40, 3*605/144 = 12.60; 1709/48 = 35.60, 576/48 = 12.0, 643/48 = 13.40
     assert readme_noise_table(noise) == "\n".join([
         "| noise | Baseline C | Planner C, paper's rule | Planner C, `*_cx` |",
         "|---:|---:|---:|---:|",
