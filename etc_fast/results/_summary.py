@@ -2,9 +2,10 @@
 
 Tables are the run's own report tables (``RUN/report/*.parquet``), a chosen set of columns, each
 number kept to what the report shows: a float is stored as the value its report cell prints (so the
-pages, written through the report's own formatting, print the same text). One derived table, the
-per-module one, pools the report's ``table_modules`` rows over every other condition (sums of
-counts, count-weighted means).
+pages, written through the report's own formatting, print the same text). Two tables are derived:
+``modules`` pools the report's ``table_modules`` rows over every condition but the task (sums of
+counts, count-weighted means), and ``pooled`` counts the trials themselves per system, noise level
+and configuration (credited, and the exact sum of their measurements).
 """
 
 from __future__ import annotations
