@@ -53,7 +53,8 @@ def load_summaries(results_dir: str | Path, names: Iterable[str] | None = None) 
             raise ResultsError(f"{path}: not a stored study summary of this version (schema {SCHEMA}, name "
                                f"{path.stem!r}); store the run again with python -m etc_fast.results store RUN")
         missing = [k for k in _REQUIRED if not isinstance(data.get(k), (dict, list, str))]
-        tables = data.get("tables") if isinstance(data.get("tables"), dict) else {}
+        found = data.get("tables")
+        tables: dict[str, Any] = found if isinstance(found, dict) else {}
         missing += [f"tables.{t}" for t in _TABLES if not _is_table(tables.get(t))]
         if missing:
             raise ResultsError(f"{path}: lacks {', '.join(missing)}; store the run again with "
