@@ -159,6 +159,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("etc_fast.report",),
     ("etc_fast.runner",),
     ("etc_fast.run", "etc_fast.replay"),
+    ("etc_fast.results",),
     ("etc_fast.docs",),  # renders reference pages from every layer below
 )
 

@@ -14,7 +14,7 @@ its numbers with their magnitude and a custom task by its name.
 
 from etc_fast.report._budget import table_budget_curve, table_budget_to_sa, table_paired, table_power
 from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, load_trials
-from etc_fast.report._rejudge import JUDGE_FILE
+from etc_fast.report._rejudge import JUDGE_FILE, judge_label
 from etc_fast.report._stats import N_DRAWS, SEED, EffectSummary, summarize_effects
 from etc_fast.report._tables import (
     TAUS,
@@ -31,7 +31,7 @@ from etc_fast.report._tables import (
     table_savings,
 )
 from etc_fast.report._viewer import VIEWER_FILE, build_viewer
-from etc_fast.report._write import TABLE_TITLES, build_tables, markdown_table, write_report
+from etc_fast.report._write import TABLE_TITLES, build_tables, format_cell, markdown_table, write_report
 
 __all__ = [
     "JUDGE_FILE",
@@ -48,6 +48,8 @@ __all__ = [
     "condition_keys",
     "config_label",
     "coverage_curves",
+    "format_cell",
+    "judge_label",
     "load_trials",
     "markdown_table",
     "module_effects",

@@ -19,7 +19,7 @@ from etc_fast.report._load import load_trials
 from etc_fast.report._stats import N_DRAWS, SEED
 from etc_fast.report._trials import SMALL_RUN, display_frame, is_small_run, table_trials
 
-__all__ = ["TABLE_TITLES", "build_tables", "write_report", "markdown_table"]
+__all__ = ["TABLE_TITLES", "build_tables", "format_cell", "write_report", "markdown_table"]
 
 _TITLES = {
     "table1_families": "Table 1 — family-level results",
@@ -213,6 +213,12 @@ def _fmt(col: str, v: Any, digits: dict[str, int] | None = None) -> str:
     if v is None or isinstance(v, (bool, int, float)):
         return format_number(v)
     return str(v).replace("|", "\\|")
+
+
+def format_cell(stem: str, col: str, value: Any) -> str:
+    """One cell of report table ``stem`` (e.g. ``table2_configurations``), column ``col``, as
+    ``report.md`` prints it."""
+    return _fmt(col, value, _DIGITS.get(stem))
 
 
 def markdown_table(df: pl.DataFrame, digits: dict[str, int] | None = None) -> str:

@@ -35,6 +35,7 @@ from etc_fast.runner._executors import (
 from etc_fast.runner._grid import describe_grid, expand_grid
 from etc_fast.runner._prices import with_prices
 from etc_fast.runner._progress import Progress, format_duration
+from etc_fast.runner._provenance import PROVENANCE, code_state, machine_info, machine_text, read_provenance
 from etc_fast.runner._replay import Difference, ReplayReport, replay_run
 from etc_fast.runner._run import PreflightError, RunResult, RunStopped, run_config
 from etc_fast.runner._store import RunStore, package_versions
@@ -57,6 +58,11 @@ __all__ = [
     "ConfigKey",
     "ESTIMATE_FILE",
     "OFFLINE_MODELS",
+    "PROVENANCE",
+    "code_state",
+    "machine_info",
+    "machine_text",
+    "read_provenance",
     "estimate_run",
     "stored_finished",
     "with_prices",

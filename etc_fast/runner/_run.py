@@ -18,6 +18,7 @@ from etc_fast.runner._executors import TrialWorker, _llm_stop, create_executor
 from etc_fast.runner._grid import expand_grid
 from etc_fast.runner._ledger import RunLedger, open_run_ledger
 from etc_fast.runner._progress import Progress, format_duration
+from etc_fast.runner._provenance import write_provenance_end
 from etc_fast.runner._store import RunStore
 from etc_fast.store import RunDirError, write_manifest, writing
 
@@ -141,6 +142,7 @@ def run_config(
 
     report_path, report_error = _write_report(config) if report else (None, None)
     with writing(config.out, "write manifest.sha256"):
+        write_provenance_end(config.out)
         write_manifest(config.out)
     wall = time.perf_counter() - t0
     ran = progress.ran

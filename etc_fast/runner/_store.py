@@ -23,6 +23,7 @@ import yaml
 from etc_fast.protocol import TrialRecord, to_jsonable
 from etc_fast.runner._config import RunConfig, config_identity
 from etc_fast.runner._inputs import INPUTS, check_inputs, checkout_changes, prompt_sources
+from etc_fast.runner._provenance import write_provenance_start
 from etc_fast.store import (
     CONFIG,
     LOCK,
@@ -242,6 +243,7 @@ class RunStore:
                     (root / MANIFEST).unlink()
                 store.write_config(config, inputs)
                 store.write_versions(config)
+                write_provenance_start(root)
         except BaseException:
             store.close()
             raise

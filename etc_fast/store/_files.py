@@ -9,6 +9,8 @@ Layout of a run directory ``OUT``::
     OUT/versions.json             interpreter, package and platform versions; the sandbox's
                                   active isolation layers (sandbox_layers) and what
                                   its zygote runs (sandbox_zygote)
+    OUT/provenance.json           the code's git commit (and whether it was modified), the first
+                                  start and the last end (UTC), the machine (etc_fast.runner)
     OUT/ledger.json               LLM runs with a reply cache: the run's ledger id and the cache
                                   files whose ledger holds its paid calls (etc_fast.llm)
     OUT/manifest.sha256           SHA-256 of every file above (and the report), refreshed at the end

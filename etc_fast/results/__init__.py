@@ -1,0 +1,38 @@
+"""Results pages generated from stored run summaries.
+
+* ``python -m etc_fast.results store RUN [--as NAME]`` — a finished run's provenance, identity and
+  report tables into ``results/NAME.json`` (:func:`summarise_run`, :func:`dump_summary`).
+* ``python -m etc_fast.results pages [--check]`` — ``docs/results/`` from ``results/*.json`` only
+  (:func:`render_pages`).
+* ``python -m etc_fast.results readme`` — the README's "Results in brief" tables
+  (:func:`readme_tables`).
+* ``python -m etc_fast.results machine`` — the line naming this machine, as a run records it.
+"""
+
+from etc_fast.results._pages import (
+    GENERATED,
+    load_summaries,
+    main_numbers,
+    readme_full_table,
+    readme_noise_table,
+    readme_tables,
+    render_pages,
+    stale_pages,
+)
+from etc_fast.results._summary import SCHEMA, ResultsError, StatedProvenance, dump_summary, summarise_run
+
+__all__ = [
+    "GENERATED",
+    "SCHEMA",
+    "ResultsError",
+    "StatedProvenance",
+    "dump_summary",
+    "load_summaries",
+    "main_numbers",
+    "readme_full_table",
+    "readme_noise_table",
+    "readme_tables",
+    "render_pages",
+    "stale_pages",
+    "summarise_run",
+]

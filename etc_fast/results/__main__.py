@@ -1,0 +1,130 @@
+"""``python -m etc_fast.results``: store a run's summary, (re)write or check the results pages, print
+the README's tables, name this machine. Exit status: 0 done, 1 pages stale (``pages --check``), 2 bad
+input (the message says what and where; nothing is written)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+_FIX = "python -m etc_fast.results pages"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m etc_fast.results",
+                                description="Results pages generated from stored run summaries (results/*.json).")
+    p.add_argument("--root", default=".", metavar="DIR",
+                   help="the checkout holding results/ and docs/results/ (default: the current directory)")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("store", help="store a finished run's summary as results/NAME.json")
+    s.add_argument("run", help="the run directory (with its report/)")
+    s.add_argument("--as", dest="name", default=None, help="the study's name (default: the config's name)")
+    s.add_argument("--main", default=None, help="the configuration the study's headline names (default variance_c)")
+    s.add_argument("--commit", default=None, help="for a run without provenance.json: its code's git commit")
+    s.add_argument("--machine", default=None, help="for a run without provenance.json: the machine, one line")
+    s.add_argument("--date", default=None, help="for a run without provenance.json: the day it was made, YYYY-MM-DD")
+    g = sub.add_parser("pages", help="write docs/results/ from results/*.json")
+    g.add_argument("studies", nargs="*", help="only these studies' pages (and the index); default: every stored study")
+    g.add_argument("--check", action="store_true", help="write nothing; exit 1 naming the pages that differ")
+    sub.add_parser("readme", help="print the README's 'Results in brief' tables (from results/full.json, noise.json)")
+    sub.add_parser("machine", help="print the line naming this machine, as provenance.json records it")
+    return p
+
+
+def _store(args: argparse.Namespace, root: Path) -> int:
+    from etc_fast.results import ResultsError, StatedProvenance, dump_summary, summarise_run
+
+    given = {"--commit": args.commit, "--machine": args.machine, "--date": args.date}
+    try:
+        stated = None
+        if any(v is not None for v in given.values()):
+            missing = [k for k, v in given.items() if v is None]
+            if missing:
+                raise ResultsError(f"{', '.join(missing)} missing: --commit, --machine and --date go together")
+            stated = StatedProvenance(args.commit, args.machine, args.date)
+        summary = summarise_run(args.run, args.name, stated=stated, main=args.main, repo=root)
+    except ResultsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from etc_fast.store import atomic_write
+
+    out = root / "results" / f"{summary['name']}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = dump_summary(summary)
+    atomic_write(out, text.encode())
+    print(f"stored {args.run} as {out} ({len(text.encode()):,} bytes); regenerate the pages with {_FIX}")
+    return 0
+
+
+def _pages(args: argparse.Namespace, root: Path) -> int:
+    from etc_fast.results import ResultsError, load_summaries, render_pages, stale_pages
+
+    try:
+        if args.studies:
+            load_summaries(root / "results", args.studies)  # an unknown name is refused
+        summaries = load_summaries(root / "results")
+    except ResultsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    pages = render_pages(summaries)
+    if args.studies:
+        pages = {n: t for n, t in pages.items() if n == "index.md" or n[:-3] in args.studies}
+    folder = root / "docs" / "results"
+    differing, orphans = stale_pages(folder, pages)
+    if args.studies:
+        orphans = []
+    if args.check:
+        if not differing and not orphans:
+            print(f"{folder}: {len(pages)} pages up to date")
+            return 0
+        names = [str(folder / n) for n in differing] + [f"{folder / n} (its study is no longer stored)" for n in orphans]
+        print(f"stale: {', '.join(names)}; regenerate them with {_FIX}", file=sys.stderr)
+        return 1
+    from etc_fast.store import atomic_write
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in differing:
+        atomic_write(folder / name, pages[name].encode())
+    for name in orphans:
+        (folder / name).unlink()
+    print(f"{folder}: {len(differing)} written, {len(orphans)} removed, {len(pages) - len(differing)} unchanged")
+    return 0
+
+
+def _readme(root: Path) -> int:
+    from etc_fast.results import ResultsError, load_summaries, readme_tables
+
+    try:
+        found = load_summaries(root / "results", ["full", "noise"])
+    except ResultsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(readme_tables(found["full"], found["noise"]))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; returns the exit status."""
+    args = _parser().parse_args(argv)
+    root = Path(args.root)
+    if not root.is_dir():
+        print(f"error: --root {root}: not a directory", file=sys.stderr)
+        return 2
+    if args.command == "store":
+        return _store(args, root)
+    if args.command == "pages":
+        return _pages(args, root)
+    if args.command == "readme":
+        return _readme(root)
+    from etc_fast.runner import machine_info, machine_text
+
+    print(machine_text(machine_info()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,313 @@
+"""python -m etc_fast.results: a stored run's numbers reach its page as the report printed them; the
+committed pages are what results/*.json regenerate; bad input is refused with exit 2."""
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from etc_fast.report import format_cell
+from etc_fast.results import (
+    dump_summary,
+    load_summaries,
+    readme_full_table,
+    readme_noise_table,
+    render_pages,
+    stale_pages,
+    summarise_run,
+)
+from etc_fast.results.__main__ import main
+from etc_fast.runner import parse_config, run_config
+from tests.results.conftest import TINY
+
+REPO = Path(__file__).resolve().parents[2]
+STATED = ["--commit", "abcdef1", "--machine", "a test machine", "--date", "2026-01-02"]
+
+
+def _report_rows(report_md: Path, title: str) -> list[dict[str, str]]:
+    """The rows of one table of report.md, as printed (header -> cell text)."""
+    return _first_table(report_md.read_text().split(f"## {title}", 1)[1])
+
+
+def _first_table(text: str) -> list[dict[str, str]]:
+    """The rows of the first Markdown table in ``text`` (header -> cell text)."""
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("|"))
+    block = []
+    for ln in lines[start:]:
+        if not ln.startswith("|"):
+            break
+        block.append(ln)
+    head = [c.strip() for c in block[0].strip().strip("|").split(" | ")]
+    return [dict(zip(head, (c.strip() for c in ln.strip().strip("|").split(" | ")))) for ln in block[2:]]
+
+
+def _page_cells(page: str, heading: str) -> dict[tuple[str, str], str]:
+    """``{(row label, column): cell}`` of the first table under ``heading`` on a page."""
+    out = {}
+    for row in _first_table(page.split(f"## {heading}", 1)[1]):
+        label, *rest = row.items()
+        for col, cell in rest:
+            out[(label[1], col)] = cell
+    return out
+
+
+def _check_page_against_report(run: Path, root: Path, name: str) -> None:
+    """Every Table 2 row of the run's report.md reaches the study page with the same printed numbers."""
+    page = (root / "docs" / "results" / f"{name}.md").read_text()
+    cells = _page_cells(page, "By configuration")
+    summary = json.loads((root / "results" / f"{name}.json").read_text())
+    stored = summary["tables"]["configurations"]
+    report = _report_rows(run / "report" / "report.md", "Table 2 / S4")
+    assert len(report) == len(stored["rows"]) > 0
+    for want, row in zip(report, stored["rows"]):
+        got = dict(zip(stored["columns"], row))
+        for col in ("configuration", "n", "credited", "sa_pct", "rmsle_mean_finite", "complete", "measurements_mean"):
+            shown = got[col] if isinstance(got[col], str) else format_cell("table2_configurations", col, got[col])
+            assert shown == want[col], (col, got, want)
+        assert cells[(want["difficulty"], want["configuration"])] == (
+            f"{want['credited']}/{want['n']} · {want['measurements_mean']}")
+
+
+def test_store_and_pages_of_a_run_match_its_report(fake_run, tmp_path, capsys):
+    root = tmp_path / "repo"
+    root.mkdir()
+    assert main(["--root", str(root), "store", str(fake_run), "--main", "random_c"]) == 0
+    assert "stored" in capsys.readouterr().out
+    assert main(["--root", str(root), "pages"]) == 0
+    _check_page_against_report(fake_run, root, "tiny")
+    summary = json.loads((root / "results" / "tiny.json").read_text())
+    assert summary["trials"] == {"done": 8, "failed": 0}
+    # the pooled counts (from the trials) agree with Table 2's, configuration by configuration
+    pooled, table2 = summary["tables"]["pooled"], summary["tables"]["configurations"]
+    for conf in ("baseline_n", "random_c"):
+        for col in ("n", "credited"):
+            assert sum(r[pooled["columns"].index(col)] for r in pooled["rows"] if conf in r) == sum(
+                r[table2["columns"].index(col)] for r in table2["rows"] if conf in r)
+    assert summary["provenance"]["source"] == "provenance.json" and summary["provenance"]["ended_utc"]
+    index = (root / "docs" / "results" / "index.md").read_text()
+    assert "| [tiny](tiny.md) | 8 |" in index
+    # per task: credited/n pooled over every condition, as the report's per-module table counts them
+    page = (root / "docs" / "results" / "tiny.md").read_text()
+    cells = _page_cells(page, "By task")
+    modules = _report_rows(fake_run / "report" / "report.md", "Per module and configuration")
+    each = re.search(r"Trials credited of the (\d+) each task", page)
+    assert each and each.group(1) == "2"  # every task and configuration ran 2 trials: cells give credited alone
+    for want in modules:
+        if "task" in want:
+            assert want["n"] == "2" and cells[(want["task"], want["configuration"])] == want["credited"]
+    # storing is deterministic and pages --check agrees with what was written
+    first = (root / "results" / "tiny.json").read_bytes()
+    assert main(["--root", str(root), "store", str(fake_run), "--main", "random_c"]) == 0
+    assert (root / "results" / "tiny.json").read_bytes() == first
+    assert main(["--root", str(root), "pages", "--check"]) == 0
+
+
+def test_pages_check_names_stale_and_orphan_pages(fake_run, tmp_path, capsys):
+    root = tmp_path
+    assert main(["--root", str(root), "store", str(fake_run), "--as", "a", "--main", "random_c"]) == 0
+    assert main(["--root", str(root), "pages"]) == 0
+    page = root / "docs" / "results" / "a.md"
+    page.write_text(page.read_text().replace("8 trials", "9 trials"))
+    capsys.readouterr()
+    assert main(["--root", str(root), "pages", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "a.md" in err and "python -m etc_fast.results pages" in err
+    (root / "results" / "a.json").rename(root / "results" / "b.json")
+    text = (root / "results" / "b.json").read_text().replace('"name": "a"', '"name": "b"')
+    (root / "results" / "b.json").write_text(text)
+    assert main(["--root", str(root), "pages", "--check"]) == 1
+    assert "a.md (its study is no longer stored)" in capsys.readouterr().err
+    (root / "docs" / "results" / "mine.md").write_text("# a page written by hand stays\n")
+    assert main(["--root", str(root), "pages"]) == 0
+    assert not page.exists() and (root / "docs" / "results" / "b.md").exists()
+    assert (root / "docs" / "results" / "mine.md").exists()
+    assert main(["--root", str(root), "pages", "--check"]) == 0
+
+
+def test_bad_input_is_refused_with_exit_2(fake_run, tmp_path, capsys):
+    root = tmp_path / "repo"
+    root.mkdir()
+
+    def refused(args, *words):
+        assert main(["--root", str(root), *args]) == 2
+        err = capsys.readouterr().err
+        for w in words:
+            assert w in err, (w, err)
+        assert not (root / "results").exists() or not any((root / "results").iterdir())
+
+    refused(["store", str(tmp_path / "nowhere")], "nowhere: no such run directory")
+    refused(["store", str(tmp_path)], "no config.resolved.yaml")
+    refused(["store", str(fake_run), "--main", "no_such_conf"], "--main no_such_conf", "random_c")
+    refused(["store", str(fake_run), *STATED], "records its own provenance.json")
+    refused(["store", str(fake_run), "--as", "../x", "--main", "random_c"], "--as '../x'")
+    # a run without a report, and one written before runs recorded provenance.json
+    bare = tmp_path / "bare"
+    cfg = parse_config({**TINY, "out": str(bare)}, source="tiny.yaml")
+    from tests.runner._fakes import FakeWorker
+
+    run_config(cfg, worker=FakeWorker(), tty=False, report=False)
+    refused(["store", str(bare), "--main", "random_c"], "no report/", "python -m etc_fast.report")
+    old = tmp_path / "old"
+    shutil.copytree(fake_run, old)
+    (old / "provenance.json").unlink()
+    from etc_fast.store import write_manifest
+
+    write_manifest(old)
+    refused(["store", str(old), "--main", "random_c"], "no provenance.json", "--commit SHA --machine TEXT --date")
+    refused(["store", str(old), "--main", "random_c", "--commit", "abcdef1"], "--machine, --date missing")
+    refused(["store", str(old), "--main", "random_c", "--commit", "xyz", "--machine", "m", "--date", "2026-01-02"],
+            "--commit 'xyz'")
+    refused(["store", str(old), "--main", "random_c", *STATED[:4], "--date", "2026-13-40"], "--date '2026-13-40'")
+    # an edited run is not stored
+    edited = tmp_path / "edited"
+    shutil.copytree(fake_run, edited)
+    with open(edited / "trials.jsonl", "a") as fh:
+        fh.write("\n")
+    refused(["store", str(edited), "--main", "random_c"], "do not match its manifest", "trials.jsonl")
+    # a report older than the results is not stored
+    stale = tmp_path / "stale"
+    shutil.copytree(fake_run, stale)
+    import polars as pl
+
+    table2 = pl.read_parquet(stale / "report" / "table2_configurations.parquet")
+    table2.head(1).write_parquet(stale / "report" / "table2_configurations.parquet")
+    write_manifest(stale)
+    refused(["store", str(stale), "--main", "random_c"], "Table 2 counts 4 trials, the run holds 8",
+            "python -m etc_fast.report")
+    # stated provenance is recorded as stated
+    assert main(["--root", str(root), "store", str(old), "--main", "random_c", *STATED]) == 0
+    prov = json.loads((root / "results" / "tiny.json").read_text())["provenance"]
+    assert prov == {"source": "stated", "commit": "abcdef1", "dirty": None, "date": "2026-01-02",
+                    "machine": "a test machine"}
+    capsys.readouterr()
+    assert main(["--root", str(root), "pages", "nosuch"]) == 2
+    assert "unknown study nosuch" in capsys.readouterr().err
+    assert main(["--root", str(root), "readme"]) == 2
+    assert "unknown study full, noise" in capsys.readouterr().err
+    (root / "results" / "broken.json").write_text("{")
+    assert main(["--root", str(root), "pages"]) == 2
+    assert "broken.json: unreadable" in capsys.readouterr().err
+    summary = json.loads((root / "results" / "tiny.json").read_text())
+    summary["name"] = "broken"
+    summary["tables"]["modules"]["rows"][0].pop()
+    del summary["trials"]
+    (root / "results" / "broken.json").write_text(json.dumps(summary))
+    assert main(["--root", str(root), "pages"]) == 2
+    assert "broken.json: lacks trials, tables.modules" in capsys.readouterr().err
+
+
+def test_dump_is_sorted_and_round_trips(fake_run, tmp_path):
+    summary = summarise_run(fake_run, main="random_c", repo=tmp_path)
+    text = dump_summary(summary)
+    assert json.loads(text) == summary
+    assert text == dump_summary(json.loads(text))
+    keys = re.findall(r'^ "(\w+)"', text, re.M)
+    assert keys == sorted(keys)
+
+
+def test_committed_pages_are_what_the_stored_summaries_regenerate():
+    summaries = load_summaries(REPO / "results")
+    assert summaries, "no results/*.json committed"
+    pages = render_pages(summaries)
+    assert stale_pages(REPO / "docs" / "results", pages) == ([], [])
+    for s in summaries.values():
+        assert len(dump_summary(s).encode()) < 60_000
+    total = sum(p.stat().st_size for p in (REPO / "docs" / "results").glob("*.md"))
+    assert total <= 25 * 1024
+
+
+def test_readme_holds_the_generated_tables():
+    """README.md quotes the tables `python -m etc_fast.results readme` prints, verbatim (the noise
+    table once results/noise.json is stored)."""
+    summaries = load_summaries(REPO / "results")
+    readme = (REPO / "README.md").read_text()
+    assert readme_full_table(summaries["full"]) in readme, "README.md's full.yaml table is not the generated one"
+    if "noise" in summaries:
+        assert readme_noise_table(summaries["noise"]) in readme, "README.md's noise table is not the generated one"
+
+
+@pytest.mark.slow
+def test_a_real_run_reaches_its_page(tmp_path):
+    """A real (offline symbolic) run, stored and paged: its page prints what its report printed."""
+    doc = {"name": "real", "workers": 1, "judge": "structural", "out": str(tmp_path / "run"),
+           "grids": [{"model": "symbolic", "configurations": ["baseline_c", "variance_c"], "tasks": ["m9_hooke_law"],
+                      "difficulties": ["easy"], "rollouts": 1}]}
+    res = run_config(parse_config(doc, source="real.yaml"), tty=False)
+    assert res.complete and res.report is not None
+    root = tmp_path / "repo"
+    root.mkdir()
+    assert main(["--root", str(root), "store", str(tmp_path / "run")]) == 0
+    assert main(["--root", str(root), "pages"]) == 0
+    _check_page_against_report(tmp_path / "run", root, "real")
+    summary = json.loads((root / "results" / "real.json").read_text())
+    assert summary["judge"]["label"].startswith("structural v")
+    assert f"{os.cpu_count()} logical cores" in summary["provenance"]["machine"]
+
+
+def test_a_budget_study_pages_its_budget_curve_as_the_report_printed_it(tmp_path):
+    from tests.runner._fakes import FakeWorker
+
+    doc = {**TINY, "out": str(tmp_path / "run"), "executor": "threads",
+           "grids": [{**TINY["grids"][0], "configurations": ["variance_c", "random_c"], "budgets": [4, 8],
+                      "noise": [0.0, 0.01]}]}
+    run_config(parse_config(doc, source="budgets.yaml"), worker=FakeWorker(), tty=False)
+    root = tmp_path / "repo"
+    root.mkdir()
+    assert main(["--root", str(root), "store", str(tmp_path / "run")]) == 0
+    assert main(["--root", str(root), "pages"]) == 0
+    page = (root / "docs" / "results" / "tiny.md").read_text()
+    assert "## By configuration" not in page  # the budget curve holds the same conditions, difficulties pooled
+    cells = {}
+    for row in _first_table(page.split("## SA against the measurement budget", 1)[1]):
+        for conf in ("variance_c", "random_c"):
+            cells[(row["noise"], row["budget"], conf)] = row[conf]
+    report = _report_rows(tmp_path / "run" / "report" / "report.md", "SA per configuration, system, noise and measurement")
+    assert len(report) == len(cells) == 8
+    for want in report:
+        ci = f" [{want['sa_ci_low']}, {want['sa_ci_high']}]" if want["sa_ci_low"] != "–" else ""
+        assert cells[(want["noise"], want["measurement_budget"], want["configuration"])] == (
+            f"{want['sa']}{ci} · {want['mean_measurements']}")
+
+
+def test_readme_noise_table_pools_the_paper_rule_and_cx_planners():
+    cols = ["system", "noise", "configuration", "n", "credited", "measurements_sum", "measured"]
+    rows = []
+    # noise -> (credited of 48, measurements summed over 48) per group member
+    groups = {0.001: ((41, 1435), (31, 595), (42, 605)), 0.01: ((40, 1709), (30, 576), (40, 643))}
+    for level, (base, paper, cx) in groups.items():
+        rows.append(["vanilla_equation", level, "baseline_c", 48, base[0], base[1], 48])
+        for conf in ("variance_c", "pairwise_c", "random_c"):
+            rows.append(["vanilla_equation", level, conf, 48, paper[0], paper[1], 48])
+        for conf in ("variance_cx", "pairwise_cx", "random_cx"):
+            rows.append(["vanilla_equation", level, conf, 48, cx[0], cx[1], 48])
+        rows.append(["vanilla_equation", level, "variance_cs", 48, 0, 9999, 48])  # in neither group
+    noise = {"tables": {"pooled": {"columns": cols, "rows": rows}}}
+    # 1435/48 = 29.90, 3*595/144 = 12.40, 3*605/144 = 12.60; 1709/48 = 35.60, 576/48 = 12.0, 643/48 = 13.40
+    assert readme_noise_table(noise) == "\n".join([
+        "| noise | Baseline C | Planner C, paper's rule | Planner C, `*_cx` |",
+        "|---:|---:|---:|---:|",
+        "| 0.1% | 41/48 (85.4%), 29.9 meas. | 93/144 (64.6%), 12.4 | 126/144 (87.5%), 12.6 |",
+        "| 1% | 40/48 (83.3%), 35.6 | 90/144 (62.5%), 12.0 | 120/144 (83.3%), 13.4 |",
+    ])
+
+
+def test_a_run_resumed_on_other_code_names_both_commits(fake_run, tmp_path):
+    from etc_fast.store import write_manifest
+
+    prov = json.loads((fake_run / "provenance.json").read_text())
+    prov["code"] = {"commit": "1" * 40, "dirty": True}
+    prov["later"] = [{"code": {"commit": "2" * 40, "dirty": False}, "machine": prov["machine"], "started_utc": "x"},
+                     {"code": {"commit": None, "dirty": None}, "machine": prov["machine"], "started_utc": "y"}]
+    (fake_run / "provenance.json").write_text(json.dumps(prov))
+    write_manifest(fake_run)
+    root = tmp_path / "repo"
+    root.mkdir()
+    assert main(["--root", str(root), "store", str(fake_run), "--main", "random_c"]) == 0
+    assert main(["--root", str(root), "pages"]) == 0
+    page = (root / "docs" / "results" / "tiny.md").read_text()
+    assert f"- Code: `{'1' * 10}` with modified files, resumed on `{'2' * 10}`;" in page
+    assert "| `1111111111` (modified) |" in (root / "docs" / "results" / "index.md").read_text()
