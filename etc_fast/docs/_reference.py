@@ -313,6 +313,7 @@ CLIS: tuple[tuple[str, str, str], ...] = (
     ("etc_fast.report", "etc_fast.report.__main__", "build_parser"),
     ("etc_fast.replay", "etc_fast.replay", "build_parser"),
     ("etc_fast.tasks.generate", "etc_fast.tasks.generate", "build_parser"),
+    ("etc_fast.results", "etc_fast.results.__main__", "build_parser"),
     ("etc_fast.docs", "etc_fast.docs.__main__", "build_parser"),
 )
 
@@ -369,6 +370,18 @@ def cli_page() -> str:
             parts.append(markdown_text(parser.description) + "\n\n")
         parts.append(f"```text\npython -m {name} [OPTIONS] {positionals}\n```\n\n".replace(" \n```", "\n```"))
         parts.append(_table(["argument", "default", "meaning"], _flag_rows(parser)) + "\n")
+        for sub in parser._actions:
+            if not isinstance(sub, argparse._SubParsersAction):
+                continue
+            helps = {a.dest: a.help or "" for a in sub._choices_actions}
+            for command, subparser in sub.choices.items():
+                sub_positionals = " ".join(_positional(a) for a in subparser._actions if not a.option_strings)
+                parts.append(f"### `{command}`\n\n{markdown_text(helps.get(command, ''))}\n\n")
+                parts.append(f"```text\npython -m {name} {command} [OPTIONS] {sub_positionals}\n```\n\n"
+                             .replace(" \n```", "\n```"))
+                rows = _flag_rows(subparser)
+                if rows:
+                    parts.append(_table(["argument", "default", "meaning"], rows) + "\n")
         parts.append(f"**Exit status.** {markdown_text(status)}\n\n")
     return "".join(parts).rstrip("\n") + "\n"
 
@@ -381,7 +394,7 @@ def _run_files() -> list[tuple[str, str]]:
     from etc_fast import store as f
     from etc_fast.llm import LEDGER_FILE
     from etc_fast.report import JUDGE_FILE, VIEWER_FILE
-    from etc_fast.runner import ESTIMATE_FILE
+    from etc_fast.runner import ESTIMATE_FILE, PROVENANCE
 
     return [
         (f.TRIALS, "One JSON line per finished trial, appended and flushed to disk one at a time: "
@@ -393,6 +406,9 @@ def _run_files() -> list[tuple[str, str]]:
         (f.PARQUET, "The results table: one row per trial, the columns below; rebuilt from the JSON lines."),
         (f.CONFIG, "The resolved run configuration (every default filled in), with the SHA-256 of each input "
                    "file under `inputs`; a run directory resumes only with an equal configuration."),
+        (PROVENANCE, "Which code ran the run (etc_fast version, git commit and whether the tree was modified), "
+                     "its first start and last end (UTC) and the machine (CPU, cores, platform, Python, NumPy, "
+                     "Numba); `python -m etc_fast.results store` reads it."),
         (f.VERSIONS, "Interpreter, package and platform versions, and the sandbox's active isolation layers."),
         (ESTIMATE_FILE, "LLM runs: the call, token and cost estimate made before the first trial."),
         (LEDGER_FILE, "LLM runs with a reply cache: the run's ledger id and the cache files that hold its "

@@ -9,17 +9,18 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
 _FIX = "python -m etc_fast.results pages"
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m etc_fast.results`` (its subcommands and their flags)."""
     p = argparse.ArgumentParser(prog="python -m etc_fast.results",
                                 description="Results pages generated from stored run summaries (results/*.json).")
     p.add_argument("--root", default=".", metavar="DIR",
                    help="the checkout holding results/ and docs/results/ (default: the current directory)")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, help="store, pages, readme or machine (below)")
     s = sub.add_parser("store", help="store a finished run's summary as results/NAME.json")
     s.add_argument("run", help="the run directory (with its report/)")
     s.add_argument("--as", dest="name", default=None, help="the study's name (default: the config's name)")
@@ -109,7 +110,7 @@ def _readme(root: Path) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     root = Path(args.root)
     if not root.is_dir():
         print(f"error: --root {root}: not a directory", file=sys.stderr)
