@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("pages", help="write docs/results/ from results/*.json")
     g.add_argument("studies", nargs="*", help="only these studies' pages (and the index); default: every stored study")
     g.add_argument("--check", action="store_true", help="write nothing; exit 1 naming the pages that differ")
-    sub.add_parser("readme", help="print the README's 'Results in brief' tables (from results/full.json, noise.json)")
+    sub.add_parser("readme", help="print the README's 'Results in brief' tables (from results/full.json, noise.json, systems.json)")
     sub.add_parser("machine", help="print the line naming this machine, as provenance.json records it")
     return p
 
@@ -100,11 +100,11 @@ def _readme(root: Path) -> int:
     from etc_fast.results import ResultsError, load_summaries, readme_tables
 
     try:
-        found = load_summaries(root / "results", ["full", "noise"])
+        found = load_summaries(root / "results", ["full", "noise", "systems"])
     except ResultsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(readme_tables(found["full"], found["noise"]))
+    print(readme_tables(found["full"], found["noise"], found["systems"]))
     return 0
 
 

@@ -296,10 +296,37 @@ def _pooled(rows: list[dict[str, Any]], pick: Callable[[str], bool]) -> tuple[in
             total / measured if measured else None)
 
 
-def readme_tables(full: Mapping[str, Any], noise: Mapping[str, Any]) -> str:
-    """The README's "Results in brief" tables: :func:`readme_full_table` and :func:`readme_noise_table`,
-    a blank line between them."""
-    return readme_full_table(full) + "\n\n" + readme_noise_table(noise)
+def readme_tables(full: Mapping[str, Any], noise: Mapping[str, Any], systems: Mapping[str, Any] | None = None) -> str:
+    """The README's tables: :func:`readme_full_table`, :func:`readme_noise_table` and, given the
+    systems study, :func:`readme_systems_table`, a blank line between them."""
+    tables = [readme_full_table(full), readme_noise_table(noise)]
+    if systems is not None:
+        tables.append(readme_systems_table(systems))
+    return "\n\n".join(tables)
+
+
+#: The README's configuration groups: (label, which configurations it pools).
+_GROUPS: tuple[tuple[str, Callable[[str], bool]], ...] = (
+    ("Baseline N", lambda c: c == "baseline_n"),
+    ("Planner N", lambda c: c in ("variance_n", "pairwise_n", "random_n")),
+    ("Baseline C", lambda c: c == "baseline_c"),
+    ("Planner C", lambda c: c in ("variance_c", "pairwise_c", "random_c")),
+)
+
+
+def readme_systems_table(systems: Mapping[str, Any]) -> str:
+    """The simulated-systems study by system and configuration group (difficulties and rollouts
+    pooled): credited/n (SA %) and the mean experiments per trial."""
+    rows = _rows(systems["tables"]["pooled"])
+    body = []
+    for system in dict.fromkeys(r["system"] for r in rows):
+        at = [r for r in rows if r["system"] == system]
+        for label, pick in _GROUPS:
+            credited, n, meas = _pooled(at, pick)
+            if n:
+                body.append([str(system).removesuffix("_system"), label, f"{credited}/{n} ({_pct(credited, n)}%)",
+                             _num("measurements_mean", meas) if meas is not None else "–"])
+    return "\n".join(_table(["system", "group", "credited", "experiments / trial"], body, 2)).rstrip("\n")
 
 
 def readme_full_table(full: Mapping[str, Any]) -> str:

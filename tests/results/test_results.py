@@ -15,6 +15,7 @@ from etc_fast.results import (
     load_summaries,
     readme_full_table,
     readme_noise_table,
+    readme_systems_table,
     render_pages,
     stale_pages,
     summarise_run,
@@ -228,6 +229,7 @@ def test_readme_holds_the_generated_tables():
     assert readme_full_table(summaries["full"]) in readme, "README.md's full.yaml table is not the generated one"
     if "noise" in summaries:
         assert readme_noise_table(summaries["noise"]) in readme, "README.md's noise table is not the generated one"
+    assert readme_systems_table(summaries["systems"]) in readme, "README.md's systems table is not the generated one"
 
 
 @pytest.mark.slow
