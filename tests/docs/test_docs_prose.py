@@ -17,6 +17,11 @@ _MARKERS = {
     # parentheses, or after the word "commit"
     "commit hash": re.compile(r"(?:[`(]|\bcommit )(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?:[`)]|\b)", re.I),
 }
+#: Commits of NewtonBench (the anchor the tasks follow, named by its commits because it has no
+#: releases): facts about another project's version, not this project's history.
+NEWTONBENCH_COMMITS = frozenset({"912a4ba", "8ad4404", "a2acbec"})
+#: The generated results pages state the commit each stored run was made on (its provenance).
+PROVENANCE_PAGES = "results/"
 _FENCE = re.compile(r"^(```|~~~).*?^\1\s*$", re.M | re.S)
 
 
@@ -38,6 +43,10 @@ def test_no_history_markers_outside_code_blocks():
         for line_no, line in enumerate(text.splitlines(), 1):
             for name, pattern in _MARKERS.items():
                 for m in pattern.finditer(line):
+                    if name == "commit hash" and (m.group(0).strip("`() ").removeprefix("commit ").strip()
+                                                  in NEWTONBENCH_COMMITS
+                                                  or page.relative_to(DOCS).as_posix().startswith(PROVENANCE_PAGES)):
+                        continue
                     found.append(f"docs/{page.relative_to(DOCS).as_posix()}:{line_no}: {name}: {m.group(0)!r}")
     assert found == [], f"{len(found)} history markers (history goes to changelog.d/):\n" + "\n".join(found[:60])
 
