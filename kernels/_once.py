@@ -11,7 +11,8 @@ lost or points at the other's code.
 it runs under an exclusive ``flock`` on a lock file beside the function's cache index (one per
 function): the first process to need a specialization compiles and saves it while holding the
 lock; a second one blocks on the lock and, once it gets it, finds the specialization in the cache
-and loads it instead of compiling. Inside one process the wrapper takes Numba's global compiler
+and loads it instead of compiling. A specialization the cache index lists already is loaded
+without the lock, so on a warm cache no process waits for another's loading. Inside one process the wrapper takes Numba's global compiler
 lock first, so threads never hold two file locks in different orders; across processes a caller's
 lock is always taken before its callees' (a kernel compiles the kernels it calls while compiling
 itself) and the call graph has no cycles, so the waits cannot deadlock (a kernel that calls itself
@@ -95,6 +96,20 @@ def _exclusive(path: str, wait: bool = True) -> Iterator[bool]:
         os.close(fd)  # closing the descriptor releases the lock
 
 
+def _cached(dispatcher: Any, sig: Any) -> bool:
+    """Whether the dispatcher's cache index lists ``sig`` already (False when it cannot be read).
+
+    Numba saves the index before the data file, so a listed entry may still be on its way; loading
+    it then fails softly and Numba compiles it, as it would without the lock.
+    """
+    try:
+        cache = dispatcher._cache
+        key = cache._index_key(sig, dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001 - another Numba's cache layout: take the lock
+        return False
+
+
 def guard_dispatcher(dispatcher: Any) -> bool:
     """Make ``dispatcher.compile`` compile under its lock file (see the module docstring).
 
@@ -117,8 +132,11 @@ def guard_dispatcher(dispatcher: Any) -> bool:
         existing = overloads.get(tuple(args))
         if existing is not None:  # compiled or loaded in this process already: no file lock needed
             return existing.entry_point
-        with global_compiler_lock, _exclusive(path):
-            return compile_unlocked(sig)  # loads from the cache when another process saved it meanwhile
+        with global_compiler_lock:
+            if _cached(dispatcher, sig):  # a warm cache: load it, without waiting for others' loads
+                return compile_unlocked(sig)
+            with _exclusive(path):
+                return compile_unlocked(sig)  # loads from the cache when another process saved it meanwhile
 
     dispatcher.compile = compile
     setattr(dispatcher, _UNLOCKED, compile_unlocked)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -70,7 +71,9 @@ def wait_for(path, what):
         assert time.monotonic() < deadline, what
         time.sleep(0.01)
 
-if role == "second":
+if role == "solo":
+    pass
+elif role == "second":
     ready.touch()
     wait_for(started, "the first process never started compiling")
 else:
@@ -81,13 +84,24 @@ print(json.dumps({"compiled": len(compiled), "waited": len(waited), "hits": hits
 """
 
 
+def _env(tmp_path: Path, guard: bool) -> dict[str, str]:
+    moddir = tmp_path / "mod"
+    moddir.mkdir(exist_ok=True)
+    (moddir / "racemod.py").write_text(textwrap.dedent(MODULE))
+    return dict(os.environ, MODDIR=str(moddir), STARTED=str(tmp_path / "started"), READY=str(tmp_path / "ready"),
+                GUARD="1" if guard else "0", NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+
+
+def _solo(env: dict[str, str]) -> dict:
+    out = subprocess.run([sys.executable, "-c", WORKER], env=dict(env, ROLE="solo"), capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def _race(tmp_path: Path, guard: bool) -> tuple[dict, dict]:
     """Run the two processes of the race on a fresh cache; their reports (first, second)."""
-    moddir = tmp_path / "mod"
-    moddir.mkdir()
-    (moddir / "racemod.py").write_text(textwrap.dedent(MODULE))
-    env = dict(os.environ, MODDIR=str(moddir), STARTED=str(tmp_path / "started"), READY=str(tmp_path / "ready"), GUARD="1" if guard else "0",
-               NUMBA_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    env = _env(tmp_path, guard)
     procs = [
         subprocess.Popen([sys.executable, "-c", WORKER], env=dict(env, ROLE=role), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
@@ -112,6 +126,17 @@ def test_unguarded_processes_both_compile(tmp_path: Path) -> None:
     """The control: without the lock the second process compiles the same kernel again."""
     first, second = _race(tmp_path, guard=False)
     assert first["compiled"] == 1 and second["compiled"] == 1 and second["waited"] == 0
+
+
+def test_a_cached_specialization_loads_while_another_process_holds_the_lock(tmp_path: Path) -> None:
+    """On a warm cache nobody waits: a process loading a listed specialization takes no lock."""
+    env = _env(tmp_path, guard=True)
+    assert _solo(env)["compiled"] == 1  # fills the cache
+    (lock,) = (tmp_path / "cache").rglob("racemod.total-*.lock")
+    with open(lock, "a") as held:  # as if another process were compiling or loading it now
+        fcntl.flock(held, fcntl.LOCK_EX)
+        report = _solo(env)
+    assert report == {"compiled": 0, "waited": 0, "hits": 1, "value": 14.0}
 
 
 def test_every_cached_kernel_is_guarded() -> None:
