@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 from kernels import _once
+from tests.kernels._jit_checks import needs_jit
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,6 +116,7 @@ def _race(tmp_path: Path, guard: bool) -> tuple[dict, dict]:
     return reports[0], reports[1]
 
 
+@needs_jit
 def test_second_process_loads_what_the_first_compiles(tmp_path: Path) -> None:
     first, second = _race(tmp_path, guard=True)
     assert first["compiled"] == 1 and first["waited"] == 0
@@ -122,12 +124,14 @@ def test_second_process_loads_what_the_first_compiles(tmp_path: Path) -> None:
     assert first["value"] == second["value"] == 14.0
 
 
+@needs_jit
 def test_unguarded_processes_both_compile(tmp_path: Path) -> None:
     """The control: without the lock the second process compiles the same kernel again."""
     first, second = _race(tmp_path, guard=False)
     assert first["compiled"] == 1 and second["compiled"] == 1 and second["waited"] == 0
 
 
+@needs_jit
 def test_a_cached_specialization_loads_while_another_process_holds_the_lock(tmp_path: Path) -> None:
     """On a warm cache nobody waits: a process loading a listed specialization takes no lock."""
     env = _env(tmp_path, guard=True)
@@ -139,6 +143,7 @@ def test_a_cached_specialization_loads_while_another_process_holds_the_lock(tmp_
     assert report == {"compiled": 0, "waited": 0, "hits": 1, "value": 14.0}
 
 
+@needs_jit
 def test_every_cached_kernel_is_guarded() -> None:
     import kernels.lm
     import kernels.programs

@@ -10,6 +10,7 @@ from numba import njit, types
 
 from kernels import _once, _warm
 from kernels._specializations import SPECIALIZATIONS
+from tests.kernels._jit_checks import needs_jit
 
 
 def test_parse_signature_reads_what_repr_writes() -> None:
@@ -22,6 +23,7 @@ def test_parse_signature_reads_what_repr_writes() -> None:
             _warm.parse_signature(bad)
 
 
+@needs_jit
 def test_every_listed_specialization_names_a_guarded_kernel() -> None:
     import kernels  # noqa: F401 - guards the kernels
 
@@ -45,6 +47,7 @@ def _square(x):
     return x * x
 
 
+@needs_jit
 def test_warm_compiles_free_entries_and_leaves_busy_ones(tmp_path: Path, monkeypatch) -> None:
     disp = _square
     lock = _once.lock_path(disp)
@@ -62,6 +65,7 @@ def test_warm_compiles_free_entries_and_leaves_busy_ones(tmp_path: Path, monkeyp
     assert _warm.warm(entries, stop=lambda: True) == {"done": 0, "busy": 0, "skipped": 0}
 
 
+@needs_jit
 def test_missing_names_functions_without_a_cache_index(tmp_path: Path, monkeypatch) -> None:
     entries = [("kernels.t._square", "(float64,)")]
     monkeypatch.setattr(_warm, "resolve", lambda f: _square)
