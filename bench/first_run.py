@@ -3,7 +3,7 @@
 Usage::
 
     python -m bench.first_run [CONFIG] [--warm] [--workers N] [--limit N] [--cache DIR] [--keep DIR]
-                              [--json OUT.json] [--top N] [--report]
+                              [--json OUT.json] [--top N] [--report] [--specializations PY]
 
 Runs ``python -m etc_fast.run CONFIG --no-report`` (``--report``: with its report) in a fresh process with ``NUMBA_CACHE_DIR``
 pointed at an empty folder (``--cache`` names one to reuse instead), so every kernel the run uses
@@ -19,8 +19,14 @@ per run:
   from the first compilation's start to the last one's end, over all processes;
 * ``specializations``: compiled (function, signature) pairs, and the cache's ``.nbi`` (functions)
   and ``.nbc`` (specializations) files after the run;
+* ``duplicates``: specializations compiled by more than one process; ``waits`` and ``wait_s``:
+  how often and how long processes blocked on another's compilation of a kernel they needed
+  (the compile lock of ``kernels/_once.py``);
 * the functions that took longest, by their own compile seconds (a callee's time is its own, not
   its caller's) and by how many processes compiled them.
+
+``--specializations PY`` writes the cold run's kernel specializations, in the order the run first
+needed them, as the module the background warm-up reads (``kernels/_specializations.py``).
 
 The machine's load changes the wall time from one run to the next; the compile seconds and the
 specialization counts change much less, so compare those first.
@@ -86,6 +92,19 @@ def _register(event):
 
     event.register("numba:compile", _Recorder())
 
+    class _Waits(event.Listener):
+        def on_start(self, ev):
+            local.wait_start = time.time()
+
+        def on_end(self, ev):
+            end = time.time()
+            line = json.dumps({"pid": os.getpid(), "wait": ev.data.get("lock"), "start": local.wait_start,
+                               "end": end, "wait_s": end - local.wait_start})
+            with open(log, "a") as fh:
+                fh.write(line + "\n")
+
+    event.register("kernels:compile_wait", _Waits())
+
 
 class _Hook(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -116,6 +135,13 @@ def cache_files(cache: Path) -> dict[str, int]:
     return {"nbi": nbi, "nbc": nbc}
 
 
+def split_log(records: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """A log's compilation records and its wait records (a process blocked on another's compile
+    lock, ``kernels/_once.py``), apart."""
+    waits = [r for r in records if "wait" in r]
+    return [r for r in records if "wait" not in r], waits
+
+
 def read_log(path: Path) -> list[dict[str, Any]]:
     """The compilation records of a run's log (one JSON object per line; none if the file is absent)."""
     if not path.is_file():
@@ -129,11 +155,14 @@ def summarize(records: Sequence[Mapping[str, Any]], top: int = 15) -> dict[str, 
     ``compile_s`` adds the top-level (depth 0) compilations of every process, so nested ones are
     not counted twice; ``per_function`` gives each function's own seconds (its callees' compile
     time taken out), the number of specializations it got and how many processes compiled it,
-    longest first (``top`` of them).
+    longest first (``top`` of them). ``duplicates`` counts the specializations compiled by more than
+    one process; ``waits`` and ``wait_s`` the waits for another process's compilation.
     """
+    records, waits = split_log(records)
+    wait_part = {"waits": len(waits), "wait_s": round(sum(w["wait_s"] for w in waits), 2)}
     if not records:
-        return {"compile_s": 0.0, "compile_wall_s": 0.0, "specializations": 0, "compilations": 0,
-                "processes": 0, "per_process_s": {}, "per_function": []}
+        return {"compile_s": 0.0, "compile_wall_s": 0.0, "specializations": 0, "duplicates": 0, "compilations": 0,
+                "processes": 0, **wait_part, "per_process_s": {}, "per_function": []}
     top_level = [r for r in records if r["depth"] == 0]
     per_process: dict[int, float] = collections.defaultdict(float)
     for r in top_level:
@@ -141,23 +170,54 @@ def summarize(records: Sequence[Mapping[str, Any]], top: int = 15) -> dict[str, 
     own: dict[str, float] = collections.defaultdict(float)
     sigs: dict[str, set[str]] = collections.defaultdict(set)
     pids: dict[str, set[int]] = collections.defaultdict(set)
+    sig_pids: dict[tuple[str, str], set[int]] = collections.defaultdict(set)
     for r in records:
         own[r["func"]] += r["own_s"]
         sigs[r["func"]].add(r["args"])
         pids[r["func"]].add(r["pid"])
+        sig_pids[(r["func"], r["args"])].add(r["pid"])
     ranked = sorted(own, key=lambda f: -own[f])
     return {
         "compile_s": round(sum(per_process.values()), 2),
         "compile_wall_s": round(max(r["end"] for r in records) - min(r["start"] for r in records), 2),
         "specializations": sum(len(s) for s in sigs.values()),
+        "duplicates": sum(1 for p in sig_pids.values() if len(p) > 1),
         "compilations": len(records),
         "processes": len(per_process),
+        **wait_part,
         "per_process_s": {str(pid): round(s, 2) for pid, s in sorted(per_process.items(), key=lambda kv: -kv[1])},
         "per_function": [
             {"func": f, "own_s": round(own[f], 2), "specializations": len(sigs[f]), "processes": len(pids[f])}
             for f in ranked[:top]
         ],
     }
+
+
+def specializations(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """The ``kernels`` specializations a log compiled, ``(function, signature)`` once each, in the
+    order the run first started compiling them."""
+    first: dict[tuple[str, str], float] = {}
+    for r in split_log(records)[0]:
+        if str(r["func"]).startswith("kernels."):
+            key = (str(r["func"]), str(r["args"]))
+            first[key] = min(first.get(key, r["start"]), r["start"])
+    return sorted(first, key=lambda k: first[k])
+
+
+def specializations_module(entries: Sequence[tuple[str, str]], config: str) -> str:
+    """The text of ``kernels/_specializations.py`` listing ``entries`` (see kernels/_warm.py)."""
+    lines = [
+        '"""The kernel specializations a study compiles, in the order its trials first need them.',
+        "",
+        "Read by the background warm-up (:mod:`kernels._warm`), which compiles them from the last",
+        f"to the first. Written by ``python -m bench.first_run {config} --specializations`` from a",
+        'cold run\'s compile log; an entry that no longer matches a kernel is skipped."""',
+        "",
+        "SPECIALIZATIONS: tuple[tuple[str, str], ...] = (",
+    ]
+    lines += [f"    ({func!r}, {args!r})," for func, args in entries]
+    lines += [")", ""]
+    return "\n".join(lines)
 
 
 def run_once(config: str, out: Path, cache: Path, log: Path, site: Path, extra: Iterable[str] = ()) -> float:
@@ -187,6 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--keep", type=Path, help="keep the run directories and logs here (default: a temp folder)")
     ap.add_argument("--json", type=Path, help="also write the report here")
     ap.add_argument("--top", type=int, default=15, help="functions listed per run (default 15)")
+    ap.add_argument("--specializations", type=Path, metavar="PY",
+                    help="write the cold run's kernel specializations, in first-need order, as this module "
+                         "(kernels/_specializations.py is the list the background warm-up compiles)")
     args = ap.parse_args(argv)
     extra = [] if args.report else ["--no-report"]
     if args.workers:
@@ -206,8 +269,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             log = work / f"{label}.compile.jsonl"
             log.unlink(missing_ok=True)
             wall = run_once(args.config, work / f"run-{label}", cache, log, site, extra)
-            report[label] = {"wall_s": round(wall, 2), **summarize(read_log(log), args.top),
+            records = read_log(log)
+            report[label] = {"wall_s": round(wall, 2), **summarize(records, args.top),
                              "cache_files": cache_files(cache)}
+            if label == "cold" and args.specializations:
+                args.specializations.write_text(specializations_module(specializations(records), args.config))
         report["load_after"] = os.getloadavg()
     text = json.dumps(report, indent=1)
     print(text)

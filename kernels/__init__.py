@@ -40,3 +40,7 @@ __all__ = [
     "simulate_trajectories", "N_STEPS", "TRAJECTORY_SYSTEMS",
     "gp_fit", "gp_log_likelihood", "gp_posterior", "gp_select",
 ]  # fmt: skip
+
+from kernels._once import guard_package as _guard_package  # noqa: E402 - after every kernel is defined
+
+_guard_package()  # each kernel compiles once across the processes of a run (kernels/_once.py)

@@ -113,7 +113,8 @@ _LISTENING = False
 
 
 def _listen_to_jit() -> None:
-    """Register (once per process) the Numba listener that stops the trial clock while compiling."""
+    """Register (once per process) the Numba listener that stops the trial clock while compiling, or
+    while waiting for another process that compiles a kernel this one needs (``kernels/_once.py``)."""
     global _LISTENING
     if _LISTENING:
         return
@@ -135,6 +136,10 @@ def _listen_to_jit() -> None:
                 clock.compile_ended()
 
     event.register("numba:compile", _JitListener())
+    with contextlib.suppress(ImportError):  # waiting for another process's compilation of a kernel counts alike
+        from kernels._once import WAIT_EVENT
+
+        event.register(WAIT_EVENT, _JitListener())
 
 
 @contextlib.contextmanager

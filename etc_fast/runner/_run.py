@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import json
 import sys
@@ -277,6 +278,7 @@ def _run_pending(config: RunConfig, pending: list[TrialSpec], worker: TrialWorke
         config.executor, config.workers, ray_address=config.ray.address, llm_bound=llm_bound
     )
     in_a_row = 0
+    warm_up = _start_warm_up(config, pending)
     records = executor.run(pending, worker)
     try:
         for _spec, record in records:
@@ -298,7 +300,23 @@ def _run_pending(config: RunConfig, pending: list[TrialSpec], worker: TrialWorke
     finally:
         records.close()
         progress.close()
+        if warm_up is not None:
+            with contextlib.suppress(OSError):
+                warm_up.terminate()  # it finishes the kernel in hand (a few seconds at most) and exits
     return None
+
+
+def _start_warm_up(config: RunConfig, pending: list[TrialSpec]) -> Any:
+    """On a cold kernel cache, start compiling the kernels the trials will need in a background
+    process (``kernels/_warm.py``); the process, or None (nothing to compile, no trial, or a Ray
+    run, whose trials may run on other machines)."""
+    if not pending or config.executor == "ray":
+        return None
+    try:
+        from kernels._warm import start
+    except ImportError:
+        return None
+    return start()
 
 
 def _leftovers(store: RunStore, grid_ids: set[str]) -> tuple[dict[str, int], str | None]:

@@ -58,3 +58,46 @@ def test_sitecustomize_records_each_compilation(tmp_path: Path) -> None:
     funcs = sorted((r["func"].rsplit(".", 1)[-1], r["depth"]) for r in records)
     assert funcs == [("inner", 1), ("inner", 1), ("outer", 0), ("outer", 0)]
     assert all(r["own_s"] <= r["inclusive_s"] for r in records)
+
+
+def test_summarize_counts_duplicates_and_waits() -> None:
+    records = [
+        _rec(1, "k.f", "(int64,)", 0.0, 2.0, 2.0, 0),
+        _rec(2, "k.f", "(int64,)", 0.1, 2.1, 2.0, 0),  # compiled twice
+        _rec(2, "k.g", "(int64,)", 3.0, 3.5, 0.5, 0),
+        {"pid": 1, "wait": "/c/k.g-3.py311.lock", "start": 3.1, "end": 3.6, "wait_s": 0.5},
+    ]
+    s = first_run.summarize(records)
+    assert s["duplicates"] == 1 and s["specializations"] == 2 and s["compilations"] == 3
+    assert s["waits"] == 1 and s["wait_s"] == 0.5
+    assert s["compile_wall_s"] == 3.5  # the wait is not a compilation
+    only_waits = first_run.summarize(records[3:])
+    assert only_waits["compile_s"] == 0.0 and only_waits["waits"] == 1
+
+
+def test_specializations_keep_first_need_order_and_kernels_only() -> None:
+    records = [
+        _rec(1, "kernels.a._g", "(int64,)", 2.0, 3.0, 1.0, 1),
+        _rec(1, "kernels.a._f", "(float64,)", 1.0, 4.0, 3.0, 0),
+        _rec(2, "kernels.a._f", "(float64,)", 0.5, 4.0, 3.0, 0),  # the same, started earlier elsewhere
+        _rec(1, "numba.np.arrayobj.impl", "(int64,)", 2.5, 2.6, 0.1, 2),
+        {"pid": 1, "wait": "x.lock", "start": 0.0, "end": 1.0, "wait_s": 1.0},
+    ]
+    entries = first_run.specializations(records)
+    assert entries == [("kernels.a._f", "(float64,)"), ("kernels.a._g", "(int64,)")]
+    namespace: dict = {}
+    exec(first_run.specializations_module(entries, "configs/x.yaml"), namespace)
+    assert list(namespace["SPECIALIZATIONS"]) == entries
+
+
+def test_sitecustomize_records_waits_for_another_process(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text(first_run.SITECUSTOMIZE)
+    log = tmp_path / "compile.jsonl"
+    code = (
+        "from numba.core import event\n"
+        "with event.trigger_event('kernels:compile_wait', data={'lock': 'f.lock'}):\n    pass\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), ETC_FAST_COMPILE_LOG=str(log))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=tmp_path, timeout=300)
+    (record,) = [json.loads(line) for line in log.read_text().splitlines()]
+    assert record["wait"] == "f.lock" and record["wait_s"] >= 0.0

@@ -64,6 +64,21 @@ def test_jit_compilation_is_not_counted():
         time.sleep(2.0)
 
 
+def test_waiting_for_another_process_compilation_is_not_counted():
+    # A worker blocked on a kernel's compile lock (kernels/_once.py) while another process compiles
+    # it is in the same position as one compiling it: the wait does not end the trial either.
+    from kernels._once import WAIT_EVENT
+
+    with _deadline(0.5):
+        with event.trigger_event(WAIT_EVENT, data={}):
+            time.sleep(0.8)
+        time.sleep(0.3)
+    with pytest.raises(TrialTimeout), _deadline(0.5):
+        with event.trigger_event(WAIT_EVENT, data={}):
+            time.sleep(0.2)
+        time.sleep(2.0)
+
+
 def test_a_real_compilation_is_not_counted():
     def kernel(x):
         s = 0.0
