@@ -115,3 +115,14 @@ def test_api_pages_show_sphinx_roles_as_code():
     assert drop_roles("see :func:`plan_step`, :class:`~etc_fast.core.TrialSpec` and :mod:`kernels`.") == (
         "see `plan_step`, `etc_fast.core.TrialSpec` and `kernels`.")
     assert drop_roles("a ``literal`` and time: 3 s") == "a ``literal`` and time: 3 s"
+
+
+def test_results_pages_join_the_nav(tmp_path):
+    """Every generated results page is listed under Results after the pages mkdocs.yml names."""
+    from etc_fast.docs._hooks import results_nav
+
+    (tmp_path / "results").mkdir()
+    for name in ("index", "noise", "full"):
+        (tmp_path / "results" / f"{name}.md").write_text("# x\n")
+    nav = results_nav(tmp_path, [{"Overview": "results/index.md"}])
+    assert nav == [{"Overview": "results/index.md"}, {"full": "results/full.md"}, {"noise": "results/noise.md"}]
