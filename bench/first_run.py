@@ -205,11 +205,11 @@ def specializations(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str
 
 
 def specializations_module(entries: Sequence[tuple[str, str]], config: str) -> str:
-    """The text of ``kernels/_specializations.py`` listing ``entries`` (see kernels/_warm.py)."""
+    """The text of ``kernels/_specializations.py`` listing ``entries`` (see kernels/warmup.py)."""
     lines = [
         '"""The kernel specializations a study compiles, in the order its trials first need them.',
         "",
-        "Read by the background warm-up (:mod:`kernels._warm`), which compiles them from the last",
+        "Read by the background warm-up (:mod:`kernels.warmup`), which compiles them from the last",
         f"to the first. Written by ``python -m bench.first_run {config} --specializations`` from a",
         'cold run\'s compile log; an entry that no longer matches a kernel is skipped."""',
         "",

@@ -39,8 +39,12 @@ __all__ = [
     "maximin_pick", "relative_disagreement", "relative_residual_rms",
     "simulate_trajectories", "N_STEPS", "TRAJECTORY_SYSTEMS",
     "gp_fit", "gp_log_likelihood", "gp_posterior", "gp_select",
+    "COMPILE_WAIT_EVENT",
 ]  # fmt: skip
 
 from kernels._once import guard_package as _guard_package  # noqa: E402 - after every kernel is defined
 
 _guard_package()  # each kernel compiles once across the processes of a run (kernels/_once.py)
+
+#: The Numba event a process emits while it waits for another process's compile (kernels/_once.py).
+from kernels._once import WAIT_EVENT as COMPILE_WAIT_EVENT  # noqa: E402

@@ -19,7 +19,7 @@ itself) and the call graph has no cycles, so the waits cannot deadlock (a kernel
 takes its own lock once). Where no lock file can be opened (a read-only cache) compilation goes on
 unguarded, as Numba alone does it.
 
-:func:`compile_if_free` is the variant for a background warm-up (``kernels/_warm.py``): it compiles
+:func:`compile_if_free` is the variant for a background warm-up (``kernels/warmup.py``): it compiles
 a specialization only when no other process holds the function's lock, and otherwise leaves it to
 that process instead of waiting.
 

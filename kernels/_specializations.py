@@ -1,6 +1,6 @@
 """The kernel specializations a study compiles, in the order its trials first need them.
 
-Read by the background warm-up (:mod:`kernels._warm`), which compiles them from the last
+Read by the background warm-up (:mod:`kernels.warmup`), which compiles them from the last
 to the first. Written by ``python -m bench.first_run configs/full.yaml --specializations`` from a
 cold run's compile log; an entry that no longer matches a kernel is skipped."""
 

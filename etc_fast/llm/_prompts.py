@@ -19,7 +19,7 @@ import numpy as np
 
 from etc_fast.core import Diagnostics, TaskView
 from etc_fast.diagnostics import format_number, render_observations
-from etc_fast.expr._functions import names_text as function_names_text
+from etc_fast.expr import names_text as function_names_text
 
 # ----------------------------------------------------------------------------------------
 # Shared pieces

@@ -20,7 +20,7 @@ import json
 
 import numpy as np
 
-from etc_fast.expr._functions import names_text as function_names_text
+from etc_fast.expr import names_text as function_names_text
 from etc_fast.systems import SystemSpec, definition
 
 __all__ = [

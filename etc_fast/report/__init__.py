@@ -13,6 +13,7 @@ its numbers with their magnitude and a custom task by its name.
 """
 
 from etc_fast.report._budget import table_budget_curve, table_budget_to_sa, table_paired, table_power
+from etc_fast.report._format import task_label
 from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, load_trials
 from etc_fast.report._rejudge import JUDGE_FILE, judge_label
 from etc_fast.report._stats import N_DRAWS, SEED, EffectSummary, summarize_effects
@@ -50,6 +51,7 @@ __all__ = [
     "coverage_curves",
     "format_cell",
     "judge_label",
+    "task_label",
     "load_trials",
     "markdown_table",
     "module_effects",

@@ -137,7 +137,7 @@ def _listen_to_jit() -> None:
 
     event.register("numba:compile", _JitListener())
     with contextlib.suppress(ImportError):  # waiting for another process's compilation of a kernel counts alike
-        from kernels._once import WAIT_EVENT
+        from kernels import COMPILE_WAIT_EVENT as WAIT_EVENT
 
         event.register(WAIT_EVENT, _JitListener())
 

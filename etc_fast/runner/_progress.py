@@ -107,7 +107,7 @@ class Progress:
         parts = [f"[{self.done}/{self.total}]"]
         if self.show_model:
             parts.append(str(summary.get("model")))
-        from etc_fast.report._format import task_label
+        from etc_fast.report import task_label
         from etc_fast.tasks import is_custom_task
 
         task = str(summary.get("task"))

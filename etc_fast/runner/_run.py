@@ -308,12 +308,12 @@ def _run_pending(config: RunConfig, pending: list[TrialSpec], worker: TrialWorke
 
 def _start_warm_up(config: RunConfig, pending: list[TrialSpec]) -> Any:
     """On a cold kernel cache, start compiling the kernels the trials will need in a background
-    process (``kernels/_warm.py``); the process, or None (nothing to compile, no trial, or a Ray
+    process (``kernels/warmup.py``); the process, or None (nothing to compile, no trial, or a Ray
     run, whose trials may run on other machines)."""
     if not pending or config.executor == "ray":
         return None
     try:
-        from kernels._warm import start
+        from kernels.warmup import start
     except ImportError:
         return None
     return start()

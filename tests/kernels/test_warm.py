@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from numba import njit, types
 
-from kernels import _once, _warm
+from kernels import _once
+from kernels import warmup as _warm
 from kernels._specializations import SPECIALIZATIONS
 from tests.kernels._jit_checks import needs_jit
 

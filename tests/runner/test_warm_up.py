@@ -1,4 +1,4 @@
-"""The run starts the kernels' background warm-up (kernels/_warm.py) for local trials only, and stops it."""
+"""The run starts the kernels' background warm-up (kernels/warmup.py) for local trials only, and stops it."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ class _Proc:
 
 
 def test_warm_up_starts_for_local_trials_only(small_config, monkeypatch) -> None:
-    import kernels._warm
+    import kernels.warmup
 
     started: list[_Proc] = []
 
@@ -30,7 +30,7 @@ def test_warm_up_starts_for_local_trials_only(small_config, monkeypatch) -> None
         started.append(_Proc())
         return started[-1]
 
-    monkeypatch.setattr(kernels._warm, "start", start)
+    monkeypatch.setattr(kernels.warmup, "start", start)
     specs = expand_grid(small_config)
     assert _run._start_warm_up(small_config, specs) is started[0]
     assert _run._start_warm_up(small_config, []) is None  # nothing to run: nothing to compile for

@@ -4,7 +4,7 @@ On a cold cache a run's trials compile each kernel when they first call it, and 
 lock (:mod:`kernels._once`) one process compiles while the others that need the same kernel wait,
 leaving their cores idle. :func:`start` fills those cores: when some kernel of the list
 :data:`kernels._specializations.SPECIALIZATIONS` has nothing in the cache, it starts
-``python -m kernels._warm`` at a lower priority (``nice`` +10, so it takes only the CPU the run
+``python -m kernels.warmup`` at a lower priority (``nice`` +10, so it takes only the CPU the run
 leaves), which goes through the list from its end, the kernels a study needs last, towards the
 ones its first trials compile themselves. Each specialization is compiled only when no other
 process holds its lock (:func:`kernels._once.compile_if_free`); one that a trial is compiling is
@@ -121,7 +121,7 @@ def start() -> subprocess.Popen[bytes] | None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         return subprocess.Popen(
-            [sys.executable, "-m", "kernels._warm"], env=env, stdin=subprocess.DEVNULL,
+            [sys.executable, "-m", "kernels.warmup"], env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
     except Exception:  # noqa: BLE001 - the warm-up only saves time; the run compiles what it needs anyway
