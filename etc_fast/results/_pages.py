@@ -305,13 +305,15 @@ def readme_tables(full: Mapping[str, Any], noise: Mapping[str, Any], systems: Ma
     return "\n\n".join(tables)
 
 
-#: The README's configuration groups: (label, which configurations it pools).
-_GROUPS: tuple[tuple[str, Callable[[str], bool]], ...] = (
-    ("Baseline N", lambda c: c == "baseline_n"),
-    ("Planner N", lambda c: c in ("variance_n", "pairwise_n", "random_n")),
-    ("Baseline C", lambda c: c == "baseline_c"),
-    ("Planner C", lambda c: c in ("variance_c", "pairwise_c", "random_c")),
-)
+def _family_groups() -> list[tuple[str, set[str]]]:
+    """The report's Table 1 groups (:data:`etc_fast.report.FAMILY_GROUPS`) as (label, the paper's
+    configurations it pools), so a README table pools exactly what the report's family rows do."""
+    from etc_fast.protocol import PAPER_CONFIGURATIONS, get_configuration
+    from etc_fast.report import FAMILY_GROUPS
+
+    configs = [get_configuration(c) for c in PAPER_CONFIGURATIONS]
+    return [(label, {c.name for c in configs if c.family == family and c.interpreter == interp})
+            for label, family, interp in FAMILY_GROUPS]
 
 
 def readme_systems_table(systems: Mapping[str, Any]) -> str:
@@ -321,8 +323,8 @@ def readme_systems_table(systems: Mapping[str, Any]) -> str:
     body = []
     for system in dict.fromkeys(r["system"] for r in rows):
         at = [r for r in rows if r["system"] == system]
-        for label, pick in _GROUPS:
-            credited, n, meas = _pooled(at, pick)
+        for label, members in _family_groups():
+            credited, n, meas = _pooled(at, members.__contains__)
             if n:
                 body.append([str(system).removesuffix("_system"), label, f"{credited}/{n} ({_pct(credited, n)}%)",
                              _num("measurements_mean", meas) if meas is not None else "–"])
@@ -345,8 +347,8 @@ def readme_noise_table(noise: Mapping[str, Any]) -> str:
     credited/n (SA %), mean measurements."""
     rows = _rows(noise["tables"]["pooled"])
     levels = list(dict.fromkeys(r["noise"] for r in rows))
-    groups = [lambda c: c == "baseline_c", lambda c: c in ("variance_c", "pairwise_c", "random_c"),
-              lambda c: c.endswith("_cx")]
+    by_label = dict(_family_groups())
+    groups = [by_label["Baseline C"].__contains__, by_label["Planner C"].__contains__, lambda c: c.endswith("_cx")]
     body = []
     for level in levels:
         at = [r for r in rows if r["noise"] == level]
