@@ -12,7 +12,7 @@ import re
 import pytest
 
 from tests.docs._site import DOCS, unavailable
-from tests.report.test_viewer_browser import FLAGS, _browser_path
+from tests.report.test_viewer_browser import launch_chromium
 
 #: (built page, its Markdown source): the home page, a guide page, the configuration reference, the API.
 PAGES = [("index.html", "index.md"), ("guide/protocol.html", "guide/protocol.md"),
@@ -21,17 +21,7 @@ PAGES = [("index.html", "index.md"), ("guide/protocol.html", "guide/protocol.md"
 
 @pytest.fixture(scope="module")
 def browser():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("the playwright package is not installed (pip install -e '.[dev]')")
-    path = _browser_path()
-    if path is None:
-        unavailable("no system Chromium found (apt-get install chromium-headless-shell, or set ETC_FAST_CHROMIUM)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=FLAGS)
-        yield b
-        b.close()
+    yield from launch_chromium(unavailable)
 
 
 class Tab:

@@ -44,19 +44,25 @@ def _unavailable(why: str):
     pytest.skip(why)
 
 
-@pytest.fixture(scope="module")
-def browser():
+def launch_chromium(unavailable):
+    """Yield the system's headless Chromium driven by Playwright, closed afterwards; ``unavailable(why)``
+    is called (skip, or fail under CI=true) when playwright or the browser is missing."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        _unavailable("the playwright package is not installed (pip install -e '.[dev]')")
+        unavailable("the playwright package is not installed (pip install -e '.[dev]')")
     path = _browser_path()
     if path is None:
-        _unavailable("no system Chromium found (apt-get install chromium-headless-shell, or set ETC_FAST_CHROMIUM)")
+        unavailable("no system Chromium found (apt-get install chromium-headless-shell, or set ETC_FAST_CHROMIUM)")
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=path, args=FLAGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    yield from launch_chromium(_unavailable)
 
 
 @pytest.fixture(scope="module")
