@@ -182,18 +182,18 @@ def _cand(expr: str, error: float, complexity: float, n_params: int, n_used: int
     return Candidate(expr, expr, "id/mono", complexity, error, error, n_params, n_used, 0.0, "")
 
 
-def test_information_criterion_weighs_the_fit_and_the_fitted_numbers():
-    """Inside the error floor the search ranks by complexity; the commitment's criterion prefers the
+def test_the_criterion_weighs_the_fit_and_the_fitted_numbers():
+    """Inside the error floor the search ranks by complexity; the agent's criterion prefers the
     law that fits better with no fitted number, and keeps the simpler one where the fits are alike."""
-    from etc_fast.policies.symbolic._policy import information_ranked
+    from etc_fast.policies.symbolic._criterion import criterion_ranked
     from etc_fast.policies.symbolic._search import SearchResult
 
     laws = (_cand("1*N0**1.2*exp(-0.449853091496*lam*t**2)", 0.01105, 8.5, 4),
             _cand("1*N0**1.2*exp(-1*lam*t**1.5)", 0.009296, 9.0, 3))
     res = SearchResult(laws, 0.03, 16, 0.0, ())
-    assert information_ranked(res).best.expression == "1*N0**1.2*exp(-1*lam*t**1.5)"
+    assert criterion_ranked(res, 0.01).best.expression == "1*N0**1.2*exp(-1*lam*t**1.5)"
     alike = (_cand("2*a*b", 0.0100, 5.0, 3), _cand("2.01*a**1.0041*b", 0.0098, 9.0, 3))
-    assert information_ranked(SearchResult(alike, 0.03, 16, 0.0, ())).best.expression == "2*a*b"
+    assert criterion_ranked(SearchResult(alike, 0.03, 16, 0.0, ()), 0.01).best.expression == "2*a*b"
 
 
 def test_refit_constants_predicts_elsewhere():
