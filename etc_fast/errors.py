@@ -30,6 +30,7 @@ ERROR_KINDS: dict[str, str] = {
     "cache_error": "the reply cache could not be opened, read or written",
     "stopped": "the run was stopped before this call finished",
     "search_time_limit": "the offline agent's search ran past its wall-clock limit (never a shorter search)",
+    "memory_limit": "the offline agent's search needed more memory than its bound (symbolic.memory_limit_mb)",
 }
 
 #: Kinds that no retry and no other trial can cure: the run stops at the first one.

@@ -21,6 +21,7 @@ __all__ = ["main", "build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``python -m etc_fast.run`` (the config path and its command-line overrides)."""
     p = argparse.ArgumentParser(
         prog="python -m etc_fast.run",
         description="Run an etc_fast study configuration (resumes an interrupted run in the same --out).",

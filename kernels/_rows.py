@@ -16,13 +16,13 @@ from numba import njit
 
 from kernels import _vecmath
 from kernels._jit import JIT
-from kernels._vecmath import VEC_JIT
-from kernels.programs import (
+from kernels._opcodes import (
     ABS,
     ACOS,
     ADD,
     ASIN,
     ATAN,
+    ATAN2,
     CONST,
     COS,
     DEGREES,
@@ -33,14 +33,19 @@ from kernels.programs import (
     NEG,
     OP_ARITY,
     POW,
+    RADIANS,
     SIN,
     SQRT,
     SUB,
     TAN,
     VAR,
+)
+from kernels._vecmath import VEC_JIT
+from kernels.programs import (
+    _libm_unary,
     _pow,
     power_by_multiplication,
-)  # fmt: skip
+)
 
 __all__ = ["IN", "law_rows"]
 
@@ -64,9 +69,15 @@ def _binary(op, S, t, u, m):
     elif op == DIV:
         for i in range(m):
             S[t, i] = S[t, i] / S[u, i]
-    else:
+    elif op == POW:
         for i in range(m):
             S[t, i] = _pow(S[t, i], S[u, i])
+    elif op == ATAN2:
+        for i in range(m):
+            S[t, i] = np.arctan2(S[t, i], S[u, i])
+    else:  # HYPOT
+        for i in range(m):
+            S[t, i] = np.hypot(S[t, i], S[u, i])
 
 
 @njit(error_model="numpy", **JIT)
@@ -125,9 +136,15 @@ def _binary_const(op, S, t, c, m):
     elif op == MUL:
         for i in range(m):
             S[t, i] = S[t, i] * c
-    else:
+    elif op == DIV:
         for i in range(m):
             S[t, i] = S[t, i] / c
+    elif op == ATAN2:
+        for i in range(m):
+            S[t, i] = np.arctan2(S[t, i], c)
+    else:  # HYPOT
+        for i in range(m):
+            S[t, i] = np.hypot(S[t, i], c)
 
 
 @njit(error_model="numpy", **JIT)
@@ -161,9 +178,11 @@ def _unary(op, S, t, m):
         _vecmath.exp_inplace(S[t], m)
     elif op == LOG:
         _vecmath.log_inplace(S[t], m)
-    else:  # RADIANS
+    elif op == RADIANS:
         for i in range(m):
             S[t, i] = S[t, i] * _RAD_PER_DEG
+    else:  # the C library's functions, as the programs' machine computes them
+        _libm_unary(op, S[t], m)
 
 
 @njit(error_model="numpy", **JIT)

@@ -1,26 +1,28 @@
 """Stack-machine evaluation of many compiled hypothesis programs over many points.
 
-A *program* is a postfix sequence of integer opcodes with one integer argument each. Leaf
-opcodes push a value (a column of ``X`` or a constant); unary opcodes replace the top of the
-stack; binary opcodes pop two values and push one. A valid program leaves exactly one value.
-Many programs are packed into flat arrays so that one kernel call evaluates a whole committee:
+A *program* is a postfix sequence of integer opcodes with one integer argument each. Leaf opcodes push a value
+(a column of ``X`` or a constant); unary opcodes replace the top of the stack; binary opcodes pop two values and
+push one. A valid program leaves exactly one value. Many programs are packed into flat arrays so that one kernel
+call evaluates a whole committee:
 
-``ops[prog_start[p] : prog_start[p] + prog_len[p]]`` are the opcodes of program ``p``, ``args``
-runs alongside, and a ``CONST`` argument ``a`` of program ``p`` reads
-``consts[const_start[p] + a]``.
+``ops[prog_start[p] : prog_start[p] + prog_len[p]]`` are the opcodes of program ``p``, ``args`` runs alongside,
+and a ``CONST`` argument ``a`` of program ``p`` reads ``consts[const_start[p] + a]``.
 
-Arithmetic follows NumPy float64 elementwise semantics: the value is NaN where an operation is
-undefined (``log`` of a negative number, ``sqrt(-1)``, ``acos(2)``, a negative base to a
-fractional power), division by zero gives a signed infinity or NaN, and nothing ever raises.
-``sin cos tan asin acos atan exp log`` come from :mod:`kernels._vecmath` (branch-free versions
-that vectorize, within 2 ulp of NumPy's, with NumPy's special values), ``sqrt`` and ``abs`` are
-hardware instructions, and general powers call libm.
+Arithmetic follows NumPy float64 elementwise semantics: the value is NaN where an operation is undefined
+(``log`` of a negative number, ``sqrt(-1)``, ``acos(2)``, a negative base to a fractional power), division by
+zero gives a signed infinity or NaN, and nothing ever raises. ``sin cos tan asin acos atan exp log`` come from
+:mod:`kernels._vecmath` (branch-free versions that vectorize, within 2 ulp of NumPy's, with NumPy's special
+values), ``sqrt`` and ``abs`` are hardware instructions, and general powers, ``sinh cosh tanh asinh acosh atanh
+expm1 log10 log2 log1p cbrt`` and the binary ``atan2`` (``atan2(y, x)``) and ``hypot`` call the C library point
+by point (within a few ulp of NumPy's). The functions of the hypothesis language and their opcodes are listed
+once, in :mod:`etc_fast.expr._functions`.
 """
 
 import numpy as np
 from numba import config as numba_config
 from numba import njit
 
+from kernels import _opcodes as _op
 from kernels import _vecmath
 from kernels._checks import as_packed_programs as _coerce  # the name other modules import
 from kernels._checks import check_points_first, named_errors
@@ -28,43 +30,11 @@ from kernels._jit import JIT
 
 __all__ = ["evaluate_programs", "check_programs", "OPCODES", "OP_ARITY"]
 
-# Opcodes. Leaves push one value, unary ops replace the top, binary ops pop two and push one.
-VAR = 0  # push X[:, arg]
-CONST = 1  # push consts[const_start[p] + arg]
-ADD = 2
-SUB = 3
-MUL = 4
-DIV = 5
-POW = 6
-NEG = 7
-SIN = 8
-COS = 9
-TAN = 10
-ASIN = 11
-ACOS = 12
-ATAN = 13
-EXP = 14
-LOG = 15
-SQRT = 16
-ABS = 17
-DEGREES = 18
-RADIANS = 19
-N_OPCODES = 20
-
-OPCODES = {
-    "var": VAR, "const": CONST, "add": ADD, "sub": SUB, "mul": MUL, "div": DIV, "pow": POW,
-    "neg": NEG, "sin": SIN, "cos": COS, "tan": TAN, "asin": ASIN, "acos": ACOS, "atan": ATAN,
-    "exp": EXP, "log": LOG, "sqrt": SQRT, "abs": ABS, "degrees": DEGREES, "radians": RADIANS,
-}
-"""Name -> opcode of every instruction the machine understands."""
-
-# Number of stack operands each opcode consumes (leaves consume none and push one).
-OP_ARITY = np.array([0, 0, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], dtype=np.int64)
+OPCODES, OP_ARITY = _op.OPCODES, _op.OP_ARITY  # re-exported: the names other code reads
 
 _BLOCK = 1024  # points per block: a stack level of one block is 8 KiB, so shallow stacks stay in L1
 
-# 180/pi and pi/180 exactly as ``np.degrees`` / ``np.radians`` multiply by them.
-_DEG_PER_RAD = 180.0 / np.pi
+_DEG_PER_RAD = 180.0 / np.pi  # 180/pi and pi/180 exactly as np.degrees / np.radians multiply by them
 _RAD_PER_DEG = np.pi / 180.0
 
 
@@ -114,18 +84,18 @@ def _check_programs(ops, args, n_consts, prog_start, prog_len, const_start, n_to
         for k in range(length):
             op = ops[start + k]
             a = args[start + k]
-            if op < 0 or op >= N_OPCODES:
+            if op < 0 or op >= _op.N_OPCODES:
                 return 4, p, k, max_depth
-            if op == VAR:
+            if op == _op.VAR:
                 if a < 0 or a >= n_vars:
                     return 5, p, k, max_depth
                 depth += 1
-            elif op == CONST:
+            elif op == _op.CONST:
                 if a < 0 or a >= nc:
                     return 6, p, k, max_depth
                 depth += 1
             else:
-                need = OP_ARITY[op]
+                need = _op.OP_ARITY[op]
                 if depth < need:
                     return 7, p, k, max_depth
                 depth -= need - 1
@@ -136,16 +106,6 @@ def _check_programs(ops, args, n_consts, prog_start, prog_len, const_start, n_to
     return 0, -1, -1, max_depth
 
 
-_CHECK_MESSAGES = {
-    1: "is empty",
-    2: "runs past the end of ops",
-    3: "has a constant range outside consts",
-    4: "has an unknown opcode",
-    5: "reads a variable column outside X",
-    6: "reads a constant index outside its own constants",
-    7: "pops from an empty stack",
-    8: "does not leave exactly one value on the stack",
-}
 
 
 @njit(error_model="numpy", **JIT)
@@ -163,21 +123,27 @@ def _pow(x, y):
 @njit(error_model="numpy", **JIT)
 def _binary(op, left, right, m):
     """``left[:m] = left[:m] <op> right[:m]`` for a binary opcode."""
-    if op == ADD:
+    if op == _op.ADD:
         for i in range(m):
             left[i] = left[i] + right[i]
-    elif op == SUB:
+    elif op == _op.SUB:
         for i in range(m):
             left[i] = left[i] - right[i]
-    elif op == MUL:
+    elif op == _op.MUL:
         for i in range(m):
             left[i] = left[i] * right[i]
-    elif op == DIV:
+    elif op == _op.DIV:
         for i in range(m):
             left[i] = left[i] / right[i]
-    else:
+    elif op == _op.POW:
         for i in range(m):
             left[i] = _pow(left[i], right[i])
+    elif op == _op.ATAN2:
+        for i in range(m):
+            left[i] = np.arctan2(left[i], right[i])
+    else:  # _op.HYPOT
+        for i in range(m):
+            left[i] = np.hypot(left[i], right[i])
 
 
 @njit(error_model="numpy", **JIT)
@@ -234,58 +200,105 @@ def power_by_multiplication(x, c, n, half):
 @njit(error_model="numpy", **JIT)
 def _binary_const(op, left, c, m):
     """``left[:m] = left[:m] <op> c`` for a binary opcode and a constant right operand."""
-    if op == POW:
+    if op == _op.POW:
         if not _small_power(left, c, m):
             for i in range(m):
                 left[i] = _pow(left[i], c)
-    elif op == ADD:
+    elif op == _op.ADD:
         for i in range(m):
             left[i] = left[i] + c
-    elif op == SUB:
+    elif op == _op.SUB:
         for i in range(m):
             left[i] = left[i] - c
-    elif op == MUL:
+    elif op == _op.MUL:
         for i in range(m):
             left[i] = left[i] * c
-    else:
+    elif op == _op.DIV:
         for i in range(m):
             left[i] = left[i] / c
+    elif op == _op.ATAN2:
+        for i in range(m):
+            left[i] = np.arctan2(left[i], c)
+    else:  # _op.HYPOT
+        for i in range(m):
+            left[i] = np.hypot(left[i], c)
 
 
 @njit(error_model="numpy", **JIT)
 def _unary(op, x, m):
     """``x[:m] = f(x[:m])`` for a unary opcode."""
-    if op == NEG:
+    if op == _op.NEG:
         for i in range(m):
             x[i] = -x[i]
-    elif op == SIN:
+    elif op == _op.SIN:
         _vecmath.sin_inplace(x, m)
-    elif op == COS:
+    elif op == _op.COS:
         _vecmath.cos_inplace(x, m)
-    elif op == TAN:
+    elif op == _op.TAN:
         _vecmath.tan_inplace(x, m)
-    elif op == ASIN:
+    elif op == _op.ASIN:
         _vecmath.asin_inplace(x, m)
-    elif op == ACOS:
+    elif op == _op.ACOS:
         _vecmath.acos_inplace(x, m)
-    elif op == ATAN:
+    elif op == _op.ATAN:
         _vecmath.atan_inplace(x, m)
-    elif op == EXP:
+    elif op == _op.EXP:
         _vecmath.exp_inplace(x, m)
-    elif op == LOG:
+    elif op == _op.LOG:
         _vecmath.log_inplace(x, m)
-    elif op == SQRT:
+    elif op == _op.SQRT:
         for i in range(m):
             x[i] = np.sqrt(x[i])
-    elif op == ABS:
+    elif op == _op.ABS:
         for i in range(m):
             x[i] = np.abs(x[i])
-    elif op == DEGREES:
+    elif op == _op.DEGREES:
         for i in range(m):
             x[i] = x[i] * _DEG_PER_RAD
-    else:  # RADIANS
+    elif op == _op.RADIANS:
         for i in range(m):
             x[i] = x[i] * _RAD_PER_DEG
+    else:
+        _libm_unary(op, x, m)
+
+
+@njit(error_model="numpy", **JIT)
+def _libm_unary(op, x, m):
+    """``x[:m] = f(x[:m])`` for the opcodes computed by the C library, one point at a time:
+    ``sinh cosh tanh asinh acosh atanh expm1 log10 log2 log1p cbrt``."""
+    if op == _op.SINH:
+        for i in range(m):
+            x[i] = np.sinh(x[i])
+    elif op == _op.COSH:
+        for i in range(m):
+            x[i] = np.cosh(x[i])
+    elif op == _op.TANH:
+        for i in range(m):
+            x[i] = np.tanh(x[i])
+    elif op == _op.ASINH:
+        for i in range(m):
+            x[i] = np.arcsinh(x[i])
+    elif op == _op.ACOSH:
+        for i in range(m):
+            x[i] = np.arccosh(x[i])
+    elif op == _op.ATANH:
+        for i in range(m):
+            x[i] = np.arctanh(x[i])
+    elif op == _op.EXPM1:
+        for i in range(m):
+            x[i] = np.expm1(x[i])
+    elif op == _op.LOG10:
+        for i in range(m):
+            x[i] = np.log10(x[i])
+    elif op == _op.LOG2:
+        for i in range(m):
+            x[i] = np.log2(x[i])
+    elif op == _op.LOG1P:
+        for i in range(m):
+            x[i] = np.log1p(x[i])
+    else:  # _op.CBRT
+        for i in range(m):
+            x[i] = np.cbrt(x[i])
 
 
 @njit(error_model="numpy", **JIT)
@@ -331,8 +344,8 @@ def _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT,
             while k < stop:
                 op = ops[k]
                 a = args[k]
-                fuse = sp > 0 and k + 1 < stop and OP_ARITY[ops[k + 1]] == 2
-                if op == VAR:
+                fuse = sp > 0 and k + 1 < stop and _op.OP_ARITY[ops[k + 1]] == 2
+                if op == _op.VAR:
                     xrow = XT[a, lo:lo + m]
                     if fuse:  # top <op> x
                         _binary(ops[k + 1], stack[sp - 1], xrow, m)
@@ -342,7 +355,7 @@ def _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT,
                     for i in range(m):
                         row[i] = xrow[i]
                     sp += 1
-                elif op == CONST:
+                elif op == _op.CONST:
                     c = consts[c0 + a]
                     if fuse:  # top <op> c
                         _binary_const(ops[k + 1], stack[sp - 1], c, m)
@@ -352,7 +365,7 @@ def _evaluate_programs(ops, args, consts, prog_start, prog_len, const_start, XT,
                     for i in range(m):
                         row[i] = c
                     sp += 1
-                elif OP_ARITY[op] == 2:
+                elif _op.OP_ARITY[op] == 2:
                     _binary(op, stack[sp - 2], stack[sp - 1], m)
                     sp -= 1
                 else:
@@ -396,7 +409,7 @@ _JIT_OFF = numba_config.DISABLE_JIT  # type: ignore[attr-defined]  # numba.confi
 
 def _raise_invalid(code, where_p, where_k):
     where = f"program {where_p}" + (f", instruction {where_k}" if where_k >= 0 else "")
-    raise ValueError(f"{where} {_CHECK_MESSAGES[code]}")
+    raise ValueError(f"{where} {_op._CHECK_MESSAGES[code]}")
 
 
 @named_errors
@@ -429,7 +442,7 @@ def check_programs(ops, args, consts, prog_start, prog_len, const_start, n_vars)
 
 def columns_read(ops: np.ndarray, args: np.ndarray) -> int:
     """How many leading columns of ``X`` packed opcodes read: one more than the largest ``var`` argument."""
-    var_args = args[ops == VAR]
+    var_args = args[ops == _op.VAR]
     return int(var_args.max()) + 1 if var_args.size else 0
 
 

@@ -23,11 +23,13 @@ from numba import njit
 
 from kernels._checks import as_int64, check_count, named_errors
 from kernels._jit import JIT, JitOptions
-from kernels.programs import (
-    _BLOCK,
+from kernels._opcodes import (
     CONST,
     OP_ARITY,
     VAR,
+)
+from kernels.programs import (
+    _BLOCK,
     _binary,
     _binary_const,
     _check_programs,

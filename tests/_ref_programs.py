@@ -18,6 +18,17 @@ _UNARY = {
     OPCODES["abs"]: np.abs,
     OPCODES["degrees"]: np.degrees,
     OPCODES["radians"]: np.radians,
+    OPCODES["sinh"]: np.sinh,
+    OPCODES["cosh"]: np.cosh,
+    OPCODES["tanh"]: np.tanh,
+    OPCODES["asinh"]: np.arcsinh,
+    OPCODES["acosh"]: np.arccosh,
+    OPCODES["atanh"]: np.arctanh,
+    OPCODES["expm1"]: np.expm1,
+    OPCODES["log10"]: np.log10,
+    OPCODES["log2"]: np.log2,
+    OPCODES["log1p"]: np.log1p,
+    OPCODES["cbrt"]: np.cbrt,
 }
 _BINARY = {
     OPCODES["add"]: np.add,
@@ -25,6 +36,8 @@ _BINARY = {
     OPCODES["mul"]: np.multiply,
     OPCODES["div"]: np.divide,
     OPCODES["pow"]: np.power,
+    OPCODES["atan2"]: np.arctan2,
+    OPCODES["hypot"]: np.hypot,
 }
 
 

@@ -22,7 +22,9 @@ def _law(pk, p, a, b, c):
 
 def _m0_simple(pk, p, C):
     m1, m2, x, v, dt = (C[:, k].copy() for k in range(5))
-    acc = lambda x: -(_law(pk, p, m1, m2, np.abs(x)) * np.sign(x)) / m2
+    def acc(x):
+        return -(_law(pk, p, m1, m2, np.abs(x)) * np.sign(x)) / m2
+
     rows = [(x.copy(), v.copy())]
     a = acc(x)
     for _ in range(1, N_STEPS):

@@ -477,7 +477,13 @@ def test_parsed_programs_equal_direct_numpy_evaluation(tree, X):
 def test_round_trips_through_text_and_source(tree, X):
     p = parse_generated(tree)
     assert parse(p.text, VARS) == p
-    q = parse(p.to_source(), VARS)
+    try:
+        q = parse(p.to_source(), VARS)
+    except ExprError as exc:
+        # Binding a nuisance constant to its value can make a power of constants overflow (921 ** (104 ** C)
+        # with C = 1): the language refuses a constant power that folds to inf, as it does in a task's text.
+        assume("constant power too large" not in str(exc))
+        raise
     # The source spelling may fold constants in another order: equal to a few ulps, not bit for bit.
     npt.assert_allclose(q.evaluate(X), p.evaluate(X), rtol=1e-12, atol=0, equal_nan=True)
     assert q.nuisance == ()  # to_source binds nuisance constants to their values

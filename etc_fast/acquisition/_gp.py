@@ -140,7 +140,7 @@ def plan_gp_step(U_obs, target, pool_U, available, *, method: str, k: int, noisy
     if ucb:
         record["kappa"] = float(kappa)
     if z.size >= MIN_GP_OBSERVATIONS and not np.isfinite(lml):
-        error = "the GP's covariance matrix is not positive definite at any candidate hyperparameters"
+        error: str | None = "the GP's covariance matrix is not positive definite at any candidate hyperparameters"
         record.update(error=error, chosen=[])
         return GPStep(indices=np.zeros(0, dtype=np.int64), record=record, error=error)
     picks, mean, sd = gp_select(U, z, P, np.asarray(available, dtype=bool), k, lengths, s2, noise,

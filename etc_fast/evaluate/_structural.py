@@ -42,7 +42,7 @@ from etc_fast.tasks import Task
 __all__ = ["StructuralJudge", "JUDGE_VERSION"]
 
 #: Version of the structural judge's rules (recorded with every re-judged run).
-JUDGE_VERSION = "2.2"
+JUDGE_VERSION = "2.3"
 
 _DPS = 60
 #: Seconds the algebra on one submission may take (in a killable judge child) before the verdict

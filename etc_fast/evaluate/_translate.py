@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from etc_fast.expr import FUNCTIONS, accepted_text, sympy_functions
+
 __all__ = ["Untranslatable", "Translation", "translate", "numeric", "FLOAT_DPS"]
 
 #: Significant digits of a float literal's sympy Float.
@@ -64,36 +66,30 @@ def _one(f):
     return g
 
 
-def _two(f, name):
+def _checked(f, name, arity):
     def g(*a):
-        if len(a) != 2:
-            raise Untranslatable(f"{name} takes two arguments")
-        return f(a[0], a[1])
+        if len(a) != arity:
+            raise Untranslatable(f"{name} takes {arity} argument{'s' if arity > 1 else ''}")
+        return f(*a)
     return g
 
 
-_DEG = 180 / sp.pi
+# Functions by canonical name: builder(*args) -> sympy expression. Every function of the law
+# language (etc_fast.expr._functions, the one table the parser, the tasks and the policy read),
+# ``log`` also with a base (math.log(x, b)), and what a submission may write beside them: array
+# plumbing read as the value itself (``float``, ``np.asarray``), ``min``/``max`` resolved on the
+# domain sample, and NumPy's compositions of the table's functions (``exp2``, ``square``, ``expit``).
 _FUNCS: dict[str, Callable] = {
-    "exp": _one(sp.exp), "log": _log, "log10": _one(lambda x: sp.log(x) / sp.log(10)),
-    "log2": _one(lambda x: sp.log(x) / sp.log(2)), "log1p": _one(lambda x: sp.log(1 + x)),
-    "expm1": _one(lambda x: sp.exp(x) - 1), "exp2": _one(lambda x: 2 ** x), "exp10": _one(lambda x: 10 ** x),
-    "sqrt": _one(sp.sqrt), "cbrt": _one(lambda x: x ** sp.Rational(1, 3)), "square": _one(lambda x: x ** 2),
-    "reciprocal": _one(lambda x: 1 / x),
-    "sin": _one(sp.sin), "cos": _one(sp.cos), "tan": _one(sp.tan),
-    "asin": _one(sp.asin), "acos": _one(sp.acos), "atan": _one(sp.atan),
-    "atan2": _two(sp.atan2, "atan2"), "hypot": _two(lambda a, b: sp.sqrt(a ** 2 + b ** 2), "hypot"),
-    "sinh": _one(sp.sinh), "cosh": _one(sp.cosh), "tanh": _one(sp.tanh),
-    "asinh": _one(sp.asinh), "acosh": _one(sp.acosh), "atanh": _one(sp.atanh),
-    "degrees": _one(lambda x: x * _DEG), "radians": _one(lambda x: x / _DEG),
-    "abs": _one(sp.Abs), "pow": _two(lambda a, b: a ** b, "pow"),
-    "identity": _one(lambda x: x),
+    name: _checked(build, name, FUNCTIONS[name].arity) for name, build in sympy_functions().items()
+} | {
+    "log": _log,
+    "exp2": _one(lambda x: 2 ** x), "exp10": _one(lambda x: 10 ** x), "square": _one(lambda x: x ** 2),
+    "reciprocal": _one(lambda x: 1 / x), "identity": _one(lambda x: x),
     "expit": _one(lambda x: 1 / (1 + sp.exp(-x))),
     "min": None, "max": None,  # resolved on the domain sample (see _Translator._minmax)
 }
-_ALIASES = {
-    "arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2", "arcsinh": "asinh",
-    "arccosh": "acosh", "arctanh": "atanh", "rad2deg": "degrees", "deg2rad": "radians", "fabs": "abs",
-    "absolute": "abs", "power": "pow", "float_power": "pow", "minimum": "min", "maximum": "max", "fmin": "min",
+_ALIASES = {alias: f.name for f in FUNCTIONS.values() for alias in f.aliases} | {
+    "float_power": "pow", "minimum": "min", "maximum": "max", "fmin": "min",
     "fmax": "max", "amin": "min", "amax": "max", "float": "identity", "float64": "identity", "double": "identity",
     "longdouble": "identity", "asarray": "identity", "array": "identity", "real": "identity",
 }
@@ -104,6 +100,11 @@ _KNOWN_MODULES = {"numpy": "numpy", "math": "math", "cmath": "math", "scipy": "s
                   "scipy.constants": "scipy.constants", "numpy.ma": "numpy"}
 _CMP = {ast.Lt: np.less, ast.LtE: np.less_equal, ast.Gt: np.greater, ast.GtE: np.greater_equal,
         ast.Eq: np.equal, ast.NotEq: np.not_equal}
+
+
+def _refused(what: str) -> str:
+    """Why a call is not translated: ``what`` names the callee (``unknown function numpy.erf``)."""
+    return f"{what}: the judge reads the law language's functions ({accepted_text()})"
 
 
 @dataclasses.dataclass
@@ -337,7 +338,7 @@ class _Translator:
         canonical = _ALIASES.get(attr, attr)
         if canonical in _FUNCS:
             return _Builtin(canonical)
-        raise Untranslatable(f"line {line}: unknown function {mod.name}.{attr}")
+        raise Untranslatable(f"line {line}: {_refused(f'unknown function {mod.name}.{attr}')}")
 
     def value(self, node: ast.expr, env: dict):
         """An expression or a tuple of expressions (for tuple assignment and helper returns)."""
@@ -424,6 +425,10 @@ class _Translator:
         self.calls += 1
         if self.calls > MAX_CALLS:
             raise Untranslatable("too many calls to translate")
+        if isinstance(node.func, ast.Name) and node.func.id not in env and node.func.id not in self.symbols \
+                and node.func.id not in self.constants and node.func.id not in _BUILTINS \
+                and node.func.id not in _FUNCS and node.func.id not in _ALIASES:
+            raise Untranslatable(f"line {line}: {_refused(f'unknown name {node.func.id!r} called as a function')}")
         func = self._expr(node.func, env)
         if isinstance(func, _Func):
             out = self.call_helper(func, node, env)

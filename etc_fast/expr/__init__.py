@@ -13,11 +13,17 @@ undefined, never raising).
 """
 
 from etc_fast.expr._errors import ExprError
+from etc_fast.expr._functions import BARE_NAMES, FUNCTIONS, accepted_text, refusal, sympy_functions
 from etc_fast.expr._numbers import CONSTANTS, EXPONENTS, LITERALS, SimpleRange, fitted_numbers
 from etc_fast.expr._parse import MAX_DEPTH, MAX_LENGTH, MAX_OPS, parse
 from etc_fast.expr._program import FamilyPacked, Packed, Program, evaluate_many, pack
 
 __all__ = [
+    "BARE_NAMES",
+    "FUNCTIONS",
+    "accepted_text",
+    "refusal",
+    "sympy_functions",
     "ExprError",
     "Program",
     "FamilyPacked",

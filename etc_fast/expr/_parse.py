@@ -18,6 +18,7 @@ from typing import NoReturn
 import numpy as np
 
 from etc_fast.expr._errors import ExprError
+from etc_fast.expr._functions import BARE_NAMES, FUNCTIONS, MODULES, refusal
 from etc_fast.expr._program import Program
 from kernels.programs import OPCODES
 
@@ -30,23 +31,18 @@ MAX_DEPTH = 64
 MAX_OPS = 4096
 """Most instructions a program may have after inlining assignments."""
 
-_UNARY_FUNCTIONS = ("sin", "cos", "tan", "asin", "acos", "atan", "exp", "log", "sqrt", "abs",
-                    "degrees", "radians")
-_BARE_FUNCTIONS = {name: name for name in _UNARY_FUNCTIONS} | {"pow": "pow"}
-_MODULE_FUNCTIONS = _BARE_FUNCTIONS | {
-    "arcsin": "asin", "arccos": "acos", "arctan": "atan", "fabs": "abs", "absolute": "abs",
-    "power": "pow",
-}
-_MODULES = ("math", "np", "numpy")
+# Accepted name -> canonical name (etc_fast.expr._functions: the one table of the law's functions).
+_MODULE_FUNCTIONS = {name: f.name for f in FUNCTIONS.values() for name in (f.name, *f.aliases)}
+_BARE_FUNCTIONS = {name: canonical for name, canonical in _MODULE_FUNCTIONS.items() if name in BARE_NAMES}
+_MODULES = MODULES
 _MODULE_CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
 _BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow"}
 _BINOP_SYMBOL = {ast.FloorDiv: "//", ast.Mod: "%", ast.MatMult: "@", ast.LShift: "<<",
                  ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^", ast.BitAnd: "&"}
-_NP_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-              "pow": np.power}
-_NP_UNARY = {"neg": np.negative, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
-             "acos": np.arccos, "atan": np.arctan, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
-             "abs": np.abs, "degrees": np.degrees, "radians": np.radians}
+# Constant folding: NumPy float64 semantics, the kernel's.
+_NP_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide} | {
+    f.name: f.ufunc for f in FUNCTIONS.values() if f.arity == 2}
+_NP_UNARY = {"neg": np.negative} | {f.name: f.ufunc for f in FUNCTIONS.values() if f.arity == 1}
 
 _NOT_ALLOWED = {
     ast.Subscript: "subscripts are not allowed",
@@ -220,13 +216,15 @@ class _Parser:
     def call(self, node: ast.Call, depth: int) -> _Node:
         func = node.func
         if isinstance(func, ast.Name):
-            if func.id not in _BARE_FUNCTIONS or func.id in self.bindings or func.id in self.slots:
-                self.fail(f"call to {func.id} is not allowed", node)
+            if func.id in self.bindings or func.id in self.slots:
+                self.fail(f"call to {func.id} is not allowed ({func.id} is a value, not a function)", node)
+            if func.id not in _BARE_FUNCTIONS:
+                self.fail(refusal(func.id), node)
             fname, shown = _BARE_FUNCTIONS[func.id], func.id
         elif (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
               and func.value.id in _MODULES):
             if func.attr not in _MODULE_FUNCTIONS:
-                self.fail(f"call to {func.value.id}.{func.attr} is not allowed", node)
+                self.fail(refusal(f"{func.value.id}.{func.attr}"), node)
             fname, shown = _MODULE_FUNCTIONS[func.attr], f"{func.value.id}.{func.attr}"
         else:
             self.fail(f"call to {ast.unparse(func)} is not allowed", node)
@@ -235,16 +233,14 @@ class _Parser:
         for a in node.args:
             if isinstance(a, ast.Starred):
                 self.fail(f"starred arguments are not allowed in {shown}()", a)
-        arity = 2 if fname == "pow" else 1
+        arity = FUNCTIONS[fname].arity
         if len(node.args) != arity:
             self.fail(
                 f"{shown}() takes {arity} argument{'s' if arity > 1 else ''}, got {len(node.args)}",
                 node,
             )
         kids = tuple(self.expr(a, depth + 1) for a in node.args)
-        if fname == "pow":
-            return self.make("bin", "pow", kids, node)
-        return self.make("un", fname, kids, node)
+        return self.make("bin" if arity == 2 else "un", fname, kids, node)
 
     # -- discovered_law sources ---------------------------------------------------------------
     def function(self, module: ast.Module) -> _Node:

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from etc_fast.expr._functions import FUNCTIONS
 from kernels.programs import OPCODES, evaluate_programs
 
 __all__ = ["Program", "Packed", "pack", "evaluate_many", "format_number"]
@@ -19,10 +20,10 @@ _BINARY_SYMBOL = {
     OPCODES["add"]: "+", OPCODES["sub"]: "-", OPCODES["mul"]: "*", OPCODES["div"]: "/",
     OPCODES["pow"]: "**",
 }
-_FUNCTION_NAME = {
-    OPCODES[name]: name
-    for name in ("sin", "cos", "tan", "asin", "acos", "atan", "exp", "log", "sqrt", "abs",
-                 "degrees", "radians")
+# Functions written as calls: opcode -> (canonical name, how a source calls it, arity); ``pow`` is
+# written as ``**``.
+_FUNCTION_CALL = {
+    OPCODES[f.name]: (f.name, f.python, f.arity) for f in FUNCTIONS.values() if f.name != "pow"
 }
 # Python precedence levels used when printing (higher binds tighter).
 _P_ADD, _P_MUL, _P_UNARY, _P_POW, _P_ATOM = 1, 2, 3, 4, 5
@@ -84,11 +85,9 @@ def _render(ops, args, consts, const_names, variables, source: bool) -> str:
             operand = stack.pop()
             stack.append((f"-{wrap(operand, lambda p: p <= _P_UNARY)}", _P_UNARY))
         else:
-            name = _FUNCTION_NAME[op]
-            inner = stack.pop()[0]
-            if source and name != "abs":
-                name = f"math.{name}"
-            stack.append((f"{name}({inner})", _P_ATOM))
+            name, python, arity = _FUNCTION_CALL[op]
+            operands = [stack.pop()[0] for _ in range(arity)][::-1]
+            stack.append((f"{python if source else name}({', '.join(operands)})", _P_ATOM))
     if len(stack) != 1:
         raise ValueError("malformed program: it does not leave exactly one value")
     return stack[0][0]

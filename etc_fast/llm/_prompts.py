@@ -121,6 +121,9 @@ def diagnostics_block(diag: Diagnostics | None) -> str:
 
 
 def analysis_data_note(task: TaskView) -> str:
+    """The sentence telling the model what its Python analysis finds preloaded: ``X``, ``y``, one array per
+    input, ``data``, NumPy and math (named after ``task``'s inputs and output).
+    """
     names = ", ".join(_var_names(task))
     return (
         f"The measurements are preloaded in the interpreter: `X` (one row per measurement, columns {names}), "
@@ -134,6 +137,9 @@ def analysis_data_note(task: TaskView) -> str:
 # Planner: exploration
 # ----------------------------------------------------------------------------------------
 def planner_system_prompt(interpreter: bool) -> str:
+    """The system prompt of the planner's exploration session: the model proposes laws, the lab picks the
+    measurements. ``interpreter`` adds that Python analysis may be run where a turn allows it.
+    """
     tool = (
         " You may also run Python analysis on the measurements when the turn allows it." if interpreter else ""
     )
@@ -212,6 +218,9 @@ def numbered_actions(items: list[str]) -> str:
 
 
 def turn_status(turns_left: int, measurements_used: int, measurements_left: int | None) -> str:
+    """The closing line of an exploration turn: measurements used, those left in the budget (omitted when
+    ``measurements_left`` is None, i.e. no budget) and turns left after this one.
+    """
     budget = "" if measurements_left is None else f", {measurements_left} left in the budget"
     return f"Measurements so far: {measurements_used}{budget}. Turns left after this one: {turns_left}."
 
@@ -239,6 +248,12 @@ def explore_first_message(
     turns_left: int,
     measurements_left: int | None,
 ) -> str:
+    """The first user message of the exploration session.
+
+    The task's opening (description, inputs, the noise note when ``noisy``), the observations ``X`` / ``y``
+    so far, the numerical ``diagnostics`` when given, the menu of ``allowed`` actions (``batch_cap``: most
+    points a request may ask for) and the turn status.
+    """
     parts = _opening_parts(task, noisy, "Observations so far", X, y, diagnostics)
     parts.append(action_menu(task, allowed, batch_cap))
     parts.append(turn_status(turns_left, int(y.shape[0]), measurements_left))
@@ -259,6 +274,11 @@ def explore_next_message(
     measurements_used: int,
     measurements_left: int | None,
 ) -> str:
+    """A later user message of the exploration session.
+
+    The ``feedback`` on the last reply (when any), the new observations ``X_new`` / ``y_new`` numbered from
+    ``start``, the diagnostics, the short action menu and the turn status.
+    """
     parts = []
     if feedback and feedback.strip():
         parts.append(feedback.strip())
@@ -276,6 +296,9 @@ def explore_next_message(
 # Planner: fresh synthesis
 # ----------------------------------------------------------------------------------------
 def synthesis_system_prompt(interpreter: bool) -> str:
+    """The system prompt of the fresh synthesis session, which finalizes the law from fixed measurements;
+    ``interpreter`` adds that Python analysis may be run first.
+    """
     tool = " You may run Python analysis on the measurements before submitting." if interpreter else ""
     return (
         "You are a research physicist finalizing the law of a simulated universe from a fixed set of "
@@ -295,6 +318,12 @@ def synthesis_first_message(
     interpreter: bool,
     turns_left: int,
 ) -> str:
+    """The first user message of the fresh synthesis session.
+
+    The task's opening with all observations ``X`` / ``y`` and the ``diagnostics``, the exploration's
+    ``draft`` law (or a note that there is none), that no experiments are available, the analysis note when
+    ``interpreter`` is on, and the reply status.
+    """
     parts = _opening_parts(task, noisy, "All observations", X, y, diagnostics)
     if draft and draft.strip():
         parts.append(
@@ -316,12 +345,18 @@ def synthesis_first_message(
 
 
 def synthesis_status(turns_left: int, interpreter: bool) -> str:
+    """The closing line of a synthesis turn: replies left, or that this reply must hold the final law
+    (the last turn, or always when there is no interpreter).
+    """
     if turns_left <= 0 or not interpreter:
         return "This is your last reply in this session: submit the <final_law> block now."
     return f"Replies left after this one: {turns_left}. The last one must contain the <final_law> block."
 
 
 def synthesis_next_message(feedback: str | None, *, turns_left: int, interpreter: bool) -> str:
+    """A later user message of the synthesis session: the ``feedback`` on the last reply (when any) and the
+    reply status.
+    """
     parts = []
     if feedback and feedback.strip():
         parts.append(feedback.strip())

@@ -163,6 +163,9 @@ def system_planner_system_prompt(interpreter: bool) -> str:
 
 
 def system_synthesis_system_prompt(interpreter: bool) -> str:
+    """The system prompt of the fresh synthesis session on the systems tier (the law acts inside an
+    apparatus, seen through its experiment records); ``interpreter`` adds that Python analysis may be run.
+    """
     tool = " You may run Python analysis on the records before submitting." if interpreter else ""
     return (
         "You are a research physicist finalizing the law of a simulated universe from a fixed set of experiment "
@@ -324,6 +327,9 @@ def system_action_menu(task, allowed, batch_cap: int) -> str:
 
 
 def system_turn_status(turns_left: int, experiments: int, left: int | None) -> str:
+    """The closing line of a systems-tier exploration turn: ``experiments`` run so far, those ``left`` in the
+    budget (omitted when None) and ``turns_left`` after this one.
+    """
     budget = "" if left is None else f", {left} left in the budget"
     return f"Experiments run so far: {experiments}{budget}. Turns left after this one: {turns_left}."
 

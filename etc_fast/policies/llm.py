@@ -38,6 +38,12 @@ _PHASES = ("explore", "synthesis", "baseline")
 
 
 def settings_from(model: str | None, settings: LLMSettings | None, options: dict[str, Any]) -> LLMSettings:
+    """The :class:`LLMSettings` of a policy: ``settings`` as given, or built from ``model`` and ``options``.
+
+    Raises:
+        LLMConfigError: ``settings`` is not an LLMSettings, or is given together with ``options`` or a
+            different ``model``; no model is named; or an option is not an LLMSettings field.
+    """
     if settings is not None:
         if not isinstance(settings, LLMSettings):
             raise LLMConfigError(f"settings must be LLMSettings, got {type(settings).__name__}")

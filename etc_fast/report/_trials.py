@@ -135,6 +135,7 @@ def table_trials(root: str | Path, df: pl.DataFrame, *, replay_missing: bool = T
         task = tasks[key]
         failed = raw.get("status") == "failed"
         source = sources.get(raw["trial_id"])
+        submitted: str | None
         if failed:
             submitted = f"failed: {raw.get('error') or 'no reason stored'}"
         else:

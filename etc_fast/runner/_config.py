@@ -185,9 +185,10 @@ class GridConfig:
         model: Policy/model name (``symbolic``, ``gpt41mini``, ...).
         configurations: Configuration names: presets of :data:`etc_fast.protocol.CONFIGURATIONS`
             or names defined under ``ablations``.
-        tasks: Module names (``m0_gravity``) or paths of custom task YAML files (relative paths
-            are taken from the working directory). A custom task has one law, so difficulties and
-            law versions do not multiply it.
+        tasks: Module names (``m0_gravity``), paths of custom task YAML files (relative paths
+            are taken from the working directory) or generated laws' names (``gen-s0-0042``; the
+            source ``{generated: {seed, n}}`` is stored as its names). A custom task has one law,
+            so difficulties and law versions do not multiply it.
         difficulties: Subset of easy, medium, hard.
         law_versions: Subset of v0, v1, v2.
         noise: Relative noise levels (each >= 0).
@@ -451,6 +452,37 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+def read_yaml_file(path: str | os.PathLike[str], source: str, limit: int, too_large: str) -> Any:
+    """Read a small YAML document with the checks every configuration file gets: at most ``limit`` bytes
+    (else ``too_large`` is the message), UTF-8, a bounded nesting depth, no duplicate keys.
+
+    Raises:
+        ConfigError: naming ``source`` and what is wrong.
+    """
+    from etc_fast._yaml import decode_text, nesting_problem
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError as exc:
+        raise ConfigError(source, "", f"cannot read the file ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        raise ConfigError(source, "", too_large)
+    try:
+        text = decode_text(data)
+    except ValueError as exc:
+        raise ConfigError(source, "", str(exc)) from None
+    problem = nesting_problem(text)
+    if problem is not None:
+        raise ConfigError(source, "", problem)
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ConfigError(source, "", f"not valid YAML: {exc}") from None
+    except RecursionError:  # a second guard; the nesting check refuses such files first
+        raise ConfigError(source, "", "nested too deeply to load") from None
+
+
 def load_config(path: str | os.PathLike[str]) -> RunConfig:
     """Read and validate a run configuration file.
 
@@ -463,29 +495,9 @@ def load_config(path: str | os.PathLike[str]) -> RunConfig:
     Raises:
         ConfigError: The file is missing, not YAML, or a value is wrong (the message names the key).
     """
-    from etc_fast._yaml import decode_text, nesting_problem
-
     source = str(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(source, "", f"cannot read the file ({exc.strerror or exc})") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(source, "", f"the file is larger than {MAX_CONFIG_BYTES // 2**20} MiB; a run configuration is a few kilobytes")
-    try:
-        text = decode_text(data)
-    except ValueError as exc:
-        raise ConfigError(source, "", str(exc)) from None
-    problem = nesting_problem(text)
-    if problem is not None:
-        raise ConfigError(source, "", problem)
-    try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise ConfigError(source, "", f"not valid YAML: {exc}") from None
-    except RecursionError:  # a second guard; the nesting check above refuses such files first
-        raise ConfigError(source, "", "nested too deeply to load") from None
+    raw = read_yaml_file(path, source, MAX_CONFIG_BYTES,
+                         f"the file is larger than {MAX_CONFIG_BYTES // 2**20} MiB; a run configuration is a few kilobytes")
     return parse_config(raw, source=source)
 
 
@@ -590,8 +602,17 @@ def _check_custom_task(path: str) -> None:
     get_task(path)
 
 
+def _is_generated(name: str) -> bool:
+    from etc_fast.tasks.generate import is_generated_name
+
+    return is_generated_name(name)
+
+
 def _is_task_path(name: str) -> bool:
-    return name.endswith((".yaml", ".yml")) or "/" in name or os.sep in name
+    """Whether a grid's task is a custom task (one law: a task file's path or a generated law's name)."""
+    from etc_fast.tasks.generate import is_generated_name
+
+    return name.endswith((".yaml", ".yml")) or "/" in name or os.sep in name or is_generated_name(name)
 
 
 _TOP_KEYS = (
@@ -895,12 +916,19 @@ class _Parser:
             raise self.err(key, f"cannot load the task registry ({exc})") from None
         if raw == "all":
             return list(known)
+        if isinstance(raw, Mapping) and "generated" in raw:  # tasks: {generated: {...}}, a one-entry list
+            raw = [raw]
         items = _list(raw, src, key)
         out: list[str] = []
         for i, t in enumerate(items):
             k = f"{key}[{i}]"
+            if isinstance(t, Mapping):
+                out.extend(self.generated(t, k))
+                continue
             t = _string(t, src, k)
-            if _is_task_path(t):
+            if _is_generated(t):
+                out.append(t)
+            elif _is_task_path(t):
                 path = os.path.normpath(t)
                 if not Path(path).is_file():
                     raise self.err(k, f"custom task file {t!r} does not exist (relative paths are taken from {os.getcwd()})")
@@ -911,7 +939,33 @@ class _Parser:
                 out.append(path)
             elif t in known:
                 out.append(t)
+            elif t.startswith("gen-"):
+                raise self.err(k, f"{t!r} is not a generated law's name: write gen-s<seed>-<index> with the index "
+                               "zero-padded to four digits (gen-s0-0042), or list a suite as {generated: {seed: 0, n: 20}}")
             else:
-                raise self.err(k, f"{t!r} is not a known task (modules: {', '.join(known)}; or a path to a task .yaml)")
+                raise self.err(k, f"{t!r} is not a known task (modules: {', '.join(known)}; or a path to a task .yaml; "
+                               "or {generated: {seed: 0, n: 20}})")
         _unique(out, src, key)
         return out
+
+    def generated(self, raw: Mapping, key: str) -> list[str]:
+        """A task source ``{generated: {seed: S, n: N}}``: the names of the first ``N`` generated laws
+        of seed ``S`` (:mod:`etc_fast.tasks.generate`)."""
+        from etc_fast.tasks.generate import MAX_N, MAX_SEED, generated_names
+
+        _check_keys(raw, ("generated",), self.src, key)
+        gkey = _join(key, "generated")
+        if "generated" not in raw:
+            raise self.err(gkey, "missing (required): a task entry that is a mapping is {generated: {seed: S, n: N}}")
+        body = _mapping(raw["generated"], self.src, gkey)
+        _check_keys(body, ("seed", "n"), self.src, gkey)
+        for field in ("seed", "n"):
+            if field not in body:
+                raise self.err(_join(gkey, field), "missing (required)")
+        seed = body["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise self.err(_join(gkey, "seed"), f"{seed!r} is not an integer from 0 to {MAX_SEED}")
+        n = body["n"]
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_N:
+            raise self.err(_join(gkey, "n"), f"{n!r} is not an integer from 1 to {MAX_N}")
+        return generated_names(seed, n)

@@ -67,7 +67,7 @@ def failed_record(spec: TrialSpec, error: str, *, wall_s: float = 0.0, detail: s
 REFIRE_S = 10.0
 #: Seconds of Numba JIT compilation per trial that the trial clock does not count. Compiling the
 #: kernels on a cold cache (a fresh checkout, an edited kernel: ``kernels/_jit.py`` then drops the
-#: whole cache) is a once-per-checkout cost of minutes on a loaded machine, not the trial's work;
+#: cached kernels of the modules that can hold the edit) is a once-per-checkout cost of minutes on a loaded machine, not the trial's work;
 #: counted, it turned the first run after a merge into ``TrialTimeout`` failures. Past this
 #: allowance compilation counts like anything else, so a trial still ends.
 JIT_ALLOWANCE_S = 900.0

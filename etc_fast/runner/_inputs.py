@@ -55,8 +55,27 @@ def _sha256(path: Path) -> str | None:
 
 
 def hash_inputs(paths: Iterable[str]) -> dict[str, str | None]:
-    """SHA-256 of each file (``None``: missing or unreadable); relative paths from the working directory."""
-    return {p: _sha256(Path(p).expanduser()) for p in paths}
+    """SHA-256 of each file (``None``: missing or unreadable); relative paths from the working directory.
+
+    A generated law's name (``gen-s0-0042``) stands for the text the generator gives it now
+    (:mod:`etc_fast.tasks.generate`; its generator version is part of the text), hashed as the
+    file ``--out`` would write."""
+    return {p: _generated_sha256(p) if _is_generated(p) else _sha256(Path(p).expanduser()) for p in paths}
+
+
+def _is_generated(name: str) -> bool:
+    from etc_fast.tasks import is_generated_task
+
+    return is_generated_task(name)
+
+
+def _generated_sha256(name: str) -> str | None:
+    from etc_fast.tasks.generate import law_by_name
+
+    try:
+        return law_by_name(name).sha256
+    except ValueError:
+        return None
 
 
 def stored_inputs(resolved: Any) -> dict[str, str] | None:
@@ -94,6 +113,12 @@ class ChangedInput:
         n = len(self.trials)
         shown = ", ".join(self.trials[:_SHOWN]) + (f" and {n - _SHOWN} more" if n > _SHOWN else "")
         read = f"; {n} stored trial{'s' if n != 1 else ''} read it ({shown})" if n else ""
+        if _is_generated(self.path):
+            from etc_fast.tasks.generate import GENERATOR_VERSION
+
+            what = (f"is not the law this version of the generator ({GENERATOR_VERSION}) draws (SHA-256 recorded "
+                    f"{self.stored[:_SHORT]}, now {(self.now or 'none')[:_SHORT]})")
+            return f"generated task {self.path} {what}{read}"
         return f"custom task file {self.path} {what}{read}"
 
 
@@ -181,7 +206,9 @@ def prompt_sources(config: Any) -> dict[str, Any]:
     from etc_fast.llm import NewtonBenchTexts
 
     texts = NewtonBenchTexts(config.llm.newtonbench_path)
-    names = sorted({t for g in config.grids for t in g.tasks if not t.endswith((".yaml", ".yml"))})
+    from etc_fast.tasks import is_custom_task
+
+    names = sorted({t for g in config.grids for t in g.tasks if not is_custom_task(t)})
     try:
         texts.check_tasks(names)
     except ValueError:

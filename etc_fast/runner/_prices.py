@@ -56,33 +56,13 @@ def _inline(value: str, models: Sequence[str]) -> dict[str, dict[str, float]]:
 
 
 def _file(value: str) -> dict[str, dict[str, float]]:
-    from etc_fast.runner._config import ConfigError, _Parser, _UniqueKeyLoader
+    from etc_fast.runner._config import ConfigError, _Parser, read_yaml_file
 
     path = Path(value)
     if not path.is_file():
         raise ConfigError("command line", "--prices", f"{value!r} is neither input=USD,output=USD nor a prices file "
                           "(no such file)")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(value, "", f"cannot read the prices file: {exc.strerror or exc}") from None
-    if len(data) > _MAX_BYTES:
-        raise ConfigError(value, "", f"the prices file is {len(data):,} bytes; the limit is {_MAX_BYTES:,}")
-    import yaml
-
-    from etc_fast._yaml import decode_text, nesting_problem
-
-    try:
-        text = decode_text(data)
-    except ValueError as exc:
-        raise ConfigError(value, "", str(exc)) from None
-    problem = nesting_problem(text)
-    if problem is not None:
-        raise ConfigError(value, "", problem)
-    try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise ConfigError(value, "", f"not valid YAML: {exc}") from None
+    raw = read_yaml_file(path, value, _MAX_BYTES, f"the prices file is larger than {_MAX_BYTES // 2**20} MiB")
     if raw is None:
         raise ConfigError(value, "", "the prices file is empty")
     return _Parser(value).prices(raw, key="")

@@ -98,6 +98,16 @@ def _starter_loop(q: queue.SimpleQueue) -> None:
 
 
 def popen_child(**kwargs) -> subprocess.Popen:
+    """Start ``subprocess.Popen(**kwargs)`` from the one long-lived starter thread and return the process.
+
+    Starting every helper process from that thread keeps its ``PR_SET_PDEATHSIG`` tied to a thread that
+    lives as long as this process (not to the calling trial thread). A fork done after a start gets a
+    starter of its own.
+
+    Raises:
+        ZygoteError: The starter did not answer within ``START_S`` seconds.
+        Exception: Whatever ``Popen`` raised, re-raised here.
+    """
     global _starter
     with _starter_lock:
         if _starter is None or _starter[0] != os.getpid():
@@ -256,6 +266,9 @@ class Zygote:
 
 
 def reap_child(proc: subprocess.Popen, grace: float = 0.0) -> None:
+    """End ``proc`` and collect it: wait up to ``grace`` seconds for it to exit on its own, then SIGKILL its
+    process group and the process itself, and wait for it (at most 5 s more).
+    """
     if grace:
         try:
             proc.wait(timeout=grace)

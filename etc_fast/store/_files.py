@@ -134,6 +134,12 @@ def is_finished(entry: Mapping[str, Any]) -> bool:
 
 
 def parse_line(raw: bytes) -> dict[str, Any] | None:
+    """One ``trials.jsonl`` line as its entry, or None when it is not one.
+
+    An entry is a JSON object with a string ``trial_id`` and an object ``summary``; undecodable bytes,
+    invalid JSON or another shape give None (the caller decides whether that is a torn last line or
+    damage).
+    """
     try:
         entry = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
@@ -266,6 +272,9 @@ def export_parquet(run_dir: str | os.PathLike[str]) -> Path:
 
 
 def write_parquet(root: Path, entries: Iterable[Mapping[str, Any]]) -> Path:
+    """Write ``entries`` (trial entries, in order) as ``root/trials.parquet``, replacing the file atomically,
+    and return its path.
+    """
     frame = entries_frame(entries)
     with replacing(root / PARQUET) as tmp:
         frame.write_parquet(tmp)

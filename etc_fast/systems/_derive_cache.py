@@ -89,7 +89,7 @@ class DerivedTableCache:
         ``derive_from(n0)`` (the experiments from ``n0`` on); else ``derive_from(0)``."""
         kept = self._kept
         n0 = None if kept is None else kept.prefix_of(key, requests, arrays)
-        if n0 is None:
+        if kept is None or n0 is None:  # n0 is None whenever nothing is kept
             rows = derive_from(0)
         elif n0 == len(requests):
             rows = kept.rows

@@ -32,6 +32,7 @@ __all__ = [
     "Variable",
     "get_task",
     "is_custom_task",
+    "is_generated_task",
     "list_tasks",
     "task_view",
 ]
@@ -40,8 +41,27 @@ _CUSTOM_SUFFIXES = (".yaml", ".yml")
 
 
 def is_custom_task(name: str | os.PathLike) -> bool:
-    """Whether ``name`` names a custom task file (a path ending in .yaml or .yml)."""
-    return isinstance(name, (str, os.PathLike)) and str(name).lower().endswith(_CUSTOM_SUFFIXES)
+    """Whether ``name`` names a custom task: a task file (a path ending in .yaml or .yml) or a
+    generated law (``gen-s0-0042``, :mod:`etc_fast.tasks.generate`), which is a custom task whose
+    text is generated instead of read."""
+    return isinstance(name, (str, os.PathLike)) and (
+        str(name).lower().endswith(_CUSTOM_SUFFIXES) or is_generated_task(name)
+    )
+
+
+def is_generated_task(name: object) -> bool:
+    """Whether ``name`` names a generated law (``gen-s<seed>-<index>``)."""
+    from etc_fast.tasks.generate import is_generated_name
+
+    return is_generated_name(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _generated_task(name: str) -> Task:
+    from etc_fast.tasks._custom import load_custom_text
+    from etc_fast.tasks.generate import law_by_name
+
+    return load_custom_text(law_by_name(name).text, name, name)
 
 
 def list_tasks() -> list[str]:
@@ -86,7 +106,8 @@ def get_task(
     """A task by module name, or a custom task by YAML path.
 
     Args:
-        name: A NewtonBench module (``"m0_gravity"``) or a path ending in ``.yaml``/``.yml``.
+        name: A NewtonBench module (``"m0_gravity"``), a path ending in ``.yaml``/``.yml``, or a
+            generated law's name (``"gen-s0-0042"``).
         difficulty: ``easy``/``medium``/``hard`` (ignored for custom tasks, which have one law).
         law_version: ``v0``/``v1``/``v2`` (ignored for custom tasks).
         system: NewtonBench's system: ``vanilla_equation`` (the default: a :class:`Task`, the
@@ -106,6 +127,10 @@ def get_task(
 
     if system not in SYSTEMS:
         raise TaskError(f"unknown system {system!r} for {name}; valid: {', '.join(SYSTEMS)}")
+    if is_generated_task(name):
+        if system != "vanilla_equation":
+            raise TaskError(f"{name}: custom tasks have only the vanilla_equation system, not {system!r}")
+        return _generated_task(str(name))
     if is_custom_task(name):
         if system != "vanilla_equation":
             raise TaskError(f"{Path(name).name}: custom tasks have only the vanilla_equation system, not {system!r}")

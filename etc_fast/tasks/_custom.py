@@ -46,7 +46,7 @@ import numpy as np
 
 from etc_fast.tasks._base import Task, Variable
 
-__all__ = ["TaskError", "load_custom_task", "CUSTOM"]
+__all__ = ["TaskError", "load_custom_task", "load_custom_text", "CUSTOM"]
 
 #: Difficulty and law version of every custom task.
 CUSTOM = "custom"
@@ -66,11 +66,16 @@ _OUTPUT_FIELDS = ("name", "description")
 _VAR_REQUIRED = ("name", "description", "scale", "low", "high")
 _VAR_OPTIONAL = ("key", "default")
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-# Names the hypothesis language gives a meaning of its own; a variable may not take them.
-_RESERVED = frozenset(
-    {"pi", "e", "inf", "nan", "np", "numpy", "math", "sin", "cos", "tan", "asin", "acos", "atan", "exp", "log",
-     "sqrt", "abs", "degrees", "radians", "pow"}
-)
+
+
+def _reserved() -> frozenset[str]:
+    """Names the hypothesis language gives a meaning of its own, which a variable or a constant may
+    not take: its constants and modules, and every function it calls without a module prefix (from
+    :mod:`etc_fast.expr._functions`, the one table of the law language's functions; imported on use,
+    as the parser is)."""
+    from etc_fast.expr import BARE_NAMES
+
+    return frozenset({"pi", "e", "inf", "nan", "np", "numpy", "math"}) | BARE_NAMES
 
 
 class TaskError(ValueError):
@@ -193,7 +198,7 @@ def _variables(check: _Checker, raw: Any) -> tuple[Variable, ...]:
         f = f"variables[{i}]"
         check.mapping(item, f, _VAR_REQUIRED, _VAR_OPTIONAL)
         name = check.identifier(item["name"], f"{f}.name")
-        if name in _RESERVED:
+        if name in _reserved():
             raise check.fail(f"{f}.name", f"{name!r} is reserved in the hypothesis language; choose another name")
         if name in seen_names:
             raise check.fail(f"{f}.name", f"duplicate variable name {name!r} (also variables[{seen_names[name]}])")
@@ -229,7 +234,7 @@ def _constants(check: _Checker, raw: Any, names: tuple[str, ...]) -> dict[str, f
     out: dict[str, float] = {}
     for k, v in raw.items():
         name = check.identifier(k, "constants")
-        if name in _RESERVED or name in names:
+        if name in _reserved() or name in names:
             raise check.fail(f"constants.{name}", "clashes with a variable or a reserved name")
         x = check.number(v, f"constants.{name}")
         if x == 0:
@@ -290,9 +295,7 @@ def load_custom_task(path: str | Path) -> Task:
         TaskError: the file cannot be read or parsed, or a field is missing, unknown or invalid;
             the message names the file and the field.
     """
-    import yaml
-
-    from etc_fast._yaml import decode_text, nesting_problem
+    from etc_fast._yaml import decode_text
 
     path = Path(path)
     check = _Checker(path.name)
@@ -307,6 +310,26 @@ def load_custom_task(path: str | Path) -> Task:
         text = decode_text(data)
     except ValueError as exc:
         raise check.fail(None, str(exc)) from None
+    return load_custom_text(text, path.name, str(path))
+
+
+def load_custom_text(text: str, label: str, source: str) -> Task:
+    """Load and validate the text of a custom task file (what :func:`load_custom_task` does after
+    reading the file; the generated laws of :mod:`etc_fast.tasks.generate` come this way).
+
+    Args:
+        text: The YAML text.
+        label: What error messages name (a file name).
+        source: The task's ``source``.
+
+    Raises:
+        TaskError: as :func:`load_custom_task`.
+    """
+    import yaml
+
+    from etc_fast._yaml import nesting_problem
+
+    check = _Checker(label)
     problem = nesting_problem(text)
     if problem is not None:
         raise check.fail(None, problem)
@@ -364,7 +387,7 @@ def load_custom_task(path: str | Path) -> Task:
         param_description=_param_description(variables),
         truth_fn=truth,
         law_expression=program.text,
-        source=str(path),
+        source=source,
         constants=constants,
     )
     _check_finite_share(check, task)

@@ -30,6 +30,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from etc_fast.expr import FUNCTIONS
+
 __all__ = ["PF", "NF", "PC", "NC", "Value", "evaluate", "compile_expression"]
 
 #: Number kinds: Python float, NumPy float64, Python complex, NumPy complex128.
@@ -237,54 +239,80 @@ class _Evaluator:
         if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("np", "math")):
             raise ValueError(f"unsupported call {ast.unparse(node)!r} in law expression")
         lib, name = func.value.id, func.attr
-        if len(node.args) != 1 or node.keywords:
-            raise ValueError(f"{lib}.{name} takes one argument in a law expression")
-        x = self.visit(node.args[0])
-        if lib == "np":
-            return self._numpy_call(name, x)
-        return self._math_call(name, x)
-
-    def _numpy_call(self, name: str, x: Value) -> Value:
-        fn = _NUMPY_FUNCS.get(name)
+        table = _NUMPY_FUNCS if lib == "np" else _MATH_FUNCS
+        fn = table.get(name)
         if fn is None:
-            raise ValueError(f"unsupported function np.{name}")
-        real = fn(x.re)
-        cres = fn(x.z) if x.is_complex.any() else np.zeros(self.n, dtype=np.complex128)
-        kind = np.where(x.is_complex, NC, NF).astype(np.int8)
-        out = _merge(kind, real, cres, x.err.copy(), x.cx)
+            raise ValueError(f"unsupported function {lib}.{name} in a law expression (the law language's "
+                             f"functions, as {lib} spells them: {', '.join(sorted(table))})")
+        if len(node.args) != fn.arity or node.keywords:
+            raise ValueError(f"{lib}.{name} takes {fn.arity} argument{'s' if fn.arity > 1 else ''} in a law expression")
+        args = [self.visit(a) for a in node.args]
+        if lib == "np":
+            return self._numpy_call(fn.ufunc, args)
+        return self._math_call(name, args)
+
+    def _numpy_call(self, fn, args: list[Value]) -> Value:
+        is_complex = np.zeros(self.n, dtype=bool)
+        err = np.zeros(self.n, dtype=bool)
+        cx = np.zeros(self.n, dtype=bool)
+        for a in args:
+            is_complex |= a.is_complex
+            err |= a.err
+            cx |= a.cx
+        real = fn(*[a.re for a in args])
+        cres = np.zeros(self.n, dtype=np.complex128)
+        if is_complex.any():
+            try:
+                res = fn(*[a.z for a in args])
+            except TypeError:  # a function of reals only (cbrt, arctan2, hypot, ...): Python raises
+                err = err | is_complex
+            else:
+                if np.iscomplexobj(res):
+                    cres = res
+                else:  # abs of a complex number is its real modulus
+                    real = np.where(is_complex, res, real)
+                    is_complex = np.zeros(self.n, dtype=bool)
+        kind = np.where(is_complex, NC, NF).astype(np.int8)
+        out = _merge(kind, real, cres, err, cx)
         if self.fp_raise:
-            flag_r = _nonfinite_from_finite(real, x.re)
-            flag_c = _nonfinite_from_finite(cres.real, x.re, x.im) | _nonfinite_from_finite(cres.imag, x.re, x.im)
-            out.err |= np.where(x.is_complex, flag_c, flag_r)
+            flag_r = _nonfinite_from_finite(real, *[a.re for a in args])
+            parts = [p for a in args for p in (a.re, a.im)]
+            flag_c = _nonfinite_from_finite(cres.real, *parts) | _nonfinite_from_finite(cres.imag, *parts)
+            out.err |= np.where(is_complex, flag_c, flag_r)
         return out
 
-    def _math_call(self, name: str, x: Value) -> Value:
+    def _math_call(self, name: str, args: list[Value]) -> Value:
+        x = args[0]
+        err = np.zeros(self.n, dtype=bool)
+        cx = np.zeros(self.n, dtype=bool)
+        for a in args:
+            err |= a.err | a.is_complex  # math.* of a complex: TypeError
+            cx |= a.cx | a.is_complex
         if name == "radians":
             real, raised = x.re * _DEG, np.zeros(self.n, dtype=bool)
         elif name == "degrees":
             real, raised = x.re / _DEG, np.zeros(self.n, dtype=bool)
         else:
-            fn = _MATH_FUNCS.get(name)
-            if fn is None:
-                raise ValueError(f"unsupported function math.{name}")
-            real = fn(x.re)
-            raised = _nonfinite_from_finite(real, x.re)  # ValueError (domain) / OverflowError
-        err = x.err | raised | x.is_complex  # math.* of a complex: TypeError
-        return _real(real, PF, err, x.cx | x.is_complex)
+            real = _MATH_FUNCS[name].ufunc(*[a.re for a in args])
+            raised = _nonfinite_from_finite(real, *[a.re for a in args])  # ValueError (domain) / OverflowError
+        return _real(real, PF, err | raised, cx)
 
 
-_NUMPY_FUNCS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan}
-_MATH_FUNCS = {
-    "exp": np.exp,
-    "log": np.log,
-    "sqrt": np.sqrt,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
-    "asin": np.arcsin,
-    "acos": np.arccos,
-    "atan": np.arctan,
-}
+def _spelled(module) -> dict:
+    """The law language's functions under the names ``module`` has for them (``np.arcsin``,
+    ``math.asin``); ``pow`` is left out (a law writes ``**``)."""
+    out = {}
+    for f in FUNCTIONS.values():
+        if f.name == "pow":
+            continue
+        for name in (f.name, *f.aliases):
+            if hasattr(module, name):
+                out[name] = f
+    return out
+
+
+_NUMPY_FUNCS = _spelled(np)
+_MATH_FUNCS = _spelled(math)
 
 
 @functools.lru_cache(maxsize=512)
@@ -304,8 +332,8 @@ def evaluate(
 
     Args:
         text: A Python expression over input names, module constants, numbers, ``np.``/``math.``
-            functions (exp, log, sqrt, sin, cos, tan; math also asin, acos, atan, degrees, radians)
-            and ``+ - * / **``.
+            calls of the law language's functions (:mod:`etc_fast.expr._functions`) under the names
+            the module has for them, and ``+ - * / **``.
         inputs: name -> float64[n] (each treated as a Python float per point).
         constants: module constant name -> value (Python floats).
         fp_raise: evaluate inside ``np.errstate(over/divide/invalid='raise', under='ignore')``.

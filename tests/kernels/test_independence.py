@@ -7,7 +7,7 @@ from pathlib import Path
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 # typing: the TypedDict of the JIT options (kernels/_jit.py), so `@njit(**JIT)` type-checks
-ALLOWED = {"numpy", "numba", "kernels", "math", "hashlib", "pathlib", "importlib", "__future__", "typing", "functools"}
+ALLOWED = {"numpy", "numba", "kernels", "math", "hashlib", "pathlib", "importlib", "__future__", "typing", "functools", "ast", "json"}  # standard-library modules the cache guard (_jit.py) reads sources and stamps with
 
 
 def test_kernel_sources_import_only_numpy_and_numba():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import numpy.testing as npt
 import pytest

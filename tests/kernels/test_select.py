@@ -32,7 +32,7 @@ from kernels.step import (
     step_constants,
 )
 from tests.kernels._jit_checks import assert_safe_jit_options, needs_jit
-from tests.reference import acquisition_step_ref, eligible_set_ref, select_batch_ref, select_random_ref
+from tests.reference import acquisition_step_ref, select_batch_ref, select_random_ref
 
 nan, inf = float("nan"), float("inf")
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGETS = ["tests/kernels", "tests/test_expr.py", "tests/test_acquisition.py"]
+TARGETS = ["tests/kernels", "tests/test_expr.py", "tests/acquisition/test_acquisition.py"]
 
 
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="already running without the JIT")

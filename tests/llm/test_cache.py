@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from etc_fast.llm import CacheError, CachedReply, CacheMiss, LLMClient, ResponseCache, cache_key, canonical_request
+from etc_fast.llm import CachedReply, CacheError, CacheMiss, LLMClient, ResponseCache, cache_key, canonical_request
 from tests.llm._server import ok
 from tests.llm.conftest import fast_settings
 

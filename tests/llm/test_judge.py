@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from etc_fast.llm import LLMClient, LLMConfigError
-from etc_fast.evaluate._llm_judge import DEFAULT_JUDGE_MODEL, LLMJudge, judge_settings, parse_verdict
-from etc_fast.tasks import get_task
 from etc_fast.errors import InfrastructureError
+from etc_fast.evaluate._llm_judge import DEFAULT_JUDGE_MODEL, LLMJudge, judge_settings, parse_verdict
+from etc_fast.llm import LLMClient, LLMConfigError
+from etc_fast.tasks import get_task
 from tests.llm._server import cut, error, ok
 from tests.llm.conftest import fast_settings
 
@@ -106,8 +106,8 @@ def test_a_call_without_reply_is_no_verdict_and_is_not_retried(serve, status, ki
 
 
 def test_unreachable_judge_gives_judge_status_error_in_the_record(serve):
-    from etc_fast.protocol import TrialSpec, get_configuration, run_trial
     from etc_fast.policies.scripted import ScriptedPolicy
+    from etc_fast.protocol import TrialSpec, get_configuration, run_trial
 
     judge = LLMJudge(client=LLMClient(fast_settings("http://127.0.0.1:9/v1", model="gpt41", max_retries=1), sleep=lambda s: None, environ={}))
     from etc_fast.protocol import Action

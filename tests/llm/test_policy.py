@@ -7,13 +7,13 @@ import dataclasses
 import numpy as np
 import pytest
 
+from etc_fast.errors import InfrastructureError
 from etc_fast.llm import LLMClient, LLMConfigError
 from etc_fast.policies import create_policy
 from etc_fast.policies.llm import LLMPolicy
 from etc_fast.protocol import Observation, get_configuration
 from etc_fast.sampling import bootstrap_probes
 from etc_fast.tasks import get_task, task_view
-from etc_fast.errors import InfrastructureError
 from tests.llm._server import cut, dropped, error, no_choices, not_json, ok, slow
 from tests.llm.conftest import fast_settings
 

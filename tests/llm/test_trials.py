@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from etc_fast.evaluate._llm_judge import LLMJudge
 from etc_fast.llm import LLMClient
 from etc_fast.llm._texts import DEFAULT_TEXTS
-from etc_fast.evaluate._llm_judge import LLMJudge
 from etc_fast.policies.llm import LLMPolicy
 from etc_fast.protocol import TrialSpec, get_configuration, run_trial
 from etc_fast.tasks import get_task, task_view

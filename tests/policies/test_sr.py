@@ -31,9 +31,9 @@ def test_config_names_the_sr_extra_when_pyoperon_is_missing(tmp_path, monkeypatc
 
 
 def _commit(seed=0):
+    from etc_fast.core import Observation
     from etc_fast.policies import create_policy
     from etc_fast.protocol import CONFIGURATIONS
-    from etc_fast.core import Observation
 
     task = _view()
     pol = create_policy("sr", seed=seed, generations=20, population_size=200)

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
+from etc_fast.core import CONFIGURATIONS
 from etc_fast.evaluate._structural import StructuralJudge
 from etc_fast.policies.symbolic import SymbolicPolicy, search
 from etc_fast.policies.symbolic._simplify import simple_numbers
-from etc_fast.core import CONFIGURATIONS
 from etc_fast.tasks import task_view
 from tests._tasks import make_task
 from tests.policies.test_symbolic import _obs, domains, sobol_points

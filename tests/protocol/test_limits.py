@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from etc_fast.labs import EquationLab
-from etc_fast.protocol import Action, TrialRecord
-from etc_fast.protocol import _baseline, _state
+from etc_fast.protocol import Action, TrialRecord, _baseline, _state
 from tests.protocol._helpers import GRAVITY_LAW, committee, draft, experiment, final, make_spec
 
 P = {"mass1": 10.0, "mass2": 20.0, "distance": 3.0}

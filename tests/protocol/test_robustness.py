@@ -7,7 +7,7 @@ import pytest
 
 from etc_fast.policies.scripted import ScriptedPolicy
 from etc_fast.protocol import Action, ProtocolConfig, TrialRecord, TrialSpec, get_configuration, run_trial
-from tests.protocol._helpers import GRAVITY_LAW, analysis, committee, draft, final, make_spec
+from tests.protocol._helpers import analysis, committee, draft, final, make_spec
 
 GOOD = ("C*mass1*mass2/distance**2", "C*mass1*mass2/distance**1.5", "C*(mass1+mass2)/distance")
 

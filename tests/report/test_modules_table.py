@@ -44,8 +44,9 @@ def test_empty_frame(make_frame):
 
 
 def test_noise_levels_keep_their_digits():
-    from etc_fast.report import markdown_table
     import polars as pl
+
+    from etc_fast.report import markdown_table
 
     md = markdown_table(pl.DataFrame({"noise": [0.001, 0.01, 0.0]}))
     assert "| 0.001 |" in md and "| 0.01 |" in md and "| 0 |" in md

@@ -55,7 +55,7 @@ def test_captions_state_the_variants_present(tmp_path):
 
 
 def test_figures_use_paper_labels_and_keep_equal_curves_apart():
-    from etc_fast.report import coverage_curves, table_heatmap, condition_keys
+    from etc_fast.report import condition_keys, coverage_curves, table_heatmap
     from etc_fast.report._figures import coverage_figure, heatmap_figure
 
     rows = fixture_rows()
@@ -68,10 +68,11 @@ def test_figures_use_paper_labels_and_keep_equal_curves_apart():
     fig = coverage_figure(coverage_curves(frame, np.logspace(-4, 1, 41)), keys)
     lines = fig.axes[0].get_lines()
     assert len(lines) == 4
-    ys = [tuple(l.get_ydata()) for l in lines]
+    ys = [tuple(line.get_ydata()) for line in lines]
     assert len(set(ys)) == 1  # the curves coincide ...
-    styles = {(str(l.get_linestyle()), str(l.get_dashes() if hasattr(l, "get_dashes") else ""), l.get_marker()) for l in lines}
-    assert len({l.get_marker() for l in lines}) == 4 and len(styles) == 4  # ... yet each has its own marker and style
+    styles = {(str(ln.get_linestyle()), str(ln.get_dashes() if hasattr(ln, "get_dashes") else ""), ln.get_marker())
+              for ln in lines}
+    assert len({ln.get_marker() for ln in lines}) == 4 and len(styles) == 4  # ... yet each has its own marker and style
     heat = heatmap_figure(table_heatmap(frame), keys)
     labels = [t.get_text() for t in heat.axes[0].get_xticklabels()]
     assert labels == ["Baseline N", "Baseline C", "Var N", "Pair N", "Rand N", "Var C", "Pair C", "Rand C"]

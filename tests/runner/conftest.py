@@ -2,7 +2,6 @@ import pytest
 
 from etc_fast.runner import parse_config
 
-
 SMALL = {
     "name": "t",
     "workers": 2,

@@ -68,7 +68,7 @@ def test_grid_size_is_limited(tmp_path, capsys):
 
 
 def test_grid_size_counts_custom_tasks_once(tmp_path):
-    from etc_fast.runner._config import _grid_size, GridConfig
+    from etc_fast.runner._config import GridConfig, _grid_size
 
     g = GridConfig(model="m", configurations=("a", "b"), tasks=("m0_gravity", "x/task.yaml"),
                    difficulties=("easy", "medium"), law_versions=("v0",), noise=(0.0, 0.1), rollouts=3)

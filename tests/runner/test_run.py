@@ -10,8 +10,7 @@ import polars as pl
 import yaml
 
 from etc_fast.run import main
-from etc_fast.runner import check_manifest, expand_grid, read_trials, replay_run, run_config
-from etc_fast.runner import _replay
+from etc_fast.runner import _replay, check_manifest, expand_grid, read_trials, replay_run, run_config
 from tests.runner._fakes import FakeWorker, fake_evaluation
 
 REPO = Path(__file__).resolve().parents[2]

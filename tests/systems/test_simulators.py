@@ -128,7 +128,9 @@ def test_constant_force_fall_is_exact_kinematics():
 def test_circular_orbit_keeps_its_radius():
     """Inverse-square pull with v = sqrt(F r / m2): the 2-D orbit stays on its circle."""
     r, m2 = 2.0, 1.0
-    law = lambda m1, mm2, d: 4.0 / d**2
+    def law(m1, mm2, d):
+        return 4.0 / d**2
+
     v = math.sqrt(law(1, 1, r) * r / m2)
     out = simulate(
         "m0_gravity",
@@ -222,7 +224,9 @@ def test_m11_complex_counts_bulbs_from_the_heat_difference():
     got = task.experiment([{"m": 1.5, "c": 800.0, "delta_T": 12.0}], rng_seed=7)[0]
     rs = np.random.RandomState(7)
     r = rs.uniform(0.7, 1.2)
-    q = lambda c: 1.5 * c * 12.0**2.5
+    def q(c):
+        return 1.5 * c * 12.0**2.5
+
     assert got == int(
         abs(q(800.0) - q(800.0 * r))
         / (1.5 * 800.0 / 100.0)

@@ -48,7 +48,7 @@ def test_ground_truth_text_in_newtonbench_style(key, text):
 
 
 def test_ground_truth_texts_name_constants_not_values():
-    for module, args, _ in REFERENCE_V0:
+    for module, _args, _ in REFERENCE_V0:
         for d in ("easy", "medium", "hard"):
             for v in ("v0", "v1", "v2"):
                 text = get_task(module, d, v).ground_truth_text

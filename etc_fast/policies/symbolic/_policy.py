@@ -60,12 +60,13 @@ import numpy as np
 from scipy.stats import qmc
 
 from etc_fast.core import Action, Observation, ProtocolConfig, TaskView
-from etc_fast.expr import LITERALS, fitted_numbers
+from etc_fast.expr import FUNCTIONS, LITERALS, fitted_numbers, sympy_functions
 from etc_fast.expr._numbers import LITERAL
 from etc_fast.policies.symbolic._criterion import criterion_ranked, implied_noise, predicts_unseen
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
 from etc_fast.policies.symbolic._incremental import IncrementalSearch, array_digest
+from etc_fast.policies.symbolic._memory import HEADROOM_MB
 from etc_fast.policies.symbolic._search import (
     DEFAULT_TIME_LIMIT_S,
     SCORE_DIGITS,
@@ -202,8 +203,8 @@ def is_confident(result: SearchResult, margin: int = 3, noisy: bool = False, noi
     return True
 
 
-_FUNCTIONS = frozenset({"exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
-                        "radians", "degrees", "abs"})
+#: The law language's functions (their one table, :mod:`etc_fast.expr._functions`).
+_FUNCTIONS = frozenset(FUNCTIONS)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
@@ -220,7 +221,7 @@ def same_law(a: str, b: str) -> bool:
 
     names = {n for n in _NAME.findall(a + " " + b) if n not in _FUNCTIONS}
     local = {n: sp.Symbol(n) for n in names}
-    local.update({"radians": lambda x: x * sp.pi / 180, "degrees": lambda x: x * 180 / sp.pi})
+    local.update(sympy_functions())
     try:
         ea, eb = (sp.parse_expr(snap_literals(t, SCORE_DIGITS), local_dict=local) for t in (a, b))
         ea, eb = (e.xreplace({f: sp.Rational(str(f)) for f in e.atoms(sp.Float)}) for e in (ea, eb))
@@ -261,6 +262,9 @@ class SymbolicPolicy:
             search's laws with that exponent step (:meth:`_snapped`), on an equation's observations
             and on a system's derived table alike: the committed law is snapped by evidence while
             the exploration's committees keep their fitted exponents. On by default.
+        memory_limit_mb: Memory a search may add to its process, in MiB (``None``: the
+            default of ``SearchLimits.memory_limit_mb``, 4096); past it the trial fails with error
+            kind ``memory_limit``.
 
     Attributes:
         last_search: The result of the latest search.
@@ -270,7 +274,8 @@ class SymbolicPolicy:
 
     def __init__(self, seed: int = 0, time_limit_s: float | None = DEFAULT_TIME_LIMIT_S, committee_size: int = 5,
                  baseline_batch: int | None = None, margin: int = 3, limits: SearchLimits | None = None,
-                 snap_exponents: bool = False, synthesis_snap: bool = True, **removed: Any) -> None:
+                 snap_exponents: bool = False, synthesis_snap: bool = True, memory_limit_mb: int | None = None,
+                 **removed: Any) -> None:
         if "time_budget_s" in removed:
             raise ValueError("time_budget_s is gone: it silently shortened searches on a busy machine. The search "
                              "is bounded by counts (limits); time_limit_s is a wall-clock limit that fails the "
@@ -287,6 +292,12 @@ class SymbolicPolicy:
         if not isinstance(synthesis_snap, bool):
             raise ValueError(f"synthesis_snap must be true or false, got {synthesis_snap!r}")
         self.synthesis_snap = synthesis_snap
+        if memory_limit_mb is not None:  # the search's memory bound (SearchLimits.memory_limit_mb)
+            if not (isinstance(memory_limit_mb, int) and not isinstance(memory_limit_mb, bool)
+                    and memory_limit_mb >= HEADROOM_MB):
+                raise ValueError(f"memory_limit_mb must be a whole number of MiB, at least {HEADROOM_MB} (the least a "
+                                 f"search starts with), got {memory_limit_mb!r}")
+            limits = dataclasses.replace(limits if limits is not None else SearchLimits(), memory_limit_mb=memory_limit_mb)
         if snap_exponents:
             base = limits if limits is not None else SearchLimits()
             limits = dataclasses.replace(base, exponent_simplify_top=base.simplify_top)

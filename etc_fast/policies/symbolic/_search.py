@@ -54,6 +54,7 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
+from typing import ParamSpec, TypeVar
 
 import numpy as np
 from scipy.optimize import least_squares
@@ -74,6 +75,7 @@ from etc_fast.policies.symbolic._grammar import (
     make_atoms,
 )
 from etc_fast.policies.symbolic._lsq import _best_third_columns, error_scale, refit_relative
+from etc_fast.policies.symbolic._memory import DEFAULT_MEMORY_LIMIT_MB, memory_bound
 from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
 from etc_fast.policies.symbolic._simplify import ALPHA as SIMPLIFY_ALPHA
 from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants, simplify_exponents
@@ -248,6 +250,8 @@ class SearchLimits:
         cexp_refine: Starts refined per compound family.
         cexp_nfev: Residual evaluations of each refinement and polish there.
         cexp_snaps: Exponent roundings tried per refined compound fit.
+        memory_limit_mb: Address space a search may add to its process, in MiB: an
+            allocation past it fails the trial with error kind ``memory_limit`` (:mod:`._memory`).
     """
 
     max_views: int = 12
@@ -279,6 +283,7 @@ class SearchLimits:
     cexp_refine: int = 2
     cexp_nfev: int = 60
     cexp_snaps: int = 3
+    memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB
 
     def __post_init__(self) -> None:
         may_be_zero = {"exponent_simplify_top"}  # a step that is off by default
@@ -710,19 +715,84 @@ def _exponent_se(L: np.ndarray, t: np.ndarray, w: np.ndarray | None = None) -> n
     return np.where(np.isfinite(se), se, 0.0)
 
 
+#: Most inputs whose exponent a sparse library monomial moves away from its centre (see
+#: :func:`_library`): a pair covers the second term of a two-term law that differs from the first in
+#: two inputs and an exponential's argument in two inputs; its count is ``C(m, 2) w^2``, quadratic in
+#: the number of inputs ``m`` (``w``: exponent values per input within the half width).
+SPARSE_LEVEL = 2
+
+
 def _library(m: int, center: np.ndarray | None, half_width: float, max_size: int) -> np.ndarray:
-    """Exponent vectors (L, m) on the half-integer grid around ``center`` (within [-4, 4])."""
+    """Exponent vectors (L, m) on the half-integer grid around ``center`` (within [-4, 4]), at most
+    ``max_size`` of them.
+
+    The whole grid when it fits, its half width narrowed by halves as needed (the product of the
+    per-input counts: exponential in ``m``). When even the narrowest grid does not fit, a sparse
+    library (:func:`_sparse_library`): the monomials that move at most ``k`` exponents away from
+    the centre, at the widest half width where ``k`` reaches :data:`SPARSE_LEVEL` (or the narrowest),
+    ``k`` as large as fits. Its size is ``sum_{j <= k} e_j(w)`` (``e_j`` the elementary symmetric
+    polynomial of the per-input counts ``w`` of moved values), at most ``max_size``, so every library
+    grows polynomially with the inputs.
+    """
+    width = half_width
     while True:
-        axes = []
-        for j in range(m):
-            c = 0.0 if center is None else float(np.clip(np.round(center[j] * 2) / 2, -4, 4))
-            axes.append(_HALVES[(_HALVES >= c - half_width - 1e-9) & (_HALVES <= c + half_width + 1e-9)])
+        axes = _lib_axes(m, center, width)
         size = int(np.prod([len(a) for a in axes]))
-        if size <= max_size or half_width <= 0.5:
+        if size <= max_size or width <= 0.5:
             break
-        half_width -= 0.5
-    grids = np.meshgrid(*axes, indexing="ij")
-    return np.column_stack([g.ravel() for g in grids]) if m else np.zeros((1, 0))
+        width -= 0.5
+    if size <= max_size:
+        grids = np.meshgrid(*axes, indexing="ij")
+        return np.column_stack([g.ravel() for g in grids]) if m else np.zeros((1, 0))
+    return _sparse_library(m, center, half_width, max_size)
+
+
+def _lib_axes(m: int, center: np.ndarray | None, width: float) -> list[np.ndarray]:
+    axes = []
+    for j in range(m):
+        c = 0.0 if center is None else float(np.clip(np.round(center[j] * 2) / 2, -4, 4))
+        axes.append(_HALVES[(_HALVES >= c - width - 1e-9) & (_HALVES <= c + width + 1e-9)])
+    return axes
+
+
+def _level_sizes(moved: Sequence[int], top: int) -> list[int]:
+    """Monomials that move exactly ``j`` inputs, ``j = 0..top`` (``moved``: values per input besides
+    the centre's): the elementary symmetric polynomials of ``moved``."""
+    poly = [1] + [0] * top
+    for w in moved:
+        for j in range(top, 0, -1):
+            poly[j] += poly[j - 1] * w
+    return poly
+
+
+def _sparse_library(m: int, center: np.ndarray | None, half_width: float, max_size: int) -> np.ndarray:
+    """The centre and the monomials that move at most ``k`` of its exponents (see :func:`_library`).
+
+    Rows: the centre, then level by level (one moved input, two, ...), inputs in index order and
+    values ascending within a level. Never more than ``max_size`` rows.
+    """
+    c = np.zeros(m) if center is None else np.clip(np.round(np.asarray(center, dtype=np.float64) * 2) / 2, -4, 4)
+    width, level = half_width, 0
+    while True:
+        axes = _lib_axes(m, center, width)
+        moves = [a[np.abs(a - cj) > 1e-9] for a, cj in zip(axes, c)]
+        sizes = _level_sizes([len(v) for v in moves], min(m, max(SPARSE_LEVEL, 1) + 8))
+        total, level = 0, -1
+        for j, sz in enumerate(sizes):
+            if total + sz > max_size:
+                break
+            total, level = total + sz, j
+        if level >= min(SPARSE_LEVEL, m) or width <= 0.5:
+            break
+        width -= 0.5
+    rows = [c.copy()]
+    for j in range(1, max(level, 0) + 1):
+        for sub in itertools.combinations(range(m), j):
+            for vals in itertools.product(*(moves[i] for i in sub)):
+                r = c.copy()
+                r[list(sub)] = vals
+                rows.append(r)
+    return np.array(rows[:max_size], dtype=np.float64).reshape(-1, m)
 
 
 def _lib_values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
@@ -1037,6 +1107,25 @@ def _simplify_noisy(col: _Collector, lim: SearchLimits, alpha: float = SIMPLIFY_
 # ----------------------------------------------------------------------------------------
 # Entry point
 # ----------------------------------------------------------------------------------------
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _memory_bounded(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run ``fn`` with the process's memory bounded by its ``limits`` argument's ``memory_limit_mb``
+    (:func:`._memory.memory_bound`; the default :class:`SearchLimits` when none is given)."""
+
+    @functools.wraps(fn)
+    def bounded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        limits = kwargs.get("limits")
+        bound = (limits or SearchLimits()).memory_limit_mb if isinstance(limits, (SearchLimits, type(None))) else None
+        with memory_bound(bound):
+            return fn(*args, **kwargs)
+
+    return bounded
+
+
+@_memory_bounded
 def search(
     X: np.ndarray,
     y: np.ndarray,
@@ -1051,7 +1140,9 @@ def search(
     output_unit: str | None = None,
     monomials_only: bool = False,
 ) -> SearchResult:
-    """Search the grammar for laws explaining ``y`` from ``X``.
+    """Search the grammar for laws explaining ``y`` from ``X``, the process's memory bounded by
+    ``limits.memory_limit_mb`` meanwhile (an allocation past it raises :class:`SearchMemoryLimit`,
+    error kind ``memory_limit``).
 
     The work is bounded by the counts in ``limits``, so the result depends only on the inputs.
     ``time_limit_s`` is a hard wall-clock limit, checked between families: past it the search

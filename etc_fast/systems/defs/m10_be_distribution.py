@@ -68,11 +68,20 @@ def simulate_complex(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.rand
 
 
 def forward_simple(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: each candidate's radiance ``n(omega, T) omega^3`` at the probed frequency.
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     T, w = f.col("temperature"), f.col("probe_frequency")
     return (eval_programs(f.packed, np.column_stack([w, T])) * w**3)[:, :, None, None]
 
 
 def forward_complex(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: each candidate's power ``n omega^3`` integrated over the band
+    ``center +- bandwidth/2`` by 16-point Gauss-Legendre (NewtonBench integrates with QUADPACK).
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     T, c, bw = f.col("temperature"), f.col("center_frequency"), f.col("bandwidth")
     nodes, weights = GL16
     w = (c[:, None] + 0.5 * bw[:, None] * nodes[None, :]).ravel()

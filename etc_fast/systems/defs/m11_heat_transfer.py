@@ -89,11 +89,21 @@ def _heat(f: ForwardInput) -> tuple[np.ndarray, ...]:
 
 
 def forward_simple(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: the expected total power ``0.8 Q / (m c / 100)``: the three channels summed and
+    the U(0.18, 0.22) loss at its mean.
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     _, _, _, t, q0 = _heat(f)
     return (0.8 * q0 / t)[:, :, None, None]
 
 
 def forward_complex(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: the expected (untruncated) bulb count, ``0.8 E|Q(c) - Q(c r)| / (m c / 100)`` over
+    ``r ~ U(0.7, 1.2)``, by 8-point Gauss-Legendre on each side of the kink at ``r = 1``.
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     m, c, dT, t, q0 = _heat(f)
     # E|Q(c) - Q(c r)| for r ~ U(0.7, 1.2): the integrand has a kink at r = 1 (c_alt = c),
     # so each side gets its own 8-point Gauss-Legendre rule.

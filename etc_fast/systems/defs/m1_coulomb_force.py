@@ -73,10 +73,19 @@ def _run(kw: dict[str, Any], law: Law, noise: Noise, *, energy: bool) -> object:
 
 
 def simulate_simple(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    """NewtonBench's simple system: the moving charge's velocity over time (see ``_run``).
+
+    ``kw`` holds the requested controls (defaults filled in here), ``law`` the force law and ``noise`` the
+    reading noise; ``legacy`` (NewtonBench's global generator) is not used by this system.
+    """
     return _run(kw, law, noise, energy=False)
 
 
 def simulate_complex(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    """NewtonBench's complex system: the moving charge's kinetic energy over time (see ``_run``).
+
+    Arguments as :func:`simulate_simple`.
+    """
     return _run(kw, law, noise, energy=True)
 
 

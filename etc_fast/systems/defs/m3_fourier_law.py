@@ -80,12 +80,23 @@ def _power(f: ForwardInput) -> tuple[np.ndarray, ...]:
 
 
 def forward_simple(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: each candidate's linear temperature profile at the record's probe positions.
+
+    Returns float64[P, n_exp, 1, 20] (candidate, experiment, channel, point), NaN where undefined and past an
+    experiment's points.
+    """
     k, A, dT, d, Pw = _power(f)
     x = series(f.n_exp, f.n_points(), d)  # [n_exp, 20]
     return (dT[None, :, None] - Pw / (k * A)[None, :, None] * x[None])[:, :, None, :]
 
 
 def forward_complex(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: each candidate's heat flux ``-k dT/dx`` of the exponential profile, differentiated
+    the way ``np.gradient`` does, experiments of one length at a time.
+
+    Returns float64[P, n_exp, 1, 20] (candidate, experiment, channel, point), NaN where undefined and past an
+    experiment's points.
+    """
     k, A, dT, d, Pw = _power(f)
     n = f.n_points()
     x = series(f.n_exp, n, d)  # [n_exp, 20]

@@ -31,6 +31,11 @@ guard = precheck_guard
 
 
 def simulate_simple(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    """NewtonBench's simple system: the refraction angle (degrees) between two media given by their speeds.
+
+    The indices are ``3e8 / speed``; the incidence angle is wrapped as NewtonBench does. Returns
+    ``{"refraction_angle": text}``, ``"invalid"`` when the law gives a non-finite angle.
+    """
     s1, s2 = kw.get("speed_medium1", 3.0e8), kw.get("speed_medium2", 2.0e8)
     theta1 = wrap_angle(wrap_angle(kw.get("incidence_angle", 30.0)))
     n1, n2 = 3.0e8 / s1, 3.0e8 / s2
@@ -41,6 +46,10 @@ def simulate_simple(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.rando
 
 
 def simulate_complex(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    """NewtonBench's complex system: the angle after three layers, the first interface's angle fed to the second.
+
+    Returns ``{"final_refraction_angle": text}``, ``"invalid"`` when either interface gives a non-finite angle.
+    """
     n1 = kw.get("refractive_index_1", 1.0)
     n2 = kw.get("refractive_index_2", 1.5)
     n3 = kw.get("refractive_index_3", 1.33)
@@ -55,12 +64,22 @@ def simulate_complex(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.rand
 
 
 def forward_simple(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: each candidate's refraction angle from the speeds' indices and the
+    wrapped incidence angle.
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     n1, n2 = 3.0e8 / f.col("speed_medium1"), 3.0e8 / f.col("speed_medium2")
     out = eval_programs(f.packed, np.column_stack([n1, n2, wrap(wrap(f.col("incidence_angle")))]))
     return np.where(np.isfinite(out), out, np.nan)[:, :, None, None]
 
 
 def forward_complex(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: each candidate applied twice, its own first-interface angle fed to the second
+    interface (:func:`eval_each`).
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     n1, n2, n3 = f.col("refractive_index_1"), f.col("refractive_index_2"), f.col("refractive_index_3")
     th2 = eval_programs(f.packed, np.column_stack([n1, n2, wrap(f.col("incidence_angle"))]))
     out = eval_each(f.packed, np.stack(np.broadcast_arrays(n2[None, :], n3[None, :], th2), axis=-1))

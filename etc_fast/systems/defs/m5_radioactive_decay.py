@@ -77,11 +77,22 @@ def _finish(y: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 
 def forward_simple(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: 70 % of each candidate's count ``N(N0, lambda, t)`` at the record's times.
+
+    Returns float64[P, n_exp, 1, 20] (candidate, experiment, channel, point), NaN where undefined and past an
+    experiment's points.
+    """
     t, tt = _at_times(f)
     return _finish(0.7 * _count(f, "N0", "lambda_constant", tt), t)
 
 
 def forward_complex(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: the ratio of the two samples' counts at the record's times, NaN
+    where ``|N_B| < 1e-10``.
+
+    Returns float64[P, n_exp, 1, 20] (candidate, experiment, channel, point), NaN where undefined and past an
+    experiment's points.
+    """
     t, tt = _at_times(f)
     na = _count(f, "N0a", "lambda_a", tt)
     nb = _count(f, "N0b", "lambda_b", tt)

@@ -40,6 +40,10 @@ _DEFAULTS = {
 
 
 def simulate_simple(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    """NewtonBench's simple system: the period ``2 pi / omega`` with ``omega = law(k, m, b)``.
+
+    Returns ``{"period": text}``, ``"invalid"`` when omega is zero or not finite.
+    """
     p = {**_DEFAULTS, **kw}
     omega = law(p["k_constant"], p["mass"], p["b_constant"])
     if not np.isfinite(omega) or omega == 0:
@@ -48,6 +52,10 @@ def simulate_simple(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.rando
 
 
 def simulate_complex(kw: dict[str, Any], law: Law, noise: Noise, legacy: np.random.RandomState | None) -> object:
+    """NewtonBench's complex system: ``A0 exp(-3 t) cos(omega t)`` at 20 times over two periods.
+
+    Returns the time and amplitude columns as text, both empty when omega is zero or not finite.
+    """
     p = {**_DEFAULTS, **kw}
     omega = law(p["k_constant"], p["mass"], p["b_constant"])
     if not np.isfinite(omega) or omega == 0:
@@ -69,11 +77,20 @@ def _omega(f: ForwardInput) -> np.ndarray:
 
 
 def forward_simple(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: each candidate's period ``2 pi / omega`` (NaN where omega is zero or not finite).
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     period = 2 * np.pi / _omega(f)
     return period[:, :, None, None]
 
 
 def forward_complex(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: each candidate's 20 sample times over two of its periods (channel 0) and the
+    amplitude ``A0 exp(-3 t) cos(omega t)`` there (channel 1).
+
+    Returns float64[P, n_exp, 2, 20] (candidate, experiment, channel, point), NaN where undefined.
+    """
     w = _omega(f)
     period = 2 * np.pi / w
     t = period[:, :, None] * 2 * (np.arange(N_STEPS) / (N_STEPS - 1))[None, None, :]

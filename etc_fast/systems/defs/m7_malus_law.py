@@ -57,12 +57,22 @@ def _stage1(f: ForwardInput) -> tuple[np.ndarray, ...]:
 
 
 def forward_simple(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: each candidate's transmission ratio ``law(I_0, theta) / I_0``, NaN outside
+    ``I_0 > 0, 0 < theta <= pi/2``.
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     I0, th, ok, i1 = _stage1(f)
     y = i1 / I0
     return np.where(ok[None], y, np.nan)[:, :, None, None]
 
 
 def forward_complex(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: each candidate applied twice at the same angle, less the initial intensity, NaN
+    outside the same domain.
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     I0, th, ok, i1 = _stage1(f)
     y = eval_each(f.packed, np.stack(np.broadcast_arrays(i1, th[None, :]), axis=-1)) - I0
     return np.where(ok[None], y, np.nan)[:, :, None, None]

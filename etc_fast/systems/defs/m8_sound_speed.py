@@ -87,11 +87,21 @@ def _speeds(f: ForwardInput) -> np.ndarray:
 
 
 def forward_simple(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: the echo time ``2 distance / v`` of each candidate's speed (NaN where the speed is
+    not finite and positive).
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     v = _speeds(f)
     return (2 * f.col("distance")[None] / v)[:, :, None, None]
 
 
 def forward_complex(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: the first two resonance lengths ``lambda/4 - e`` and ``3 lambda/4 - e`` (clamped at
+    0, ``e = 0.3 D``) in channels 0 and 1.
+
+    Returns float64[P, n_exp, 2, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     v = _speeds(f)
     freq, e = f.col("driving_frequency")[None], 0.3 * f.col("tube_diameter")[None]
     lam = np.where(freq > 0, v / freq, np.nan)

@@ -67,12 +67,21 @@ def _energy(f: ForwardInput) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def forward_simple(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: the net kinetic energy ``KE - KE_loss`` from each candidate's elastic energy,
+    NaN where ``m <= 0``.
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     x, m, v2 = _energy(f)
     y = np.where(m > 0, 0.5 * m * v2 + 0.2 * x * v2, np.nan)
     return y[:, :, None, None]
 
 
 def forward_complex(f: ForwardInput) -> np.ndarray:
+    """Closed-form forward model: the damped maximum velocity ``exp(-x / 0.02) sqrt(2U/m)``.
+
+    Returns float64[P, n_exp, 1, 1] (candidate, experiment, channel, point), NaN where undefined.
+    """
     x, m, v2 = _energy(f)
     y = np.exp(-x / 0.02) * np.sqrt(v2)
     return y[:, :, None, None]

@@ -13,8 +13,8 @@ from etc_fast.acquisition import (
     plan_noisy_step,
     prediction_error,
 )
-from etc_fast.protocol import get_configuration
 from etc_fast.core import CONFIGURATIONS, TrialSpec
+from etc_fast.protocol import get_configuration
 
 NAMES = ("x", "z")
 SETTLE = NoiseOptions(noise_aware=True, explore_fraction=0.5, stop_when_settled=True)

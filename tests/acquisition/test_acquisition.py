@@ -10,8 +10,8 @@ import numpy.testing as npt
 import pytest
 
 from etc_fast.acquisition import Committee, StepResult, plan_step, plan_step_arrays
-from etc_fast.expr import evaluate_many, parse
 from etc_fast.core import to_jsonable
+from etc_fast.expr import evaluate_many, parse
 
 # Worked example (two variables x, z). Observations follow y = 2x.
 X_OBS = np.array([[1.0, 1.0], [2.0, 1.0], [6.0, 1.0]])

@@ -16,8 +16,8 @@ from etc_fast.acquisition import (
     plan_noisy_step,
     replicate_noise,
 )
-from etc_fast.protocol import CONFIGURATIONS, get_configuration
 from etc_fast.core import TrialSpec
+from etc_fast.protocol import CONFIGURATIONS, get_configuration
 from etc_fast.runner import ConfigError, load_config
 from kernels.noise import maximin_pick
 from tests.runner.conftest import SMALL

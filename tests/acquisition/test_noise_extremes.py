@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from etc_fast.acquisition import KAPPA_DISAGREE, NoiseOptions, extreme_pick, fitted_constants, plan_noisy_step
+from etc_fast.core import TrialSpec
 from etc_fast.policies.symbolic import VariableDomain, search
 from etc_fast.policies.symbolic import _search as search_mod
 from etc_fast.policies.symbolic._grammar import OUTERS
 from etc_fast.protocol import CONFIGURATIONS, get_configuration
-from etc_fast.core import TrialSpec
 
 
 # -- extreme_pick --------------------------------------------------------------------------------
