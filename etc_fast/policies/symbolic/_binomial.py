@@ -27,12 +27,14 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from etc_fast.policies.symbolic._criterion import DECISIVE_RATIO
 from etc_fast.policies.symbolic._grammar import Atom, exponent_options
 
 __all__ = ["SumAtom", "binomial_atoms", "GAIN"]
 
-#: Factor by which the binomial fit must reduce the log-space residual of the plain power law.
-GAIN = 10.0
+#: Factor by which the binomial fit must reduce the log-space residual of the plain power law: a
+#: decisive improvement, one decade (:data:`._criterion.DECISIVE_RATIO`).
+GAIN = DECISIVE_RATIO
 _GRID = np.concatenate([-np.logspace(3, -3, 61), np.logspace(-3, 3, 61)])
 
 

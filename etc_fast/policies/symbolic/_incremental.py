@@ -41,6 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import f as f_dist
 
+from etc_fast.policies.symbolic._criterion import ALPHA
 from etc_fast.policies.symbolic._forms import predict
 from etc_fast.policies.symbolic._grammar import VariableDomain
 from etc_fast.policies.symbolic._search import (
@@ -55,8 +56,9 @@ from etc_fast.policies.symbolic._search import (
 
 __all__ = ["IncrementalSearch", "array_digest", "explains", "prediction_holds"]
 
-#: Significance level of the noisy prediction test (the new rows' errors against the law's own).
-PREDICTION_ALPHA = 0.01
+#: Significance level of the noisy prediction test (the new rows' errors against the law's own): the
+#: agent's one level, :data:`._criterion.ALPHA`.
+PREDICTION_ALPHA = ALPHA
 
 
 @dataclasses.dataclass

@@ -35,8 +35,8 @@ unless the observations disagree with it (after refitting its constants) and the
 candidate that fits better. On noisy observations, where both explain the records within the
 search's tolerance, the search's best law replaces the draft when it is written with fewer fitted
 numbers (:func:`fitted_literals`): a draft's extra fitted digits buy a fit inside the noise, which
-is no evidence for them. On noisy observations a simple constant is given up only at the 0.1% level
-(:data:`COMMIT_ALPHA`).
+is no evidence for them. A simple constant or exponent is given up at the agent's one significance
+level (:data:`._criterion.ALPHA`), in the commitment as in every search.
 
 Baseline role (phases ``baseline`` and ``final``): free-form experiment design without diagnostics:
 batches of scrambled Sobol points (seeded) over the input domains, ``8`` points per round for one or
@@ -62,7 +62,13 @@ from scipy.stats import qmc
 from etc_fast.core import Action, Observation, ProtocolConfig, TaskView
 from etc_fast.expr import FUNCTIONS, LITERALS, fitted_numbers, sympy_functions
 from etc_fast.expr._numbers import LITERAL
-from etc_fast.policies.symbolic._criterion import criterion_ranked, implied_noise, predicts_unseen
+from etc_fast.policies.symbolic._criterion import (
+    ASSUMED_NOISE,
+    EXACT_DIGITS,
+    criterion_ranked,
+    implied_noise,
+    predicts_unseen,
+)
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
 from etc_fast.policies.symbolic._incremental import IncrementalSearch, array_digest
@@ -85,15 +91,10 @@ if TYPE_CHECKING:
 
 __all__ = ["SymbolicPolicy", "is_confident", "noise_level", "fitted_literals", "ASSUMED_NOISE", "ANALYSIS_CODE"]
 
-#: Relative noise level the policy assumes when it is told only that measurements are noisy (it
-#: never learns the true level, like an LLM agent). It sets the search's error floor and the
-#: tolerance below which a candidate explains the data; noise-free data use the search's own
-#: floor (1e-12).
-ASSUMED_NOISE = 0.01
-
 #: Significant digits of the fitted constants of a submitted law (the search writes its own with
-#: ``%.12g``; a system law's calibrated constants are written the same way, :func:`snap_literals`).
-LAW_DIGITS = 12
+#: ``%.12g``; a system law's calibrated constants are written the same way, :func:`snap_literals`):
+#: the digits an exact fit agrees to, :data:`._criterion.EXACT_DIGITS`.
+LAW_DIGITS = EXACT_DIGITS
 
 #: With noisy data, observations per parameter (beyond the margin) before a law is considered
 #: confirmed (:func:`is_confident`); the planner under noise also drafts only on its last
@@ -134,15 +135,6 @@ def with_data_literals(X: np.ndarray, y: np.ndarray) -> str:
     d = int(np.asarray(X).shape[1]) if np.asarray(X).ndim == 2 else 0
     return f"import numpy as np\nX = np.array([{rows}], dtype=float).reshape(-1, {d})\ny = np.array([{ys}], dtype=float)\n"
 
-
-#: Level of the F-test that gives up a simple constant at the commitment (``_snapped``, noisy data):
-#: the exploration's searches keep :data:`._simplify.ALPHA` (1%), so the committees and the
-#: measurements do not depend on it. A simple number in place of a hidden constant costs nothing
-#: (the judge lets hidden constants take any value of their sign), a fitted ``1.0007`` where the law
-#: has ``1`` costs the trial, so the commitment gives a simple number up only at the 0.1% level.
-COMMIT_ALPHA = 0.001
-#: Exponential monomials the commitment's search screens (``SearchLimits.exp_top`` of the exploration: 5).
-COMMIT_EXP_TOP = 20
 
 #: Smallest noise level the policy takes from a planner's estimate (relative).
 MIN_NOISE = 1e-4
@@ -553,7 +545,7 @@ class SymbolicPolicy:
         if ask is not None:
             return ask
         if obs.noisy and self.synthesis_snap:
-            res = self.last_search = self._snapped(self._widened(res, obs), obs.X, obs.y, noise_level(obs))
+            res = self.last_search = self._snapped(res, obs.X, obs.y, noise_level(obs))
             res = self.last_search = criterion_ranked(res, noise_level(obs))
         best = res.best
         if obs.draft:
@@ -572,16 +564,6 @@ class SymbolicPolicy:
             return Action(kind="final", source=src, raw="no candidate found; product of inputs submitted")
         return Action(kind="final", source=best.source, raw=f"final: {best.expression} (error {best.error:.2e})")
 
-    def _widened(self, res: SearchResult, obs: Observation) -> SearchResult:
-        """``res`` with the forms of a search that screens :data:`COMMIT_EXP_TOP` exponential
-        monomials added (the commitment's search; ``_snapped`` ranks them all)."""
-        lim = self.limits if self.limits is not None else SearchLimits()
-        if COMMIT_EXP_TOP <= lim.exp_top or not res.forms:
-            return res
-        wide = search(obs.X, obs.y, self._domains, noise=noise_level(obs), time_limit_s=self.time_limit_s,
-                      limits=dataclasses.replace(lim, exp_top=COMMIT_EXP_TOP), output_unit=self._output_unit)
-        return dataclasses.replace(res, forms=tuple(res.forms) + tuple(wide.forms))
-
     def _snapped(self, res: SearchResult, X: np.ndarray, y: np.ndarray, noise: float) -> SearchResult:
         """``res``'s laws re-ranked on ``X, y`` with the exponent step of ``snap_exponents``.
 
@@ -595,7 +577,7 @@ class SymbolicPolicy:
         if lim.exponent_simplify_top or not res.forms:
             return res  # every search already took the step (snap_exponents), or nothing to re-rank
         lim = dataclasses.replace(lim, exponent_simplify_top=lim.simplify_top)
-        return refit_result(res, X, y, self._domains, noise=noise, limits=lim, simplify_alpha=COMMIT_ALPHA,
+        return refit_result(res, X, y, self._domains, noise=noise, limits=lim, simplify_alpha=SIMPLIFY_ALPHA,
                             exponent_alpha=SIMPLIFY_ALPHA)  # the searches' own level
 
     def _baseline_batch(self) -> int:
