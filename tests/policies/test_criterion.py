@@ -1,4 +1,4 @@
-"""The agent's one criterion and its drafting rule: evidence the law did not see (docs/symbolic.md)."""
+"""The agent's one criterion and its drafting rule: evidence the law did not see (docs/guide/model-selection.md)."""
 
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""The agent's one model-selection criterion and its out-of-sample test (docs/symbolic.md, "One criterion").
+"""The agent's one model-selection criterion and its out-of-sample test (docs/guide/model-selection.md).
 
 Every decision of the symbolic agent ranks laws the same way: the committee it proposes while
 exploring, whether it drafts, the law a synthesis commits to, and a baseline's final law. For a law

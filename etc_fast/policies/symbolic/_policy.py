@@ -480,7 +480,7 @@ class SymbolicPolicy:
             return ask
         best = res.best
         # drafting needs evidence the law did not see (it predicted readings it was not fitted to),
-        # then the plain margin and a decisive criterion gap to every rival (docs/symbolic.md)
+        # then the plain margin and a decisive criterion gap to every rival (docs/guide/model-selection.md)
         early = (best is not None and (self._predicted(obs, best) or self._own_predicted(obs, best))
                  and is_confident(res, self.margin, noise=noise_level(obs)))
         if "draft" in obs.allowed and best is not None and (early or obs.turns_left == 0):
