@@ -80,15 +80,23 @@ def test_misfit_beyond_the_estimated_noise_is_not_ranked_equal():
 
 
 def test_noisy_planner_explores_until_its_last_turn():
+    """Records a law was fitted to are no evidence, noisy or not: the first decision proposes a
+    committee while turns are left and drafts on the last; noiseless, the batch measured after that
+    committee is evidence the law did not see, and the planner drafts with turns left."""
     task = make_task("t", "3*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
     X, y = sobol_points(task, 16)
     yn = noisy(y, 0.01)
-    for noise_flag, turns_left, want in ((False, 3, "draft"), (True, 3, "committee"), (True, 0, "draft")):
+    for noise_flag, turns_left, want in ((False, 3, "committee"), (True, 3, "committee"), (True, 0, "draft")):
         pol = SymbolicPolicy()
         obs = _obs("explore", task, X, y if not noise_flag else yn, turns_left=turns_left, interpreter=False,
                    noisy=noise_flag)
         pol.begin("explore", task_view(task), CONFIGURATIONS["variance_n"], 0)
         assert pol.act(obs).kind == want, (noise_flag, turns_left)
+    pol = SymbolicPolicy()
+    pol.begin("explore", task_view(task), CONFIGURATIONS["variance_n"], 0)
+    assert pol.act(_obs("explore", task, X[:12], y[:12], turns_left=3, interpreter=False)).kind == "committee"
+    a = pol.act(_obs("explore", task, X, y, turns_left=2, interpreter=False))
+    assert a.kind == "draft" and StructuralJudge().judge(a.source, task).credited
 
 
 def test_simpler_exponents():
