@@ -41,7 +41,6 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import f as f_dist
 
-from etc_fast.policies.symbolic._criterion import ALPHA
 from etc_fast.policies.symbolic._forms import predict
 from etc_fast.policies.symbolic._grammar import VariableDomain
 from etc_fast.policies.symbolic._search import (
@@ -53,11 +52,12 @@ from etc_fast.policies.symbolic._search import (
     relative_errors,
     search,
 )
+from etc_fast.policies.symbolic._units import ALPHA
 
 __all__ = ["IncrementalSearch", "array_digest", "explains", "prediction_holds"]
 
 #: Significance level of the noisy prediction test (the new rows' errors against the law's own): the
-#: agent's one level, :data:`._criterion.ALPHA`.
+#: agent's one level, :data:`._units.ALPHA`.
 PREDICTION_ALPHA = ALPHA
 
 

@@ -36,7 +36,7 @@ candidate that fits better. On noisy observations, where both explain the record
 search's tolerance, the search's best law replaces the draft when it is written with fewer fitted
 numbers (:func:`fitted_literals`): a draft's extra fitted digits buy a fit inside the noise, which
 is no evidence for them. A simple constant or exponent is given up at the agent's one significance
-level (:data:`._criterion.ALPHA`), in the commitment as in every search.
+level (:data:`._units.ALPHA`), in the commitment as in every search.
 
 Baseline role (phases ``baseline`` and ``final``): free-form experiment design without diagnostics:
 batches of scrambled Sobol points (seeded) over the input domains, ``8`` points per round for one or
@@ -93,7 +93,7 @@ __all__ = ["SymbolicPolicy", "is_confident", "noise_level", "fitted_literals", "
 
 #: Significant digits of the fitted constants of a submitted law (the search writes its own with
 #: ``%.12g``; a system law's calibrated constants are written the same way, :func:`snap_literals`):
-#: the digits an exact fit agrees to, :data:`._criterion.EXACT_DIGITS`.
+#: the digits an exact fit agrees to, :data:`._units.EXACT_DIGITS`.
 LAW_DIGITS = EXACT_DIGITS
 
 #: With noisy data, observations per parameter (beyond the margin) before a law is considered
@@ -166,7 +166,7 @@ def is_confident(result: SearchResult, margin: int = 3, noisy: bool = False, noi
     The best law (``result`` ranked by :func:`._criterion.criterion_ranked`) must be within the
     search's tolerance with ``margin`` observations beyond its parameters (noisy data: also
     :data:`NOISY_POINTS_PER_PARAM` per parameter, since a few noisy points fit many wrong laws to the
-    noise level), and every other law's criterion at least :data:`._criterion.DECISIVE` above its
+    noise level), and every other law's criterion at least :data:`._units.DECISIVE` above its
     own. Noiseless, a rival that is the best law itself (both exact, one function once their
     constants are written to :data:`._search.SCORE_DIGITS` digits (the digits the search ranks by)) is no rival.
 

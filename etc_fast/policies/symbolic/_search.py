@@ -63,7 +63,6 @@ from scipy.stats import chi2
 from etc_fast._lru import LRU
 from etc_fast.errors import InfrastructureError
 from etc_fast.policies.symbolic._binomial import binomial_atoms
-from etc_fast.policies.symbolic._criterion import ALPHA, COMPLEXITY_WEIGHT, DECISIVE_RATIO, EXACT_DIGITS, EXACT_FLOOR
 from etc_fast.policies.symbolic._expfamilies import fit_compound
 from etc_fast.policies.symbolic._forms import Form, _complexity, form_code, pack_codes, predict
 from etc_fast.policies.symbolic._grammar import (
@@ -80,6 +79,7 @@ from etc_fast.policies.symbolic._memory import memory_bound
 from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
 from etc_fast.policies.symbolic._simplify import ALPHA as SIMPLIFY_ALPHA
 from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants, simplify_exponents
+from etc_fast.policies.symbolic._units import ALPHA, COMPLEXITY_WEIGHT, DECISIVE_RATIO, EXACT_DIGITS, EXACT_FLOOR
 from kernels.programs import evaluate_programs
 
 __all__ = ["Candidate", "SearchLimits", "SearchResult", "SearchTimeLimit", "search", "relative_errors",
@@ -101,7 +101,7 @@ RESIDUAL_DIGITS = EXACT_DIGITS
 #: may write the same law with fewer parameters, which the records then validate (docs/symbolic.md,
 #: "Overdetermined exact fits").
 EXACT_SKIP_COMPLEXITY = 12.0
-#: Relative errors are capped at a decade (:data:`._criterion.DECISIVE_RATIO`) times the output's own
+#: Relative errors are capped at a decade (:data:`._units.DECISIVE_RATIO`) times the output's own
 #: size: a law that misses by more is no law, and a larger error would tell no two laws apart.
 _ERR_CAP = DECISIVE_RATIO
 _HALVES = np.arange(-8, 9) / 2.0

@@ -41,10 +41,10 @@ import numpy as np
 from scipy.stats import f as f_dist
 
 from etc_fast.expr import CONSTANTS
-from etc_fast.policies.symbolic._criterion import ALPHA
 from etc_fast.policies.symbolic._forms import Form, predict
 from etc_fast.policies.symbolic._grammar import exponent_cost, simple_exponent_values
 from etc_fast.policies.symbolic._lsq import error_scale, refit_relative
+from etc_fast.policies.symbolic._units import ALPHA
 
 __all__ = ["simple_numbers", "simplify_constants", "simpler_exponents", "simplify_exponents",
            "noise_floor_estimate", "DENOMINATORS", "MAX_SIMPLE", "MAX_RELATIVE_SHIFT", "ALPHA",

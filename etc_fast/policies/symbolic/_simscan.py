@@ -34,15 +34,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from etc_fast.policies.symbolic._criterion import ASSUMED_NOISE, DECISIVE_RATIO
 from etc_fast.policies.symbolic._grammar import OUTERS, Atom, VariableDomain, exponent_cost, make_atoms
 from etc_fast.policies.symbolic._incremental import array_digest
 from etc_fast.policies.symbolic._systems import EVIDENCE_RMS_FACTOR, UNSEEN
+from etc_fast.policies.symbolic._units import ASSUMED_NOISE, DECISIVE_RATIO
 
 __all__ = ["SCAN_ABOVE", "KeptScans", "exp_scan", "monomial_scan"]
 
 #: The scan runs when the best ranked law misfits the records decisively (a decade,
-#: :data:`._criterion.DECISIVE_RATIO`) more than the floor.
+#: :data:`._units.DECISIVE_RATIO`) more than the floor.
 SCAN_ABOVE = DECISIVE_RATIO
 #: A scan whose best form misfits the records decisively more than the relative noise the agent
 #: assumes in a noisy lab (10%: a decade above 1%) found no law of its family; :class:`KeptScans`

@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from etc_fast.policies.symbolic._criterion import COMPLEXITY_WEIGHT, DECISIVE_RATIO
 from etc_fast.policies.symbolic._search import (
     Candidate,
     SearchResult,
 )
+from etc_fast.policies.symbolic._units import COMPLEXITY_WEIGHT, DECISIVE_RATIO
 from etc_fast.systems import PRECISION
 
 __all__ = ["SYSTEM_ANALYSIS_CODE", "simulated_rank", "table_noise", "usable_rows"]
@@ -39,7 +39,7 @@ SYSTEM_ANALYSIS_CODE = 'print("experiments run:", int(X.shape[0]), "| the law-sa
 #: Most mean squared misfit (in reading precisions) of a row of the derived table that is kept.
 MAX_ROW_MISFIT = 1e4
 #: The search's tolerance in units of the derived values' median uncertainty: a law a decade
-#: (:data:`._criterion.DECISIVE_RATIO`) outside that uncertainty misfits decisively.
+#: (:data:`._units.DECISIVE_RATIO`) outside that uncertainty misfits decisively.
 SIGMA_FACTOR = DECISIVE_RATIO
 #: Largest relative uncertainty of a derived law value that is kept.
 MAX_ROW_SIGMA = 1e-3
@@ -126,7 +126,7 @@ def calibrated_all(programs: list, so: Any, reqs: list, series: np.ndarray, max_
 #: Significant digits a fitted literal is shortened to, shortest first (:func:`short_literals`).
 SHORT_DIGITS = (1, 2, 3)
 #: The rank's leaders (at most SIMPLIFIED) not decisively worse than the best records' misfit (within
-#: a decade, :data:`._criterion.DECISIVE_RATIO`) are simplified.
+#: a decade, :data:`._units.DECISIVE_RATIO`) are simplified.
 SIMPLIFY_WITHIN = DECISIVE_RATIO
 SIMPLIFIED = 3
 #: Most fitted literals of one law that are shortened one by one.
