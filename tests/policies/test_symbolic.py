@@ -306,9 +306,15 @@ def test_no_interpreter_uses_diagnostics():
                        residual_rms=0.0, n_used=8, text="")
     pol = SymbolicPolicy()
     pol.begin("explore", task_view(task), CONFIGURATIONS["variance_n"], 0)
-    a = pol.act(_obs("explore", task, X, y, interpreter=False, diagnostics=diag))
-    assert a.kind == "draft" and StructuralJudge().judge(a.source, task).credited
+    a = pol.act(_obs("explore", task, X[:6], y[:6], interpreter=False, diagnostics=diag))
+    # the diagnostic search (the diagnostics' exponents as its hint) finds the law, but six records it
+    # was fitted to are no evidence: the agent proposes a committee holding it instead of drafting
+    assert a.kind == "committee" and "3.1*a**2/b" in a.hypotheses
     assert pol.last_search.families_tried and all(f.endswith(":id") for f in pol.last_search.families_tried)
+    # the next batch, measured after that committee, is evidence the law did not see: now it drafts
+    a = pol.act(_obs("explore", task, X, y, turns_left=6, interpreter=False, diagnostics=diag))
+    assert a.kind == "draft" and StructuralJudge().judge(a.source, task).credited
+    assert all(f.endswith(":id") for f in pol.last_search.families_tried)
 
 
 def test_baseline_designs_experiments_then_submits():

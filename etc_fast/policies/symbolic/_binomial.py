@@ -28,11 +28,13 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from etc_fast.policies.symbolic._grammar import Atom, exponent_options
+from etc_fast.policies.symbolic._units import DECISIVE_RATIO
 
 __all__ = ["SumAtom", "binomial_atoms", "GAIN"]
 
-#: Factor by which the binomial fit must reduce the log-space residual of the plain power law.
-GAIN = 10.0
+#: Factor by which the binomial fit must reduce the log-space residual of the plain power law: a
+#: decisive improvement, one decade (:data:`._units.DECISIVE_RATIO`).
+GAIN = DECISIVE_RATIO
 _GRID = np.concatenate([-np.logspace(3, -3, 61), np.logspace(-3, 3, 61)])
 
 

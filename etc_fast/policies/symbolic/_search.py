@@ -75,23 +75,23 @@ from etc_fast.policies.symbolic._grammar import (
     make_atoms,
 )
 from etc_fast.policies.symbolic._lsq import _best_third_columns, error_scale, refit_relative
-from etc_fast.policies.symbolic._memory import DEFAULT_MEMORY_LIMIT_MB, memory_bound
+from etc_fast.policies.symbolic._memory import memory_bound
 from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
 from etc_fast.policies.symbolic._simplify import ALPHA as SIMPLIFY_ALPHA
 from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants, simplify_exponents
+from etc_fast.policies.symbolic._units import ALPHA, COMPLEXITY_WEIGHT, DECISIVE_RATIO, EXACT_DIGITS, EXACT_FLOOR
 from kernels.programs import evaluate_programs
 
 __all__ = ["Candidate", "SearchLimits", "SearchResult", "SearchTimeLimit", "search", "relative_errors",
            "COMPLEXITY_WEIGHT", "DEFAULT_TIME_LIMIT_S", "array_digest"]
 
-COMPLEXITY_WEIGHT = 0.35
 #: Decimals of a score kept when ranking (scores are log10 errors plus complexity: 1e-9 is a relative
 #: error difference of about 2e-9, far above the last-bit differences of two CPUs' arithmetic).
 SCORE_DIGITS = 9
 #: Decimals of a residual sum of squares, as a fraction of the records' own, kept when the sums
 #: family compares candidate columns: an exact fit's residual is rounding (about 1e-16 of the
-#: records' sum of squares and below), so 12 decimals make every exact fit a tie.
-RESIDUAL_DIGITS = 12
+#: records' sum of squares and below), so EXACT_DIGITS decimals make every exact fit a tie.
+RESIDUAL_DIGITS = EXACT_DIGITS
 #: A validated exact fit (within the noise level; three finite outputs more than its parameters) of
 #: at most this complexity stops the families that can only be more complex (sums, exponentials,
 #: ratios, signed and compound families). On noiseless records an exact fit with one distinct input
@@ -101,7 +101,9 @@ RESIDUAL_DIGITS = 12
 #: may write the same law with fewer parameters, which the records then validate
 #: (docs/guide/offline-agent.md, "The grammar").
 EXACT_SKIP_COMPLEXITY = 12.0
-_ERR_CAP = 10.0
+#: Relative errors are capped at a decade (:data:`._units.DECISIVE_RATIO`) times the output's own
+#: size: a law that misses by more is no law, and a larger error would tell no two laws apart.
+_ERR_CAP = DECISIVE_RATIO
 _HALVES = np.arange(-8, 9) / 2.0
 
 
@@ -283,7 +285,9 @@ class SearchLimits:
     cexp_refine: int = 2
     cexp_nfev: int = 60
     cexp_snaps: int = 3
-    memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB
+    # the 10-input planner trials of bench/bench_inputs.py peak under 1 GiB resident; 4 GiB leaves four
+    # times that and keeps the searches of two workers of a two-core machine within 8 GiB
+    memory_limit_mb: int = 4096
 
     def __post_init__(self) -> None:
         may_be_zero = {"exponent_simplify_top"}  # a step that is off by default
@@ -356,7 +360,7 @@ class SearchResult:
     families_tried: tuple[str, ...]
     n_forms: int = 0
     capped: bool = False
-    exact_tol: float = 1e-12
+    exact_tol: float = EXACT_FLOOR
     incremental: bool = False
     forms: tuple[Form, ...] = dataclasses.field(default=(), compare=False, repr=False)
 
@@ -1089,7 +1093,7 @@ def _simplify_noisy(col: _Collector, lim: SearchLimits, alpha: float = SIMPLIFY_
     est = noise_floor_estimate((e, n, _n_params(form)) for (_s, _cx, e, _m, n, form) in col.entries.values())
     n = int(col.yf.size)
     if est is not None and n:
-        col.set_floor(min(col.floor, max(1e-12, est * math.sqrt(float(chi2.ppf(0.99, n)) / n))))
+        col.set_floor(min(col.floor, max(EXACT_FLOOR, est * math.sqrt(float(chi2.ppf(1.0 - ALPHA, n)) / n))))
     yf = col.yf
     for i, (_err, form) in enumerate(col.top_forms(lim.simplify_top)):
         A = col.atoms_matrix(form.atoms)[col.fin]
@@ -1357,8 +1361,8 @@ def _result(col: _Collector, max_candidates: int, t0: float, families: tuple[str
 
 def new_collector(X: np.ndarray, y: np.ndarray, domains: Sequence[VariableDomain], noise: float) -> _Collector:
     """The candidate collector of one search: error floor and exact-fit tolerance from ``noise``."""
-    floor = max(1e-12, 1.5 * float(noise))
-    tol = max(1e-12, 3.0 * float(noise))
+    floor = max(EXACT_FLOOR, 1.5 * float(noise))
+    tol = max(EXACT_FLOOR, 3.0 * float(noise))
     col = _Collector(X, y, [d.name for d in domains], floor, tol)
     if noise > 0:  # noisy: only a fit within the noise level itself stops the more complex families
         col.exact_tol = max(1e-10, float(noise))

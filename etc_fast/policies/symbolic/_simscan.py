@@ -36,16 +36,18 @@ import numpy as np
 
 from etc_fast.policies.symbolic._grammar import OUTERS, Atom, VariableDomain, exponent_cost, make_atoms
 from etc_fast.policies.symbolic._incremental import array_digest
-from etc_fast.policies.symbolic._systems import UNSEEN
+from etc_fast.policies.symbolic._systems import EVIDENCE_RMS_FACTOR, UNSEEN
+from etc_fast.policies.symbolic._units import ASSUMED_NOISE, DECISIVE_RATIO
 
 __all__ = ["SCAN_ABOVE", "KeptScans", "exp_scan", "monomial_scan"]
 
-#: The scan runs when the best ranked law misfits the records by more than this many times the floor.
-SCAN_ABOVE = 10.0
-#: A scan whose best form misfits the records by more than this (10%: ten times the relative noise
-#: the agent assumes in a noisy lab) found no law of its family; :class:`KeptScans` re-scores its
-#: forms on later records of the same apparatus and does not scan again.
-NO_LAW = 0.1
+#: The scan runs when the best ranked law misfits the records decisively (a decade,
+#: :data:`._units.DECISIVE_RATIO`) more than the floor.
+SCAN_ABOVE = DECISIVE_RATIO
+#: A scan whose best form misfits the records decisively more than the relative noise the agent
+#: assumes in a noisy lab (10%: a decade above 1%) found no law of its family; :class:`KeptScans`
+#: re-scores its forms on later records of the same apparatus and does not scan again.
+NO_LAW = DECISIVE_RATIO * ASSUMED_NOISE
 #: Exponent grids: an input, an angle input that also has trigonometric atoms, a sine or cosine.
 RAW_EXPONENTS = (-2.0, -1.0, 0.0, 1.0, 2.0)
 ANGLE_EXPONENTS = (0.0, 1.0)
@@ -65,8 +67,9 @@ SCAN_REFINE = 6
 SNAP_STEP = 0.5
 SNAP_CLOSE = 0.05
 #: A snapped law may misfit the records by this factor more than the refitted one (and by
-#: ``UNSEEN``, what 7 printed digits cannot resolve, at least).
-SNAP_FACTOR = 1.5
+#: ``UNSEEN``, what 7 printed digits cannot resolve, at least): the factor a rounded law may lose,
+#: :data:`._systems.EVIDENCE_RMS_FACTOR`.
+SNAP_FACTOR = EVIDENCE_RMS_FACTOR
 
 
 def _fn(name: str) -> str:

@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from etc_fast.policies.symbolic._search import (
-    COMPLEXITY_WEIGHT,
     Candidate,
     SearchResult,
 )
+from etc_fast.policies.symbolic._units import COMPLEXITY_WEIGHT, DECISIVE_RATIO
+from etc_fast.systems import PRECISION
 
 __all__ = ["SYSTEM_ANALYSIS_CODE", "simulated_rank", "table_noise", "usable_rows"]
 
@@ -37,8 +38,9 @@ SYSTEM_ANALYSIS_CODE = 'print("experiments run:", int(X.shape[0]), "| the law-sa
 
 #: Most mean squared misfit (in reading precisions) of a row of the derived table that is kept.
 MAX_ROW_MISFIT = 1e4
-#: The search's tolerance in units of the derived values' median uncertainty.
-SIGMA_FACTOR = 10.0
+#: The search's tolerance in units of the derived values' median uncertainty: a law a decade
+#: (:data:`._units.DECISIVE_RATIO`) outside that uncertainty misfits decisively.
+SIGMA_FACTOR = DECISIVE_RATIO
 #: Largest relative uncertainty of a derived law value that is kept.
 MAX_ROW_SIGMA = 1e-3
 #: Largest relative uncertainty of a row kept when too few rows are good: a value uncertain by
@@ -123,8 +125,9 @@ def calibrated_all(programs: list, so: Any, reqs: list, series: np.ndarray, max_
 
 #: Significant digits a fitted literal is shortened to, shortest first (:func:`short_literals`).
 SHORT_DIGITS = (1, 2, 3)
-#: The rank's leaders (at most SIMPLIFIED) within this factor of the best records' misfit are simplified.
-SIMPLIFY_WITHIN = 10.0
+#: The rank's leaders (at most SIMPLIFIED) not decisively worse than the best records' misfit (within
+#: a decade, :data:`._units.DECISIVE_RATIO`) are simplified.
+SIMPLIFY_WITHIN = DECISIVE_RATIO
 SIMPLIFIED = 3
 #: Most fitted literals of one law that are shortened one by one.
 MAX_SHORTENED = 4
@@ -165,8 +168,9 @@ def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: floa
     return fixed_literals(cur, idx).text, out_rms
 
 
-#: Relative misfit a reading of 7 printed digits cannot resolve: a term below it is not seen.
-UNSEEN = 1e-6
+#: Relative misfit a reading of 7 printed digits cannot resolve, one unit of the last digit (twice the
+#: reading's relative precision, :data:`etc_fast.systems.PRECISION`): a term below it is not seen.
+UNSEEN = 2.0 * PRECISION
 #: Significant digits a submitted law's fitted literal keeps, at least and at most (:func:`evidenced_literals`).
 EVIDENCE_DIGITS = (3, 12)
 #: A law whose literals are rounded may misfit the records by this factor more than before (and by
