@@ -1284,7 +1284,7 @@ def search(
             dview = wide + signed_raw
             dcol = {a.var: c for c, a in enumerate(dview) if a.kind == "raw"}
             dlike = [(dcol[i], dcol[j]) for i, j in sorted(like_vars)]
-            steps.append(("factor:difference", lambda: fit_differences(col, dview, col.atoms_matrix(dview), y, dlike,
+            steps.append(("factordiff:id", lambda: fit_differences(col, dview, col.atoms_matrix(dview), y, dlike,
                                                                        lim)))
             s_atoms, s_kinds = signed_view(domains)
             for outer in [o for o in outers if o.name in ("id", "sqrt", "square", "recip")] + \
