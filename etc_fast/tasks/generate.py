@@ -2,7 +2,7 @@
 
 Each law is named ``gen-s<seed>-<index>`` (``gen-s0-0042``) and is a function of ``(seed, index)``
 alone: the same name gives the same task text on every machine, and the first ``n`` laws of a seed
-are the same whatever ``n`` is asked for. A law is drawn as follows (docs/generated.md states the
+are the same whatever ``n`` is asked for. A law is drawn as follows (docs/guide/generated.md states the
 distribution in full):
 
 1. its class, one of :data:`CLASSES`, with the probabilities given there;
@@ -823,7 +823,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m etc_fast.tasks.generate``: write a seed's laws as task files, summarise them,
     or tabulate a run's rates by class and inputs. Bad arguments exit 2 with the reason."""
     parser = argparse.ArgumentParser(prog="python -m etc_fast.tasks.generate", description=(
-        "Generated laws from a stated distribution (docs/generated.md). A run config plays them with "
+        "Generated laws from a stated distribution (docs/guide/generated.md). A run config plays them with "
         "tasks: [{generated: {seed: 0, n: 20}}]."))
     parser.add_argument("--seed", type=int, default=0, help="the suite's seed (default 0)")
     parser.add_argument("--n", type=int, default=None, help="how many laws, from index 0")
