@@ -397,7 +397,7 @@ def test_an_overdetermined_exact_fit_stops_the_costliest_families():
         assert res.best.structure == "C*a**1.5/b**0.5" and res.best.n_params == 3
         return {f.split(":")[0] for f in res.families_tried}
 
-    everything = {"mono", "sum", "exp", "ratio", "signed", "cexp"}
+    everything = {"mono", "sum", "exp", "ratio", "factor", "factordiff", "signed", "cexp"}
     assert families(3) == everything  # as many points as parameters: no test passed yet
     assert families(3, repeat=True) == everything
     assert families(4) == families(5) == everything - {"signed", "cexp"}

@@ -64,6 +64,7 @@ from etc_fast._lru import LRU
 from etc_fast.errors import InfrastructureError
 from etc_fast.policies.symbolic._binomial import binomial_atoms
 from etc_fast.policies.symbolic._expfamilies import fit_compound
+from etc_fast.policies.symbolic._factored import fit_differences, fit_factored, like_pairs
 from etc_fast.policies.symbolic._forms import Form, _complexity, form_code, pack_codes, predict
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
@@ -1275,6 +1276,20 @@ def search(
             for outer in [o for o in outers if o.name in ("id", "sqrt", "rsqrt")]:
                 for view in views[:2]:
                     steps.append((f"ratio:{outer.name}", ratio_step(outer, view)))
+            # a monomial times one elementary function of a scaled monomial (_factored.py)
+            wide = tuple(a for atoms in atoms_per_var for a in atoms)
+            like_vars = set(like_pairs(domains))
+            like_cols = [(i, j) for i, j in itertools.combinations(range(len(wide)), 2)
+                         if wide[i].kind == wide[j].kind == "raw" and (wide[i].var, wide[j].var) in like_vars]
+            steps.append(("factor:id", lambda: fit_factored(col, wide, col.atoms_matrix(wide), y, like_cols, lim)))
+            # differences of like inputs of either sign, and roots of sums of their squares
+            signed_raw = tuple(Atom(i, domains[i].name) for i in sorted({k for p in like_vars for k in p})
+                               if not any(a.var == i and a.kind == "raw" for a in wide))
+            dview = wide + signed_raw
+            dcol = {a.var: c for c, a in enumerate(dview) if a.kind == "raw"}
+            dlike = [(dcol[i], dcol[j]) for i, j in sorted(like_vars)]
+            steps.append(("factordiff:id", lambda: fit_differences(col, dview, col.atoms_matrix(dview), y, dlike,
+                                                                       lim)))
             s_atoms, s_kinds = signed_view(domains)
             for outer in [o for o in outers if o.name in ("id", "sqrt", "square", "recip")] + \
                     [o for o in POWER_OUTERS if o.valid(yf)]:
@@ -1292,7 +1307,7 @@ def search(
                 capped = True
                 break
             # a validated exact fit already found: skip families that can only be more complex
-            if name.startswith(("sum", "exp", "ratio", "signed", "cexp")) and exact_simple(EXACT_SKIP_COMPLEXITY):
+            if name.startswith(("sum", "exp", "ratio", "factor", "signed", "cexp")) and exact_simple(EXACT_SKIP_COMPLEXITY):
                 continue
             # noiseless: an overdetermined exact fit skips the costliest two (EXACT_SKIP_COMPLEXITY)
             if name.startswith(("signed", "cexp")) and col.best_overdetermined_cx <= EXACT_SKIP_COMPLEXITY:
