@@ -3,7 +3,8 @@
 For each input count ``d`` the script writes custom task files under ``--dir`` (see
 docs/guide/tasks.md) and plays one ``variance_c`` trial of each with the offline ``symbolic`` agent,
 every trial in a fresh Python process, and records its wall time and the process's peak resident
-memory (``ru_maxrss``). The laws (no task is special-cased; exponents are drawn from a fixed list):
+memory (``ru_maxrss``), and the CPU seconds the trial itself used (user + system, threads included: the
+measure that does not grow when other work shares the cores). The laws (no task is special-cased; exponents are drawn from a fixed list):
 
 * ``prod_log``: ``C * x1**p1 * ... * xd**pd`` with log-uniform domains (a product of powers);
 * ``prod_lin``: the same law on linear domains;
@@ -93,10 +94,13 @@ def run_one(task_path: str, config: str, options: dict) -> dict:
 
     spec = TrialSpec(model="symbolic", config=get_configuration(config), task=task_path)
     policy = create_policy("symbolic", **options)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = before.ru_utime + before.ru_stime
     t0 = time.perf_counter()
     rec = run_trial(spec, policy, judge=create_judge("structural"))
     wall = time.perf_counter() - t0
-    return {"wall_s": round(wall, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return {"wall_s": round(wall, 2), "cpu_s": round(use.ru_utime + use.ru_stime - cpu0, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "status": rec.status, "error_kind": rec.error_kind, "credited": bool(rec.judge.get("credited")),
             "measurements": rec.measurements, "law": (rec.final_source or "").strip().splitlines()[-1:]}
 
@@ -128,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
-    print("| law | inputs | wall s | peak RSS MiB | status | credited | measurements |")
-    print("|---|---|---|---|---|---|---|")
+    print("| law | inputs | wall s | CPU s | peak RSS MiB | status | credited | measurements |")
+    print("|---|---|---|---|---|---|---|---|")
     if args.generated is not None:
         plays = [(cls, d, name) for d, name, cls in generated_picks(args.generated, _range(args.inputs), args.per_inputs)]
     else:
@@ -148,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             row = {"law": law, "inputs": d, "task": task, **json.loads(proc.stdout.strip().splitlines()[-1])}
         rows.append(row)
-        print(f"| {law} | {d} | {row.get('wall_s', '-')} | {row.get('peak_rss_mb', '-')} | {row['status']}"
+        print(f"| {law} | {d} | {row.get('wall_s', '-')} | {row.get('cpu_s', '-')} | {row.get('peak_rss_mb', '-')} | {row['status']}"
               f"{' (' + row['error_kind'] + ')' if row.get('error_kind') else ''} | {row.get('credited', '-')} | "
               f"{row.get('measurements', '-')} |", flush=True)
         (out / "results.json").write_text(json.dumps(rows, indent=1))

@@ -1,4 +1,4 @@
-"""Factored laws: a monomial times one elementary function of a scaled monomial (docs/symbolic.md).
+"""Factored laws: a monomial times one elementary function of a scaled monomial (docs/guide/offline-agent.md, "The grammar").
 
 The family covers laws of the shape ``y = c0 * M * F(u)`` with ``M`` a monomial of every input,
 ``u = c1 * N`` (or ``u = N``) and ``N`` a monomial of at most three atoms with simple exponents.
