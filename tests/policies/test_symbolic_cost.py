@@ -83,3 +83,57 @@ def test_a_bound_too_small_to_start_is_refused_before_the_search():
     X = np.linspace(1.0, 2.0, 12)[:, None]
     with pytest.raises(SearchMemoryLimit, match="at least 256 MiB to start"):
         search(X, 3.0 * X[:, 0], [VariableDomain("x")], limits=SearchLimits(memory_limit_mb=64))
+
+
+def _signed_library_by_grid(kinds, max_size):
+    """The signed family's library as the whole grid, filtered: the reference its sparse build must equal."""
+    import itertools
+
+    from etc_fast.policies.symbolic import _signed
+
+    plain = [j for j, k in enumerate(kinds) if k != "log"]
+    logs = [j for j, k in enumerate(kinds) if k == "log"]
+    for level in range(3):
+        axes = [_signed._LEVELS[kinds[j]][level] for j in plain]
+        if _signed._count(axes, len(logs)) <= max_size or level == 2:
+            break
+    rows = []
+    for combo in itertools.product(*axes):
+        base = np.zeros(len(kinds))
+        base[plain] = combo
+        rows.append(base)
+        for j in logs:
+            r = base.copy()
+            r[j] = 1.0
+            rows.append(r)
+    E = np.array(rows, dtype=np.float64).reshape(-1, len(kinds))
+    E = E[np.count_nonzero(E, axis=1) <= _signed._MAX_ATOMS]
+    return E[:max_size]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_signed_library_is_the_filtered_grid_in_its_order(seed):
+    from etc_fast.policies.symbolic import _signed
+
+    rng = np.random.default_rng(seed)
+    kinds = tuple(rng.choice(["pos", "nonzero", "signed", "log"], size=int(rng.integers(1, 8))).tolist())
+    for cap in (5, 60, 400, 3000, 50000):
+        got = _signed._library(kinds, cap)
+        assert np.array_equal(got, _signed_library_by_grid(kinds, cap)), (kinds, cap)
+
+
+def test_signed_library_of_many_atoms_builds_only_its_sparse_rows():
+    """22 atoms: the grid has about 10**7 rows; the library is built from its sparse rows only."""
+    import tracemalloc
+
+    from etc_fast.policies.symbolic import _signed
+
+    kinds = ("pos",) * 12 + ("signed",) * 4 + ("log",) * 6
+    _signed._library.cache_clear()
+    tracemalloc.start()
+    E = _signed._library(kinds, SearchLimits().signed_library)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert len(E) == min(SearchLimits().signed_library, len(E))
+    assert (np.count_nonzero(E, axis=1) <= _signed._MAX_ATOMS).all()
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB"

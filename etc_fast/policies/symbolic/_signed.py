@@ -138,20 +138,49 @@ def _library(kinds: tuple[str, ...], max_size: int) -> np.ndarray:
         size = _count(axes, len(logs))
         if size <= max_size or level == 2:
             break
-    rows = []
-    for combo in itertools.product(*axes):
-        base = np.zeros(m)
-        base[plain] = combo
-        rows.append(base)
-        for j in logs:
-            r = base.copy()
-            r[j] = 1.0
-            rows.append(r)
-    E = np.array(rows, dtype=np.float64).reshape(-1, m)
-    E = E[np.count_nonzero(E, axis=1) <= _MAX_ATOMS]
+    E = _sparse_rows(axes, plain, logs, m)
     E = E[:max_size] if len(E) > max_size else E
     E.setflags(write=False)
     return E
+
+
+def _sparse_rows(axes: Sequence[Sequence[float]], plain: Sequence[int], logs: Sequence[int], m: int) -> np.ndarray:
+    """Every exponent vector with at most :data:`_MAX_ATOMS` non-zero entries: the plain atoms take
+    their axis's values, a log atom 0 or 1 (after its base vector, one log at a time).
+
+    Only the sparse vectors are built (``O(p**_MAX_ATOMS w**_MAX_ATOMS)`` for ``p`` plain atoms of
+    at most ``w`` non-zero values), never the whole grid, in the grid's own order: the order
+    ``itertools.product(*axes)`` visits them in, each followed by its log rows.
+    """
+    p = len(plain)
+    zero = [list(a).index(0.0) for a in axes]
+    nonzero = [[i for i, v in enumerate(a) if v != 0.0] for a in axes]
+    picks: list[list[int]] = []
+    for k in range(min(_MAX_ATOMS, p) + 1):
+        for sub in itertools.combinations(range(p), k):
+            for choice in itertools.product(*(nonzero[j] for j in sub)):
+                row = list(zero)
+                for j, i in zip(sub, choice):
+                    row[j] = i
+                picks.append(row)
+    index = np.array(picks, dtype=np.int64).reshape(-1, p)
+    if p:
+        index = index[np.lexsort(index.T[::-1])]
+    base = np.zeros((len(index), m))
+    for col, j in enumerate(plain):
+        base[:, j] = np.asarray(axes[col], dtype=np.float64)[index[:, col]]
+    if not logs:
+        return base
+    rows = []
+    room = np.count_nonzero(base, axis=1) < _MAX_ATOMS
+    for r in range(len(base)):
+        rows.append(base[r])
+        if room[r]:
+            for j in logs:
+                with_log = base[r].copy()
+                with_log[j] = 1.0
+                rows.append(with_log)
+    return np.array(rows, dtype=np.float64).reshape(-1, m)
 
 
 def _power_law_terms(kinds: Sequence[str], A: np.ndarray, z: np.ndarray, lim, count: int = 4) -> np.ndarray:
