@@ -114,9 +114,9 @@ def test_time_limit_fails_instead_of_cutting_the_search():
 
 def test_bad_input():
     with pytest.raises(ValueError, match="X must be"):
-        search(np.ones((3, 2)), np.ones(3), [VariableDomain("a")])
+        search(np.ones((3, 2)), np.ones(3), [VariableDomain("a", "log", 1.0, 10.0)])
     with pytest.raises(ValueError, match="mode"):
-        search(np.ones((3, 1)), np.ones(3), [VariableDomain("a")], mode="magic")
+        search(np.ones((3, 1)), np.ones(3), [VariableDomain("a", "log", 1.0, 10.0)], mode="magic")
     with pytest.raises(ValueError, match="time_limit_s"):
         SymbolicPolicy(time_limit_s=0)
     with pytest.raises(ValueError, match="time_budget_s is gone"):

@@ -679,12 +679,13 @@ class SymbolicPolicy:
         if full:
             floor = ASSUMED_NOISE if obs.noisy else 1e-6
             if res is not None:
-                ranked = [(text, rms, cand.complexity, floor) for cand, text, rms in simulated_rank(res, obs, names)]
+                ranked = [(text, rms, cand.complexity, floor)
+                          for cand, text, rms in simulated_rank(res, obs, names, limits=self.limits)]
                 ranked += [(e, r, c, floor) for e, r, c in power_law_candidates(obs, table, rows)]
             # where nothing read from the table explains the records, the simulator is asked
             # directly: monomial forms first, then exponential ones (docs/guide/offline-agent.md)
-            scans = (("monomial", lambda: monomial_scan(obs, self._domains, self._output_unit)),
-                     ("exp", lambda: exp_scan(obs, self._domains)))
+            scans = (("monomial", lambda: monomial_scan(obs, self._domains, self._output_unit, self.limits)),
+                     ("exp", lambda: exp_scan(obs, self._domains, self.limits)))
             for name, scan in scans:
                 if min((r for _, r, _, _ in ranked), default=math.inf) <= SCAN_ABOVE * floor:
                     break
@@ -736,7 +737,7 @@ class SymbolicPolicy:
 
         names = [d.name for d in self._domains]
         text, err = law
-        return system_source(evidenced_literals(text, names, obs.system, err), names)
+        return system_source(evidenced_literals(text, names, obs.system, err, self.limits), names)
 
     def _system_confident(self, res: SearchResult | None, ranked: list, n: int) -> bool:
         """The best law explains the data to its floor and no simpler rival comes close."""

@@ -255,6 +255,27 @@ class SearchLimits:
         cexp_snaps: Exponent roundings tried per refined compound fit.
         memory_limit_mb: Address space a search may add to its process, in MiB: an
             allocation past it fails the trial with error kind ``memory_limit`` (:mod:`._memory`).
+        sparse_level: Most inputs whose exponent a sparse library monomial moves away from its
+            centre (:func:`_library`); the library's size is ``C(m, k) w^k`` for ``k`` of them.
+        signed_atoms: Most atoms in one term of the signed family's library (:mod:`._signed`).
+        signed_term_by_term: Most terms of the signed family evaluated one by one; more are
+            evaluated grouped by exponent (faster on a large library).
+        signed_refine_below: Weighted relative residual below which (and above the exact-fit
+            tolerance) the signed family's best two- and three-term fits get their exponents
+            refined off the half-integer grid; a larger value refines more fits.
+        scan_cells: Most simulated cells (programs x experiments x channels x times) of one scan
+            through a system's forward model (:mod:`._simscan`); a grid past it is not scanned.
+        scan_chunk: Programs per forward-model call of a scan (bounds the memory of one call;
+            changes no result).
+        scan_refine: Forms of the monomial scan refitted through the simulator, best first.
+        exp_scan_refine: Structures of the exponential scan refitted, best first.
+        exp_scan_inputs: Most inputs in the argument of the exponential scan's ``exp(g * M)``.
+        rank_simplified: Leaders of a system's simulated rank whose literals are shortened and
+            whose terms are pruned (:mod:`._systems`).
+        literals_shortened: Most fitted literals of one law shortened one by one.
+        evidence_tries: Extra digits tried, one at a time, when a submitted law's rounded literals
+            misfit the records.
+        sums_pruned: Most sums of one law whose terms are tried dropped.
     """
 
     max_views: int = 12
@@ -289,15 +310,36 @@ class SearchLimits:
     # the 10-input planner trials of bench/bench_inputs.py peak under 1 GiB resident; 4 GiB leaves four
     # times that and keeps the searches of two workers of a two-core machine within 8 GiB
     memory_limit_mb: int = 4096
+    # a pair covers the second term of a two-term law that differs from the first in two inputs,
+    # and an exponential's argument in two inputs; quadratic in the number of inputs
+    sparse_level: int = 2
+    signed_atoms: int = 3
+    signed_term_by_term: int = 8
+    # chosen: a two- or three-term fit within 5% (weighted) may be the law with exponents off the grid
+    signed_refine_below: float = 0.05
+    scan_cells: int = 40_000_000
+    scan_chunk: int = 4096
+    scan_refine: int = 6
+    # the exponential scan's grid of rates is coarse (decades), so more of its structures are refitted
+    exp_scan_refine: int = 24
+    exp_scan_inputs: int = 2
+    rank_simplified: int = 3
+    literals_shortened: int = 4
+    evidence_tries: int = 3
+    sums_pruned: int = 3
 
     def __post_init__(self) -> None:
         may_be_zero = {"exponent_simplify_top"}  # a step that is off by default
-        bad = [f.name for f in dataclasses.fields(self)
-               if not (isinstance(getattr(self, f.name), int) and not isinstance(getattr(self, f.name), bool)
-                       and getattr(self, f.name) >= (0 if f.name in may_be_zero else 1))]
+        fractions = {"signed_refine_below"}  # a relative residual, not a count
+        bad = [f.name for f in dataclasses.fields(self) if f.name not in fractions
+               and not (isinstance(getattr(self, f.name), int) and not isinstance(getattr(self, f.name), bool)
+                        and getattr(self, f.name) >= (0 if f.name in may_be_zero else 1))]
+        bad += [name for name in sorted(fractions)
+                if not (isinstance(getattr(self, name), (int, float)) and not isinstance(getattr(self, name), bool)
+                        and math.isfinite(getattr(self, name)) and getattr(self, name) > 0)]
         if bad:
             raise ValueError(f"SearchLimits: {', '.join(bad)} must be positive integers (exponent_simplify_top: "
-                             "0 or more), got "
+                             "0 or more; signed_refine_below: a positive number), got "
                              + ", ".join(f"{b}={getattr(self, b)!r}" for b in bad))
 
 
@@ -720,21 +762,15 @@ def _exponent_se(L: np.ndarray, t: np.ndarray, w: np.ndarray | None = None) -> n
     return np.where(np.isfinite(se), se, 0.0)
 
 
-#: Most inputs whose exponent a sparse library monomial moves away from its centre (see
-#: :func:`_library`): a pair covers the second term of a two-term law that differs from the first in
-#: two inputs and an exponential's argument in two inputs; its count is ``C(m, 2) w^2``, quadratic in
-#: the number of inputs ``m`` (``w``: exponent values per input within the half width).
-SPARSE_LEVEL = 2
-
-
-def _library(m: int, center: np.ndarray | None, half_width: float, max_size: int) -> np.ndarray:
+def _library(m: int, center: np.ndarray | None, half_width: float, max_size: int, sparse_level: int) -> np.ndarray:
     """Exponent vectors (L, m) on the half-integer grid around ``center`` (within [-4, 4]), at most
     ``max_size`` of them.
 
     The whole grid when it fits, its half width narrowed by halves as needed (the product of the
     per-input counts: exponential in ``m``). When even the narrowest grid does not fit, a sparse
     library (:func:`_sparse_library`): the monomials that move at most ``k`` exponents away from
-    the centre, at the widest half width where ``k`` reaches :data:`SPARSE_LEVEL` (or the narrowest),
+    the centre, at the widest half width where ``k`` reaches ``sparse_level`` (``SearchLimits.sparse_level``;
+    or the narrowest),
     ``k`` as large as fits. Its size is ``sum_{j <= k} e_j(w)`` (``e_j`` the elementary symmetric
     polynomial of the per-input counts ``w`` of moved values), at most ``max_size``, so every library
     grows polynomially with the inputs.
@@ -749,7 +785,7 @@ def _library(m: int, center: np.ndarray | None, half_width: float, max_size: int
     if size <= max_size:
         grids = np.meshgrid(*axes, indexing="ij")
         return np.column_stack([g.ravel() for g in grids]) if m else np.zeros((1, 0))
-    return _sparse_library(m, center, half_width, max_size)
+    return _sparse_library(m, center, half_width, max_size, sparse_level)
 
 
 def _lib_axes(m: int, center: np.ndarray | None, width: float) -> list[np.ndarray]:
@@ -770,7 +806,8 @@ def _level_sizes(moved: Sequence[int], top: int) -> list[int]:
     return poly
 
 
-def _sparse_library(m: int, center: np.ndarray | None, half_width: float, max_size: int) -> np.ndarray:
+def _sparse_library(m: int, center: np.ndarray | None, half_width: float, max_size: int,
+                    sparse_level: int) -> np.ndarray:
     """The centre and the monomials that move at most ``k`` of its exponents (see :func:`_library`).
 
     Rows: the centre, then level by level (one moved input, two, ...), inputs in index order and
@@ -781,13 +818,13 @@ def _sparse_library(m: int, center: np.ndarray | None, half_width: float, max_si
     while True:
         axes = _lib_axes(m, center, width)
         moves = [a[np.abs(a - cj) > 1e-9] for a, cj in zip(axes, c)]
-        sizes = _level_sizes([len(v) for v in moves], min(m, max(SPARSE_LEVEL, 1) + 8))
+        sizes = _level_sizes([len(v) for v in moves], min(m, max(sparse_level, 1) + 8))
         total, level = 0, -1
         for j, sz in enumerate(sizes):
             if total + sz > max_size:
                 break
             total, level = total + sz, j
-        if level >= min(SPARSE_LEVEL, m) or width <= 0.5:
+        if level >= min(sparse_level, m) or width <= 0.5:
             break
         width -= 0.5
     rows = [c.copy()]
@@ -813,7 +850,7 @@ def _fit_expmono(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
     n, m = L.shape
     if n < m + 3:
         return
-    E = _library(m, None, 3.0, lim.exp_library)
+    E = _library(m, None, 3.0, lim.exp_library, lim.sparse_level)
     E = E[np.any(E != 0, axis=1)]
     N = np.exp(L @ E.T)
     good = np.all(np.isfinite(N), axis=0) & (np.ptp(N, axis=0) > 0)
@@ -852,7 +889,7 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLim
     if n < 3:
         return
     wscale = error_scale(zo, 0.0)
-    E = _library(A.shape[1], center, 2.5, lim.sum_library)
+    E = _library(A.shape[1], center, 2.5, lim.sum_library, lim.sparse_level)
     V = _lib_values(Ao, E)
     good = np.all(np.isfinite(V), axis=0)
     E, V = E[good], V[:, good]
@@ -956,7 +993,7 @@ def _fit_ratio(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
     if n < 5:
         return
     w = 1.0 / error_scale(zo, 0.0)
-    E = _library(A.shape[1], None, 2.0, lim.ratio_library)
+    E = _library(A.shape[1], None, 2.0, lim.ratio_library, lim.sparse_level)
     V = _lib_values(Ao, E)
     good = np.all(np.isfinite(V), axis=0) & (np.max(np.abs(V), axis=0) < 1e150)
     E, V = E[good], V[:, good]
