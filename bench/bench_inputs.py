@@ -3,7 +3,8 @@
 For each input count ``d`` the script writes custom task files under ``--dir`` (see
 docs/guide/tasks.md) and plays one ``variance_c`` trial of each with the offline ``symbolic`` agent,
 every trial in a fresh Python process, and records its wall time and the process's peak resident
-memory (``ru_maxrss``). The laws (no task is special-cased; exponents are drawn from a fixed list):
+memory (``ru_maxrss``), and the CPU seconds the trial itself used (user + system, threads included: the
+measure that does not grow when other work shares the cores). The laws (no task is special-cased; exponents are drawn from a fixed list):
 
 * ``prod_log``: ``C * x1**p1 * ... * xd**pd`` with log-uniform domains (a product of powers);
 * ``prod_lin``: the same law on linear domains;
@@ -14,6 +15,12 @@ Run from the repository root::
     PYTHONPATH=$PWD python bench/bench_inputs.py --inputs 1-10 --laws prod_log,sum2_log --dir /tmp/bench_inputs
 
 and it prints one row per trial (a Markdown table) and writes ``results.json`` into ``--dir``.
+
+``--generated SEED`` plays laws of the generated suite instead (docs/guide/generated.md): for each input
+count, the first ``--per-inputs`` laws of that seed with that many inputs, whatever their class::
+
+    PYTHONPATH=$PWD python bench/bench_inputs.py --generated 0 --per-inputs 2 --dir /tmp/bench_gen
+
 The first trial of a fresh checkout also compiles the kernels: run a small one first.
 """
 
@@ -60,18 +67,40 @@ def task_text(law: str, d: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def generated_picks(seed: int, inputs: list[int], per_inputs: int, scan: int = 2000) -> list[tuple[int, str, str]]:
+    """``(inputs, name, class)`` of the first ``per_inputs`` laws of ``seed`` with each input count.
+
+    Laws are read in index order up to ``scan``; an input count with fewer laws there gets fewer."""
+    from etc_fast.tasks.generate import generated_names, law_by_name
+
+    want = {d: per_inputs for d in inputs}
+    picks: list[tuple[int, str, str]] = []
+    for name in generated_names(seed, scan):
+        law = law_by_name(name)
+        if want.get(law.n_inputs, 0) > 0:
+            want[law.n_inputs] -= 1
+            picks.append((law.n_inputs, name, law.task_class))
+            if not any(want.values()):
+                break
+    return sorted(picks)
+
+
 def run_one(task_path: str, config: str, options: dict) -> dict:
-    """Play one trial of ``task_path`` in this process; its time, peak memory and outcome."""
+    """Play one trial of ``task_path`` (a task file or a generated law's name) in this process; its
+    time, peak memory and outcome."""
     from etc_fast.evaluate import create_judge
     from etc_fast.policies import create_policy
     from etc_fast.protocol import TrialSpec, get_configuration, run_trial
 
     spec = TrialSpec(model="symbolic", config=get_configuration(config), task=task_path)
     policy = create_policy("symbolic", **options)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = before.ru_utime + before.ru_stime
     t0 = time.perf_counter()
     rec = run_trial(spec, policy, judge=create_judge("structural"))
     wall = time.perf_counter() - t0
-    return {"wall_s": round(wall, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    return {"wall_s": round(wall, 2), "cpu_s": round(use.ru_utime + use.ru_stime - cpu0, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "status": rec.status, "error_kind": rec.error_kind, "credited": bool(rec.judge.get("credited")),
             "measurements": rec.measurements, "law": (rec.final_source or "").strip().splitlines()[-1:]}
 
@@ -92,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", default="variance_c", help="protocol configuration (default variance_c)")
     ap.add_argument("--dir", default="/tmp/bench_inputs", help="where task files and results.json go")
     ap.add_argument("--options", default="{}", help="symbolic policy options as JSON")
+    ap.add_argument("--generated", type=int, help="play generated laws of this seed instead of --laws")
+    ap.add_argument("--per-inputs", type=int, default=2, help="generated laws per input count (default 2)")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: play this task file here
     args = ap.parse_args(argv)
     options = json.loads(args.options)
@@ -101,24 +132,30 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.dir)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
-    print("| law | inputs | wall s | peak RSS MiB | status | credited | measurements |")
-    print("|---|---|---|---|---|---|---|")
-    for law in args.laws.split(","):
-        for d in _range(args.inputs):
-            path = out / f"{law}_{d}.yaml"
-            path.write_text(task_text(law, d))
-            proc = subprocess.run([sys.executable, __file__, "--one", str(path), "--config", args.config,
-                                   "--options", args.options], capture_output=True, text=True, env=dict(os.environ))
-            if proc.returncode != 0:
-                row = {"law": law, "inputs": d, "status": f"crashed (exit {proc.returncode})",
-                       "stderr": proc.stderr[-2000:]}
-            else:
-                row = {"law": law, "inputs": d, **json.loads(proc.stdout.strip().splitlines()[-1])}
-            rows.append(row)
-            print(f"| {law} | {d} | {row.get('wall_s', '-')} | {row.get('peak_rss_mb', '-')} | {row['status']}"
-                  f"{' (' + row['error_kind'] + ')' if row.get('error_kind') else ''} | {row.get('credited', '-')} | "
-                  f"{row.get('measurements', '-')} |", flush=True)
-            (out / "results.json").write_text(json.dumps(rows, indent=1))
+    print("| law | inputs | wall s | CPU s | peak RSS MiB | status | credited | measurements |")
+    print("|---|---|---|---|---|---|---|---|")
+    if args.generated is not None:
+        plays = [(cls, d, name) for d, name, cls in generated_picks(args.generated, _range(args.inputs), args.per_inputs)]
+    else:
+        plays = []
+        for law in args.laws.split(","):
+            for d in _range(args.inputs):
+                path = out / f"{law}_{d}.yaml"
+                path.write_text(task_text(law, d))
+                plays.append((law, d, str(path)))
+    for law, d, task in plays:
+        proc = subprocess.run([sys.executable, __file__, "--one", task, "--config", args.config,
+                               "--options", args.options], capture_output=True, text=True, env=dict(os.environ))
+        if proc.returncode != 0:
+            row = {"law": law, "inputs": d, "task": task, "status": f"crashed (exit {proc.returncode})",
+                   "stderr": proc.stderr[-2000:]}
+        else:
+            row = {"law": law, "inputs": d, "task": task, **json.loads(proc.stdout.strip().splitlines()[-1])}
+        rows.append(row)
+        print(f"| {law} | {d} | {row.get('wall_s', '-')} | {row.get('cpu_s', '-')} | {row.get('peak_rss_mb', '-')} | {row['status']}"
+              f"{' (' + row['error_kind'] + ')' if row.get('error_kind') else ''} | {row.get('credited', '-')} | "
+              f"{row.get('measurements', '-')} |", flush=True)
+        (out / "results.json").write_text(json.dumps(rows, indent=1))
     return 0
 
 

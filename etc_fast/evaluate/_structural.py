@@ -42,7 +42,7 @@ from etc_fast.tasks import Task
 __all__ = ["StructuralJudge", "JUDGE_VERSION"]
 
 #: Version of the structural judge's rules (recorded with every re-judged run).
-JUDGE_VERSION = "2.3"
+JUDGE_VERSION = "2.4"
 
 _DPS = 60
 #: Seconds the algebra on one submission may take (in a killable judge child) before the verdict
@@ -221,6 +221,9 @@ _SMALL_DENOMINATOR = 1000
 #: A decimal of the truth that is a fraction of at most this denominator is that fraction (its
 #: primes are bases); any other decimal (9.81, 0.47) is a base itself.
 _BASE_DENOMINATOR = 12
+#: A fraction of the truth whose numerator and denominator are at most this size gives its primes as
+#: bases (2, 3, 5 of 15/4); a larger one (14700000, 1/40000000) is a base itself, as a decimal is.
+_PRIME_PART_MAX = 10**6
 
 
 def _bases(numbers, constant_values) -> tuple[list[int], list[sp.Expr]]:
@@ -237,9 +240,9 @@ def _bases(numbers, constant_values) -> tuple[list[int], list[sp.Expr]]:
         if f.is_Pow and f.exp.is_Rational:
             add(f.base)
             return
-        if f.is_Rational:
+        if f.is_Rational and max(abs(f.p), f.q) <= _PRIME_PART_MAX:
             for part in (abs(f.p), f.q):
-                if 1 < part <= 10**6:
+                if part > 1:
                     primes.update(int(q) for q in sp.primefactors(part))
             return
         if isinstance(f, sp.Float):  # 2.0, 0.25 and 1.5 are rationals; 9.81 and 0.47 stay numbers

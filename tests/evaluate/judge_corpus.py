@@ -276,6 +276,9 @@ COMBINED_TASKS = {
     "kepler": ("sqrt(4*pi**2*a**3/(G*M))", {"G": 6.674e-11}, [("a", "log", 1e9, 1e12), ("M", "log", 1e28, 1e31)]),
     "e_sqrt2": ("sqrt(2)*x*exp(1 - y/e)", {}, [("x", "log", 0.1, 10), ("y", "linear", 0, 5)]),
     "oscillator_g": ("sqrt(g/l)*sin(sqrt(g/l)*t)", {"g": 9.81}, [("l", "log", 0.5, 2), ("t", "linear", 0.1, 1)]),
+    "lorentz_big": ("14700000*w/f**2/sqrt(1 - v**2/c**2)", {"c": 167000.0},
+                    [("v", "linear", 1700, 160000), ("f", "log", 1400, 140000), ("w", "log", 0.12, 120)]),
+    "big_over": ("x/(40000000*y)", {}, [("x", "log", 1, 10), ("y", "log", 1, 10)]),
 }
 
 #: (task in COMBINED_TASKS, credited, why, expression over the task's variables, numpy as np).
@@ -301,4 +304,10 @@ COMBINED_CASES = [
     ("e_sqrt2", W, "extra additive term", "3.84423102816*x*np.exp(-0.367879441171*y) + 0.001"),
     ("oscillator_g", R, "sqrt(g) folded in two places", "3.13209195267*np.sin(3.13209195267*t/np.sqrt(l))/np.sqrt(l)"),
     ("oscillator_g", W, "the two sqrt(g) disagree", "3.13209195267*np.sin(3.2*t/np.sqrt(l))/np.sqrt(l)"),
+    ("lorentz_big", R, "the large literal's inverse square folded under one root",
+     "1/np.sqrt(-1.6593285599e-25*v**2*f**4/w**2 + 4.6277014207e-15*f**4/w**2)"),
+    ("lorentz_big", W, "the large literal off by 1e-4 under the root",
+     "1/np.sqrt(-1.6593285599e-25*v**2*f**4/w**2 + 4.6281642e-15*f**4/w**2)"),
+    ("big_over", R, "the large literal's inverse as a decimal", "2.5e-08*x/y"),
+    ("big_over", W, "its inverse rounded to three digits", "2.51e-08*x/y"),
 ]

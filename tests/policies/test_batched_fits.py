@@ -187,13 +187,14 @@ def test_first_stable_is_the_stable_argsort_prefix():
 
 def test_signed_values_rows_bits():
     from etc_fast.policies.symbolic import _signed as sg
+    from etc_fast.policies.symbolic._search import SearchLimits
 
     A, _ = _data()
     P = np.array([[[1.0, 0.0, -0.5], [2.0, 0.5, 0.0]], [[1.0, 0.0, -0.5], [2.0, 0.5000001, 0.0]],
                   [[0.37, -1.0, 1.5], [np.nan, 1.0, 0.0]], [[1.0, 2.0, 0.5], [-1.0, 0.0, 3.0]]])
     got = sg._values_rows(A, P)
     for b, p in enumerate(P):
-        assert np.array_equal(got[b], sg._values(A, p), equal_nan=True)
+        assert np.array_equal(got[b], sg._values(A, p, SearchLimits().signed_term_by_term), equal_nan=True)
 
 
 @pytest.mark.parametrize("kind", ["sum", "ratio"])

@@ -114,9 +114,9 @@ def test_time_limit_fails_instead_of_cutting_the_search():
 
 def test_bad_input():
     with pytest.raises(ValueError, match="X must be"):
-        search(np.ones((3, 2)), np.ones(3), [VariableDomain("a")])
+        search(np.ones((3, 2)), np.ones(3), [VariableDomain("a", "log", 1.0, 10.0)])
     with pytest.raises(ValueError, match="mode"):
-        search(np.ones((3, 1)), np.ones(3), [VariableDomain("a")], mode="magic")
+        search(np.ones((3, 1)), np.ones(3), [VariableDomain("a", "log", 1.0, 10.0)], mode="magic")
     with pytest.raises(ValueError, match="time_limit_s"):
         SymbolicPolicy(time_limit_s=0)
     with pytest.raises(ValueError, match="time_budget_s is gone"):
@@ -306,9 +306,15 @@ def test_no_interpreter_uses_diagnostics():
                        residual_rms=0.0, n_used=8, text="")
     pol = SymbolicPolicy()
     pol.begin("explore", task_view(task), CONFIGURATIONS["variance_n"], 0)
-    a = pol.act(_obs("explore", task, X, y, interpreter=False, diagnostics=diag))
-    assert a.kind == "draft" and StructuralJudge().judge(a.source, task).credited
+    a = pol.act(_obs("explore", task, X[:6], y[:6], interpreter=False, diagnostics=diag))
+    # the diagnostic search (the diagnostics' exponents as its hint) finds the law, but six records it
+    # was fitted to are no evidence: the agent proposes a committee holding it instead of drafting
+    assert a.kind == "committee" and "3.1*a**2/b" in a.hypotheses
     assert pol.last_search.families_tried and all(f.endswith(":id") for f in pol.last_search.families_tried)
+    # the next batch, measured after that committee, is evidence the law did not see: now it drafts
+    a = pol.act(_obs("explore", task, X, y, turns_left=6, interpreter=False, diagnostics=diag))
+    assert a.kind == "draft" and StructuralJudge().judge(a.source, task).credited
+    assert all(f.endswith(":id") for f in pol.last_search.families_tried)
 
 
 def test_baseline_designs_experiments_then_submits():
@@ -391,7 +397,7 @@ def test_an_overdetermined_exact_fit_stops_the_costliest_families():
         assert res.best.structure == "C*a**1.5/b**0.5" and res.best.n_params == 3
         return {f.split(":")[0] for f in res.families_tried}
 
-    everything = {"mono", "sum", "exp", "ratio", "signed", "cexp"}
+    everything = {"mono", "sum", "exp", "ratio", "factor", "factordiff", "signed", "cexp"}
     assert families(3) == everything  # as many points as parameters: no test passed yet
     assert families(3, repeat=True) == everything
     assert families(4) == families(5) == everything - {"signed", "cexp"}

@@ -80,15 +80,23 @@ def test_misfit_beyond_the_estimated_noise_is_not_ranked_equal():
 
 
 def test_noisy_planner_explores_until_its_last_turn():
+    """Records a law was fitted to are no evidence, noisy or not: the first decision proposes a
+    committee while turns are left and drafts on the last; noiseless, the batch measured after that
+    committee is evidence the law did not see, and the planner drafts with turns left."""
     task = make_task("t", "3*a**2/b", [("a", "log", 0.1, 10), ("b", "log", 1, 100)])
     X, y = sobol_points(task, 16)
     yn = noisy(y, 0.01)
-    for noise_flag, turns_left, want in ((False, 3, "draft"), (True, 3, "committee"), (True, 0, "draft")):
+    for noise_flag, turns_left, want in ((False, 3, "committee"), (True, 3, "committee"), (True, 0, "draft")):
         pol = SymbolicPolicy()
         obs = _obs("explore", task, X, y if not noise_flag else yn, turns_left=turns_left, interpreter=False,
                    noisy=noise_flag)
         pol.begin("explore", task_view(task), CONFIGURATIONS["variance_n"], 0)
         assert pol.act(obs).kind == want, (noise_flag, turns_left)
+    pol = SymbolicPolicy()
+    pol.begin("explore", task_view(task), CONFIGURATIONS["variance_n"], 0)
+    assert pol.act(_obs("explore", task, X[:12], y[:12], turns_left=3, interpreter=False)).kind == "committee"
+    a = pol.act(_obs("explore", task, X, y, turns_left=2, interpreter=False))
+    assert a.kind == "draft" and StructuralJudge().judge(a.source, task).credited
 
 
 def test_simpler_exponents():
@@ -182,18 +190,18 @@ def _cand(expr: str, error: float, complexity: float, n_params: int, n_used: int
     return Candidate(expr, expr, "id/mono", complexity, error, error, n_params, n_used, 0.0, "")
 
 
-def test_information_criterion_weighs_the_fit_and_the_fitted_numbers():
-    """Inside the error floor the search ranks by complexity; the commitment's criterion prefers the
+def test_the_criterion_weighs_the_fit_and_the_fitted_numbers():
+    """Inside the error floor the search ranks by complexity; the agent's criterion prefers the
     law that fits better with no fitted number, and keeps the simpler one where the fits are alike."""
-    from etc_fast.policies.symbolic._policy import information_ranked
+    from etc_fast.policies.symbolic._criterion import criterion_ranked
     from etc_fast.policies.symbolic._search import SearchResult
 
     laws = (_cand("1*N0**1.2*exp(-0.449853091496*lam*t**2)", 0.01105, 8.5, 4),
             _cand("1*N0**1.2*exp(-1*lam*t**1.5)", 0.009296, 9.0, 3))
     res = SearchResult(laws, 0.03, 16, 0.0, ())
-    assert information_ranked(res).best.expression == "1*N0**1.2*exp(-1*lam*t**1.5)"
+    assert criterion_ranked(res, 0.01).best.expression == "1*N0**1.2*exp(-1*lam*t**1.5)"
     alike = (_cand("2*a*b", 0.0100, 5.0, 3), _cand("2.01*a**1.0041*b", 0.0098, 9.0, 3))
-    assert information_ranked(SearchResult(alike, 0.03, 16, 0.0, ())).best.expression == "2*a*b"
+    assert criterion_ranked(SearchResult(alike, 0.03, 16, 0.0, ()), 0.01).best.expression == "2*a*b"
 
 
 def test_refit_constants_predicts_elsewhere():

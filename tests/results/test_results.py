@@ -313,3 +313,54 @@ def test_a_run_resumed_on_other_code_names_both_commits(fake_run, tmp_path):
     page = (root / "docs" / "results" / "tiny.md").read_text()
     assert f"- Code: `{'1' * 10}` with modified files, resumed on `{'2' * 10}`;" in page
     assert "| `1111111111` (modified) |" in (root / "docs" / "results" / "index.md").read_text()
+
+
+def test_readme_prose_quotes_the_stored_numbers():
+    """The README's sentences under its tables quote the stored studies too (whitespace aside)."""
+    from etc_fast.results._pages import _family_groups, _pct, _pooled, _rows
+
+    summaries = load_summaries(REPO / "results")
+    text = " ".join((REPO / "README.md").read_text().split())
+    groups = dict(_family_groups())
+    rows = _rows(summaries["full"]["tables"]["pooled"])
+    c, n, m = _pooled(rows, groups["Planner C"].__contains__)
+    _, _, mb = _pooled(rows, groups["Baseline C"].__contains__)
+    said = f"credited {c}/{n} ({_pct(c, n)}%) with {m:.2f} measurements per trial against the baseline's {mb:.1f}"
+    assert said in text, f"README.md should say: {said}"
+    at = [r for r in _rows(summaries["noise"]["tables"]["pooled"]) if abs(float(r["noise"]) - 0.01) < 1e-12]
+    cx, ncx, mcx = _pooled(at, lambda conf: conf.endswith("_cx"))
+    cb, nb, mbb = _pooled(at, groups["Baseline C"].__contains__)
+    said = (f"At 1% the noise-aware planners are credited on {_pct(cx, ncx)}% (the baseline {_pct(cb, nb)}%) "
+            f"with {mcx:.1f} measurements against {mbb:.1f}")
+    assert said in text, f"README.md should say: {said}"
+
+
+def _budget_numbers(followups):
+    """The equal-budget numbers the README quotes, from the stored budget curve (credited / n)."""
+    t = followups["tables"]["budget_curve"]
+    cell = {}
+    for row in t["rows"]:
+        d = dict(zip(t["columns"], row))
+        if d["system"] == "vanilla_equation":
+            cell[(d["configuration"], float(d["noise"]), d["measurement_budget"])] = d
+
+    def sa(conf, noise, budget):
+        d = cell[(conf, noise, budget)]
+        return 100.0 * d["credited"] / d["n"]
+
+    def span(values):
+        return f"{min(values):.1f}–{max(values):.1f}"
+
+    meas = [cell[("variance_cx", 0.01, b)]["mean_measurements"] for b in (12, 16)]
+    return [f"variance is {span([sa('variance_c', 0.0, b) - sa('random_c', 0.0, b) for b in (6, 8, 12)])} points above random",
+            f"the paper's rule is {span([sa('random_c', 0.01, b) - sa('variance_c', 0.01, b) for b in (8, 12, 16)])} points below random",
+            f"`variance_cx` {span([sa('variance_cx', 0.01, b) - sa('random_c', 0.01, b) for b in (8, 12, 16)])} points above it",
+            f"{meas[0]:.1f} and {meas[1]:.1f} measurements at 12 and 16",
+            f"{sa('variance_c', 0.01, 8):.0f}% of trials credited with it, {sa('variance_c_nosynth', 0.01, 8):.0f}% without"]
+
+
+def test_readme_equal_budget_paragraph_quotes_the_stored_study():
+    summaries = load_summaries(REPO / "results")
+    text = " ".join((REPO / "README.md").read_text().split())
+    for phrase in _budget_numbers(summaries["followups"]):
+        assert phrase in text, f"README.md should say: {phrase}"

@@ -12,6 +12,7 @@ import numpy as np
 from etc_fast.expr import parse
 from etc_fast.policies.symbolic import _simscan as S
 from etc_fast.policies.symbolic._grammar import VariableDomain
+from etc_fast.policies.symbolic._search import SearchLimits
 from etc_fast.systems import simulate
 from etc_fast.systems._forward import observe
 from etc_fast.systems._pool import system_pool
@@ -98,9 +99,9 @@ def test_a_scan_over_its_cell_bound_runs_nothing(monkeypatch):
         return real(self, program, consts)
 
     monkeypatch.setattr(S._Records, "rms", counted)
-    monkeypatch.setattr(S, "SCAN_CELLS", 10)
+    lim = SearchLimits(scan_cells=10)
     obs = _obs("m4_snell_law", "complex_system", lambda n1, n2, a: a, 6)
-    assert S.monomial_scan(obs, SNELL_DOMAINS, "deg") == [] and S.exp_scan(obs, SNELL_DOMAINS) == []
+    assert S.monomial_scan(obs, SNELL_DOMAINS, "deg", lim) == [] and S.exp_scan(obs, SNELL_DOMAINS, lim) == []
     assert calls == []
 
 

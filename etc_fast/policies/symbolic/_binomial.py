@@ -28,11 +28,13 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from etc_fast.policies.symbolic._grammar import Atom, exponent_options
+from etc_fast.policies.symbolic._units import DECISIVE_RATIO
 
 __all__ = ["SumAtom", "binomial_atoms", "GAIN"]
 
-#: Factor by which the binomial fit must reduce the log-space residual of the plain power law.
-GAIN = 10.0
+#: Factor by which the binomial fit must reduce the log-space residual of the plain power law: a
+#: decisive improvement, one decade (:data:`._units.DECISIVE_RATIO`).
+GAIN = DECISIVE_RATIO
 _GRID = np.concatenate([-np.logspace(3, -3, 61), np.logspace(-3, 3, 61)])
 
 
@@ -40,9 +42,10 @@ _GRID = np.concatenate([-np.logspace(3, -3, 61), np.logspace(-3, 3, 61)])
 class SumAtom(Atom):
     """``x_var + coef * x_var2`` (non-zero on the observations it was fitted on; it may change sign)."""
 
-    var2: int = -1
-    name2: str = ""
-    coef: float = 1.0
+    # the second input and its coefficient have no "absent" value: every atom is built with them
+    var2: int = dataclasses.field(kw_only=True)
+    name2: str = dataclasses.field(kw_only=True)
+    coef: float = dataclasses.field(kw_only=True)
 
     def values(self, X: np.ndarray) -> np.ndarray:
         return X[:, self.var] + self.coef * X[:, self.var2]
@@ -131,5 +134,6 @@ def binomial_atoms(X: np.ndarray, y: np.ndarray, raw: Sequence[Atom], max_pairs:
                 break
         for cc in coefs:
             if np.all(A[:, i] + cc * A[:, j] != 0):
-                atoms.append(SumAtom(raw[i].var, raw[i].name, "sum", False, raw[j].var, raw[j].name, float(cc)))
+                atoms.append(SumAtom(raw[i].var, raw[i].name, "sum", False, var2=raw[j].var, name2=raw[j].name,
+                                     coef=float(cc)))
     return atoms

@@ -71,6 +71,10 @@ _IDENT = OUTERS[0]
 # Templates: postfix programs over constants ("c", i), literals ("lit", v) and monomials ("m", k)
 # ----------------------------------------------------------------------------------------
 _BIN = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+#: The one-argument functions a template may apply, by opcode name (each is a law-language function).
+_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,8 +84,9 @@ class Template:
     Attributes:
         name: Family name (``expoff``, ``biexp``, ...).
         code: Tokens ``("c", i)`` (constant ``params[i]``, in increasing order of ``i``),
-            ``("lit", v)``, ``("m", k)`` (monomial with exponents ``exps[k]``) and the operations
-            ``("add",)``, ``("sub",)``, ``("mul",)``, ``("div",)``, ``("exp",)``.
+            ``("lit", v)``, ``("m", k)`` (monomial with exponents ``exps[k]``), the operations
+            ``("add",)``, ``("sub",)``, ``("mul",)``, ``("div",)`` and the one-argument functions of
+            :data:`_UNARY` (``("exp",)``, ``("asin",)``, ``("tanh",)``, ...).
     """
 
     name: str
@@ -111,8 +116,8 @@ class Template:
                     st.append(t[1])
                 elif t[0] == "m":
                     st.append(mono_values(A, exps[t[1]]))
-                elif t[0] == "exp":
-                    st.append(np.exp(st.pop()))
+                elif t[0] in _UNARY:
+                    st.append(_UNARY[t[0]](st.pop()))
                 else:
                     b, a = st.pop(), st.pop()
                     st.append({"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[t[0]](a, b))
@@ -145,9 +150,9 @@ class Template:
             elif t[0] == "m":
                 m = mono(exps[t[1]])
                 st.append((m or "1", 3 if not m else 2))
-            elif t[0] == "exp":
+            elif t[0] in _UNARY:
                 s, _ = st.pop()
-                st.append((f"{fn('exp')}({s})", 3))
+                st.append((f"{fn(t[0])}({s})", 3))
             else:
                 (b, pb), (a, pa) = st.pop(), st.pop()
                 if t[0] == "mul" and b == "1":
@@ -173,7 +178,7 @@ class Template:
                 c += 1.0
             elif t[0] == "m":
                 c += mono_cost(exps[t[1]])
-            elif t[0] == "exp":
+            elif t[0] in _UNARY:
                 c += 2.0
             elif t[0] in ("add", "sub", "div"):
                 c += 0.5
@@ -187,7 +192,7 @@ def _t(name: str, text: str) -> Template:
             code.append(("c", int(tok[1:])))
         elif tok[0] == "m" and tok[1:].isdigit():
             code.append(("m", int(tok[1:])))
-        elif tok in ("add", "sub", "mul", "div", "exp"):
+        elif tok in ("add", "sub", "mul", "div") or tok in _UNARY:
             code.append((tok,))
         else:
             code.append(("lit", float(tok)))

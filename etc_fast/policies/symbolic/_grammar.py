@@ -53,9 +53,9 @@ class VariableDomain:
     """
 
     name: str
-    scale: str = "log"
-    low: float = 1.0
-    high: float = 10.0
+    scale: str
+    low: float
+    high: float
     description: str = ""
 
     @classmethod
@@ -234,7 +234,9 @@ class Outer:
     inverse: Callable[[np.ndarray], np.ndarray]
     valid: Callable[[np.ndarray], bool]
     template: str  # uses {s}; function names are passed through fn()
-    allows_monomial: bool = True
+    # False where the outer of a monomial is again a monomial (a root, a square, a reciprocal, a power):
+    # only sums are fitted inside it. Every outer states it; there is no default to fall back on.
+    allows_monomial: bool
     code: tuple[tuple[tuple, ...], tuple[tuple, ...]] = ((), ())
     """Postfix instructions around the inner value, ``(before, after)``: each is ``(opname,)`` or
     ``("const", value)`` with ``opname`` a key of :data:`kernels.programs.OPCODES`."""
@@ -252,7 +254,7 @@ def _rng(lo: float, hi: float) -> Callable[[np.ndarray], bool]:
 _DEG = math.pi / 180.0
 _ONE = (("const", 1.0),)
 OUTERS: tuple[Outer, ...] = (
-    Outer("id", 0.0, lambda s: s, lambda y: y, lambda y: True, "{s}"),
+    Outer("id", 0.0, lambda s: s, lambda y: y, lambda y: True, "{s}", True),
     Outer("sqrt", 1.5, np.sqrt, lambda y: y * y, _rng(0.0, np.inf), "{sqrt}({s})", False, ((), (("sqrt",),))),
     Outer("square", 1.5, lambda s: s * s, np.sqrt, _rng(0.0, np.inf), "({s})**2", False, ((), (("const", 2.0), ("pow",)))),
     Outer("log", 2.0, np.log, np.exp, _rng(-700.0, 700.0), "{log}({s})", True, ((), (("log",),))),

@@ -52,11 +52,13 @@ from etc_fast.policies.symbolic._search import (
     relative_errors,
     search,
 )
+from etc_fast.policies.symbolic._units import ALPHA
 
 __all__ = ["IncrementalSearch", "array_digest", "explains", "prediction_holds"]
 
-#: Significance level of the noisy prediction test (the new rows' errors against the law's own).
-PREDICTION_ALPHA = 0.01
+#: Significance level of the noisy prediction test (the new rows' errors against the law's own): the
+#: agent's one level, :data:`._units.ALPHA`.
+PREDICTION_ALPHA = ALPHA
 
 
 @dataclasses.dataclass

@@ -21,12 +21,7 @@ from typing import Any
 
 from etc_fast.errors import InfrastructureError
 
-__all__ = ["DEFAULT_MEMORY_LIMIT_MB", "SearchMemoryLimit", "memory_bound"]
-
-#: Default of the address space a search may add to its process, in MiB. The 10-input planner trials of
-#: ``bench/bench_inputs.py`` peak under 1 GiB of resident memory; 4 GiB leaves four times that and
-#: keeps the searches of two workers of a two-core machine within 8 GiB.
-DEFAULT_MEMORY_LIMIT_MB = 4096
+__all__ = ["SearchMemoryLimit", "memory_bound"]
 
 #: Smallest bound (MiB) a search runs under; a smaller one fails at once with kind ``memory_limit``.
 #: LLVM compiling a kernel inside the search (a cold cache) ends the process, rather than raising,
@@ -34,8 +29,15 @@ DEFAULT_MEMORY_LIMIT_MB = 4096
 HEADROOM_MB = 256
 
 _LOCK = threading.Lock()
-_DEPTH = 0
-_SAVED: tuple[int, int] | None = None
+
+
+class _State:
+    """The process's bound in force: how many searches hold it (``depth``), the limits to restore
+    when the last one ends (``saved``), and whether OpenBLAS has allocated its buffers (``blas_warm``)."""
+
+    depth = 0
+    saved: tuple[int, int] | None = None
+    blas_warm = False
 
 
 class SearchMemoryLimit(InfrastructureError):
@@ -46,19 +48,15 @@ class SearchMemoryLimit(InfrastructureError):
                          "raise symbolic.memory_limit_mb or give the worker more memory", kind="memory_limit")
 
 
-_BLAS_WARM = False
-
-
 def _warm_blas() -> None:
     """Have OpenBLAS allocate its work buffers (once per process) before the bound is lowered: an
     allocation failure inside OpenBLAS ends the process instead of raising ``MemoryError``."""
-    global _BLAS_WARM
-    if not _BLAS_WARM:
+    if not _State.blas_warm:
         import numpy as np
 
         a = np.ones((512, 512))
         np.linalg.lstsq(a @ a + np.eye(512), a[:, 0], rcond=None)
-        _BLAS_WARM = True
+        _State.blas_warm = True
 
 
 def _address_space_mb() -> int | None:
@@ -81,7 +79,6 @@ def memory_bound(limit_mb: int | None) -> Iterator[None]:
     Raises:
         SearchMemoryLimit: An allocation in the body failed for lack of memory.
     """
-    global _DEPTH, _SAVED
     resource: Any = None
     if limit_mb is not None:
         try:
@@ -92,19 +89,19 @@ def memory_bound(limit_mb: int | None) -> Iterator[None]:
     if resource is not None:
         assert limit_mb is not None  # resource is only set when a limit is given
         with _LOCK:  # threads of one process share the limit: the first sets it, the last restores it
-            if _DEPTH == 0:
+            if _State.depth == 0:
                 _warm_blas()
                 used = _address_space_mb()
                 if int(limit_mb) < HEADROOM_MB:
                     raise SearchMemoryLimit(int(limit_mb), f"a search needs at least {HEADROOM_MB} MiB to start")
                 soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-                _SAVED = (soft, hard)
+                _State.saved = (soft, hard)
                 want = ((used or 0) + int(limit_mb)) * 1024 * 1024
                 if hard != resource.RLIM_INFINITY:
                     want = min(want, hard)
                 if soft == resource.RLIM_INFINITY or want < soft:
                     resource.setrlimit(resource.RLIMIT_AS, (want, hard))
-            _DEPTH += 1
+            _State.depth += 1
     try:
         yield
     except MemoryError as exc:
@@ -112,7 +109,7 @@ def memory_bound(limit_mb: int | None) -> Iterator[None]:
     finally:
         if resource is not None:
             with _LOCK:
-                _DEPTH -= 1
-                if _DEPTH == 0 and _SAVED is not None:
-                    resource.setrlimit(resource.RLIMIT_AS, _SAVED)
-                    _SAVED = None
+                _State.depth -= 1
+                if _State.depth == 0 and _State.saved is not None:
+                    resource.setrlimit(resource.RLIMIT_AS, _State.saved)
+                    _State.saved = None

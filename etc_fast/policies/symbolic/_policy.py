@@ -21,15 +21,13 @@ Which search runs depends on the configuration:
 
 Noise: the observation says only whether measurements are noisy; the policy then assumes a
 relative noise level of :data:`ASSUMED_NOISE` (an agent is never told the true level), or the
-level a noise-aware planner estimated and wrote in the diagnostics (:func:`noise_level`). With noisy
-data the planner drafts only on its last exploration turn (a few noisy points fit many wrong laws
-to the noise level, so early confidence is not trusted; earlier when a noise-aware planner's
-diagnostics report explored points (:data:`NOISY_DRAFT_GAP`), and with the noise-free margin when
-they report that a law of the best candidate's structure, proposed by the policy, predicted the
-last batch before it was measured to within the noise (:data:`PREDICTED_DRAFT`), or when the law
-the agent ranked best before the last batch predicts that batch from the records before it
-(:data:`OWN_PREDICTION_DRAFT`)), and the baseline's confidence rule needs
-:data:`NOISY_POINTS_PER_PARAM` more observations per parameter; the search itself simplifies
+level a noise-aware planner estimated and wrote in the diagnostics (:func:`noise_level`). Every
+decision ranks the search's laws by one criterion (:mod:`._criterion`: fit against the noise the
+records imply, fitted numbers, form), and a planner drafts before its last exploration turn only
+when its law predicted a batch it was not fitted to and beats every rival decisively by that
+criterion (:meth:`SymbolicPolicy._own_predicted`, :func:`is_confident`). The baseline's confidence
+rule on noisy data needs :data:`NOISY_POINTS_PER_PARAM` more observations per parameter; the search
+itself simplifies
 constants and ranks by the noise it estimates (:mod:`._simplify`).
 
 Synthesis (phase ``synthesis``): the search is refitted on all observations; the draft is kept
@@ -37,9 +35,8 @@ unless the observations disagree with it (after refitting its constants) and the
 candidate that fits better. On noisy observations, where both explain the records within the
 search's tolerance, the search's best law replaces the draft when it is written with fewer fitted
 numbers (:func:`fitted_literals`): a draft's extra fitted digits buy a fit inside the noise, which
-is no evidence for them. On noisy observations the search's laws are first re-ranked by an
-information criterion against the noise the best law's residuals imply (:func:`information_ranked`),
-and a simple constant is given up only at the 0.1% level (:data:`COMMIT_ALPHA`).
+is no evidence for them. A simple constant or exponent is given up at the agent's one significance
+level (:data:`._units.ALPHA`), in the commitment as in every search.
 
 Baseline role (phases ``baseline`` and ``final``): free-form experiment design without diagnostics:
 batches of scrambled Sobol points (seeded) over the input domains, ``8`` points per round for one or
@@ -65,12 +62,20 @@ from scipy.stats import qmc
 from etc_fast.core import Action, Observation, ProtocolConfig, TaskView
 from etc_fast.expr import FUNCTIONS, LITERALS, fitted_numbers, sympy_functions
 from etc_fast.expr._numbers import LITERAL
+from etc_fast.policies.symbolic._criterion import (
+    ASSUMED_NOISE,
+    EXACT_DIGITS,
+    criterion_ranked,
+    implied_noise,
+    predicts_unseen,
+)
 from etc_fast.policies.symbolic._fit import refit_constants
 from etc_fast.policies.symbolic._grammar import VariableDomain, angle_unit_of
 from etc_fast.policies.symbolic._incremental import IncrementalSearch, array_digest
 from etc_fast.policies.symbolic._memory import HEADROOM_MB
 from etc_fast.policies.symbolic._search import (
     DEFAULT_TIME_LIMIT_S,
+    SCORE_DIGITS,
     Candidate,
     SearchLimits,
     SearchResult,
@@ -78,6 +83,7 @@ from etc_fast.policies.symbolic._search import (
     relative_errors,
     search,
 )
+from etc_fast.policies.symbolic._simplify import ALPHA as SIMPLIFY_ALPHA
 from etc_fast.policies.symbolic._simscan import KeptScans
 
 if TYPE_CHECKING:
@@ -85,36 +91,15 @@ if TYPE_CHECKING:
 
 __all__ = ["SymbolicPolicy", "is_confident", "noise_level", "fitted_literals", "ASSUMED_NOISE", "ANALYSIS_CODE"]
 
-#: Relative noise level the policy assumes when it is told only that measurements are noisy (it
-#: never learns the true level, like an LLM agent). It sets the search's error floor and the
-#: tolerance below which a candidate explains the data; noise-free data use the search's own
-#: floor (1e-12).
-ASSUMED_NOISE = 0.01
-
 #: Significant digits of the fitted constants of a submitted law (the search writes its own with
-#: ``%.12g``; a system law's calibrated constants are written the same way, :func:`snap_literals`).
-LAW_DIGITS = 12
+#: ``%.12g``; a system law's calibrated constants are written the same way, :func:`snap_literals`):
+#: the digits an exact fit agrees to, :data:`._units.EXACT_DIGITS`.
+LAW_DIGITS = EXACT_DIGITS
 
 #: With noisy data, observations per parameter (beyond the margin) before a law is considered
 #: confirmed (:func:`is_confident`); the planner under noise also drafts only on its last
 #: exploration turn, so every exploration turn measures where the committee disagrees.
 NOISY_POINTS_PER_PARAM = 3
-
-#: Under noise, with a noise-aware planner's estimate and exploration points in the diagnostics,
-#: a draft before the last turn needs the runner-up's error above this multiple of the best one's
-#: (noisy errors of good laws all sit near the noise, so the noiseless 100x cannot hold), on top of
-#: the noisy observation margin of :func:`is_confident`.
-NOISY_DRAFT_GAP = 2.0
-
-#: Under noise, when the planner reports that a law of the best candidate's structure (proposed by
-#: this policy) predicted the last batch within the noise, the candidate is drafted when it explains
-#: the records with the plain margin (False: it also needs the runner-up gap of NOISY_DRAFT_GAP).
-PREDICTED_DRAFT = True
-#: Under noise, the agent's own out-of-sample test (:meth:`SymbolicPolicy._own_predicted`): the law it
-#: ranked best when it proposed the last committee, refitted to the records before that batch,
-#: predicts the batch within its residual noise; then it is drafted when it explains the records with
-#: the plain margin and no simpler candidate explains them as well.
-OWN_PREDICTION_DRAFT = True
 
 #: The code of the agent's analysis action (runs in the sandbox with ``X`` and ``y`` preloaded): the
 #: observation summaries its grammar search starts from. The search itself runs in the agent's
@@ -151,17 +136,6 @@ def with_data_literals(X: np.ndarray, y: np.ndarray) -> str:
     return f"import numpy as np\nX = np.array([{rows}], dtype=float).reshape(-1, {d})\ny = np.array([{ys}], dtype=float)\n"
 
 
-#: Level of the F-test that gives up a simple constant at the commitment (``_snapped``, noisy data):
-#: the exploration's searches keep :data:`._simplify.ALPHA` (1%), so the committees and the
-#: measurements do not depend on it. A simple number in place of a hidden constant costs nothing
-#: (the judge lets hidden constants take any value of their sign), a fitted ``1.0007`` where the law
-#: has ``1`` costs the trial, so the commitment gives a simple number up only at the 0.1% level.
-COMMIT_ALPHA = 0.001
-#: Exponential monomials the commitment's search screens (``SearchLimits.exp_top`` of the exploration: 5).
-COMMIT_EXP_TOP = 20
-#: Level of the F-test that gives up a simpler exponent at the commitment (``_snapped``).
-COMMIT_EXPONENT_ALPHA = 0.01
-
 #: Smallest noise level the policy takes from a planner's estimate (relative).
 MIN_NOISE = 1e-4
 
@@ -186,75 +160,41 @@ def noise_level(obs: Observation) -> float:
     return max(MIN_NOISE, min(ASSUMED_NOISE, float(est)))
 
 
-#: Commitment on noisy data (a planner's synthesis): the search's laws are re-ranked by the
-#: information criterion of :func:`information_ranked` before the synthesis rules apply.
-COMMIT_IC = True
-#: The criterion's cost per fitted number (AIC: one unit of ln likelihood, in log10 units).
-IC_PARAM_PENALTY = 1.0 / math.log(10.0)
+def is_confident(result: SearchResult, margin: int = 3, noisy: bool = False, noise: float = 0.0) -> bool:
+    """Whether the best candidate explains the data and is decisively better than every rival.
 
-
-def information_ranked(res: SearchResult) -> SearchResult:
-    """``res``'s laws re-ranked by an information criterion against the estimated noise.
-
-    ``IC = COMPLEXITY_WEIGHT * complexity + n error^2 / (2 ln10 s^2) + IC_PARAM_PENALTY * k``: the
-    search's complexity term, the Gaussian deviance of the relative residuals in log10 units, and
-    an AIC cost per fitted number (``k``: :func:`fitted_literals`, so a snapped ``1`` or ``1.5`` is
-    free and ``0.4498`` is not). ``s``, the noise, is the residual standard deviation of the search's
-    own best law (``error * sqrt(n / (n - p))``, :func:`._simplify.noise_floor_estimate`): an estimate
-    the records give, not the optimistic minimum over every fit. Inside the search's error floor the
-    search ranks by complexity alone; the criterion also weighs how much better a law fits. ``res``
-    is returned as it is when the best law leaves fewer than 3 residual degrees of freedom.
-    """
-    from etc_fast.policies.symbolic._search import COMPLEXITY_WEIGHT
-    from etc_fast.policies.symbolic._simplify import noise_floor_estimate
-
-    cands = res.candidates
-    if len(cands) < 2:
-        return res
-    s = noise_floor_estimate([(cands[0].error, cands[0].n_used, cands[0].n_params)])
-    if s is None or not s > 0:
-        return res
-    dev = 1.0 / (2.0 * math.log(10.0) * s * s)
-
-    def ic(c: Candidate) -> float:
-        if not math.isfinite(c.error):
-            return math.inf
-        return COMPLEXITY_WEIGHT * c.complexity + c.n_used * c.error ** 2 * dev + IC_PARAM_PENALTY * fitted_literals(c.expression)
-
-    order = sorted(range(len(cands)), key=lambda i: (round(ic(cands[i]), 9), i))
-    forms = tuple(res.forms[i] for i in order) if len(res.forms) == len(cands) else res.forms
-    return dataclasses.replace(res, candidates=tuple(cands[i] for i in order), forms=forms)
-
-
-def is_confident(result: SearchResult, margin: int = 3, gap: float = 100.0, complexity_gap: float = 3.0,
-                 noisy: bool = False) -> bool:
-    """Whether the best candidate explains the data and clearly beats the runner-up.
+    The best law (``result`` ranked by :func:`._criterion.criterion_ranked`) must be within the
+    search's tolerance with ``margin`` observations beyond its parameters (noisy data: also
+    :data:`NOISY_POINTS_PER_PARAM` per parameter, since a few noisy points fit many wrong laws to the
+    noise level), and every other law's criterion at least :data:`._units.DECISIVE` above its
+    own. Noiseless, a rival that is the best law itself (both exact, one function once their
+    constants are written to :data:`._search.SCORE_DIGITS` digits (the digits the search ranks by)) is no rival.
 
     Args:
-        result: A search result.
+        result: A search result, ranked by the criterion.
         margin: Observations required beyond the best candidate's parameter count.
-        gap: The runner-up must have an error above ``gap`` times the best one's (at least 1e-14) ...
-        complexity_gap: ... or be at least this much more complex.
-        noisy: The data are noisy: a law explains them only with :data:`NOISY_POINTS_PER_PARAM`
-            observations per parameter beyond ``margin`` (a few noisy points fit many wrong laws
-            to the noise level).
+        noisy: The data are noisy.
+        noise: The relative noise level the search fitted to (0: noiseless).
     """
+    from etc_fast.policies.symbolic._criterion import DECISIVE, criterion, implied_noise
+
     best = result.best
-    if noisy:
-        margin = margin + NOISY_POINTS_PER_PARAM * max(best.n_params, 1) if best is not None else margin
-    if best is None or best.error > result.tol or not best.validated(margin):
+    if best is None:
         return False
-    limit = gap * max(best.error, 1e-14)
+    if noisy:
+        margin = margin + NOISY_POINTS_PER_PARAM * max(best.n_params, 1)
+    if best.error > result.tol or not best.validated(margin):
+        return False
+    sigma = implied_noise(result, noise)
+    limit = criterion(best, sigma) + DECISIVE
     for other in result.candidates[1:]:
-        if other.error <= limit and other.complexity < best.complexity + complexity_gap:
+        if criterion(other, sigma) < limit:
             if result.exact_tol <= 1e-12 and other.error <= result.exact_tol and same_law(best.expression, other.expression):
                 continue  # noiseless, both exact, and one function (do*f/(do - 1*f) beside do*f/(do - f))
             return False
     return True
 
 
-#: Significant digits to which two laws' constants are compared by :func:`same_law`.
-SAME_LAW_DIGITS = 9
 #: The law language's functions (their one table, :mod:`etc_fast.expr._functions`).
 _FUNCTIONS = frozenset(FUNCTIONS)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
@@ -267,7 +207,7 @@ def budget_left(obs: Observation) -> bool:
 
 def same_law(a: str, b: str) -> bool:
     """Whether two search expressions are one function once their constants are written to
-    :data:`SAME_LAW_DIGITS` digits (SymPy, the constants as exact rationals: their difference
+    :data:`._search.SCORE_DIGITS` digits (the digits the search ranks by) (SymPy, the constants as exact rationals: their difference
     cancels to 0). Any text SymPy cannot read, or cannot decide, counts as a different law."""
     import sympy as sp
 
@@ -275,7 +215,7 @@ def same_law(a: str, b: str) -> bool:
     local = {n: sp.Symbol(n) for n in names}
     local.update(sympy_functions())
     try:
-        ea, eb = (sp.parse_expr(snap_literals(t, SAME_LAW_DIGITS), local_dict=local) for t in (a, b))
+        ea, eb = (sp.parse_expr(snap_literals(t, SCORE_DIGITS), local_dict=local) for t in (a, b))
         ea, eb = (e.xreplace({f: sp.Rational(str(f)) for f in e.atoms(sp.Float)}) for e in (ea, eb))
         return bool(sp.cancel(ea - eb) == 0)
     except Exception:  # noqa: BLE001 - SymPy cannot read or decide it: not shown to be the same law
@@ -444,7 +384,7 @@ class SymbolicPolicy:
         else:
             res = search(obs.X, obs.y, self._domains, noise=noise_level(obs), time_limit_s=self.time_limit_s,
                          mode="diagnostic", exponent_hint=hint, limits=self.limits, output_unit=self._output_unit)
-        self.last_search = res
+        res = self.last_search = criterion_ranked(res, noise_level(obs))
         return res
 
     def _monomials_suffice(self, obs: Observation) -> bool:
@@ -455,7 +395,12 @@ class SymbolicPolicy:
         return (not obs.noisy and obs.phase == "explore" and obs.turns_left > 0 and budget_left(obs)
                 and int(np.isfinite(obs.y).sum()) < self.margin + 2)
 
-    def _committee(self, res: SearchResult) -> tuple[str, ...]:
+    def _committee(self, res: SearchResult, stalled: bool = False) -> tuple[str, ...]:
+        """Up to ``committee_size`` well-fitting laws, at most two per family first. ``stalled``: the
+        last committee brought no new records (its laws agreed, or were undefined, wherever the
+        planner could measure), so the product and the sum of the inputs, defined and different
+        almost everywhere, take the last places: the committee then disagrees where a reading can
+        tell laws apart, and drafting keeps its evidence rule instead of waiting for the last turn."""
         cands = list(res.candidates)
         good = [c for c in cands if c.error <= 0.75]
         pool = good if len(good) >= 2 else cands
@@ -475,6 +420,8 @@ class SymbolicPolicy:
         hyps = [c.expression for c in chosen]
         names = [d.name for d in self._domains]
         fillers = [" * ".join(names), " + ".join(names)]
+        if stalled:
+            hyps = hyps[:max(self.committee_size - 2, 1)] + [f for f in fillers if f not in hyps]
         for f in fillers:  # a committee needs two hypotheses even when the search found fewer
             if len(hyps) >= 2:
                 break
@@ -523,7 +470,7 @@ class SymbolicPolicy:
             self.last_search = res
             return res, None
         cheap = self._search(obs, False)
-        if is_confident(cheap, self.margin, noisy=obs.noisy) or not can_analyse:
+        if is_confident(cheap, self.margin, noisy=obs.noisy, noise=noise_level(obs)) or not can_analyse:
             return cheap, None
         return None, self._analysis_action(obs)
 
@@ -532,64 +479,50 @@ class SymbolicPolicy:
         if ask is not None:
             return ask
         best = res.best
-        early = is_confident(res, self.margin) and not obs.noisy  # noisy: use every exploration turn ...
-        if obs.noisy and self._checked_beyond(obs):  # ... unless the planner tested the law where nothing was measured
-            early = is_confident(res, self.margin, gap=NOISY_DRAFT_GAP, noisy=True)
-        if obs.noisy and not early and best is not None and self._predicted(obs, best):
-            early = (best.error <= res.tol and best.validated(self.margin)) if PREDICTED_DRAFT else \
-                is_confident(res, self.margin, gap=NOISY_DRAFT_GAP)  # validated out of sample: the plain margin
-        if obs.noisy and not early and best is not None and OWN_PREDICTION_DRAFT and self._own_predicted(obs, best):
-            early = (best.error <= res.tol and best.validated(self.margin)  # validated out of sample by the agent ...
-                     and not any(c.error <= res.tol and c.complexity < best.complexity for c in res.candidates[1:]))
-            # ... and no simpler law explains the records as well
+        # drafting needs evidence the law did not see (it predicted readings it was not fitted to),
+        # then the plain margin and a decisive criterion gap to every rival (docs/guide/model-selection.md)
+        early = (best is not None and (self._predicted(obs, best) or self._own_predicted(obs, best))
+                 and is_confident(res, self.margin, noise=noise_level(obs)))
         if "draft" in obs.allowed and best is not None and (early or obs.turns_left == 0):
             return Action(kind="draft", source=best.source, raw=f"draft: {best.expression} (error {best.error:.2e})")
-        hyps = self._committee(res)
+        hyps = self._committee(res, stalled=self._committee_n == int(obs.y.size))
         self._committee_n = int(obs.y.size)
         self._committee_best = best.structure if best is not None else None
         self._proposed.update((c.expression, c.structure) for c in res.candidates if c.expression in hyps)
         return Action(kind="committee", hypotheses=hyps, raw=f"committee of {len(hyps)} from {res.families_tried[-1:] or '()'}")
 
     def _own_predicted(self, obs: Observation, best: Candidate) -> bool:
-        """``best``'s structure, its constants fitted to the records before the last committee's batch,
-        predicts that batch to within the noise its own residuals imply: the relative RMS error on
-        the ``m`` new records at most ``s * sqrt(chi2_0.99(m) / m)``, ``s = error * sqrt(n / (n - p))``."""
-        from scipy.stats import chi2
+        """``best``, its constants fitted to the records before the last committee's batch, predicts
+        that batch within the noise the records imply (:func:`._criterion.predicts_unseen`).
 
+        Under noise the law's structure must also be the one the agent ranked best before the batch
+        was measured: many structures fit a few noisy readings within the noise, so a structure
+        chosen with the batch in view would pass by selection. Noiseless, a structure's constants
+        fixed on the earlier records leave it nothing to fit the batch's exact values with.
+        """
         from etc_fast.expr import ExprError, parse
 
         n_prev = self._committee_n
-        if n_prev is None or n_prev >= obs.y.size or best.structure != self._committee_best:
+        if n_prev is None or n_prev >= obs.y.size or (obs.noisy and best.structure != self._committee_best):
             return False
         fin = np.isfinite(obs.y)
         old, new = fin.copy(), fin.copy()
         old[n_prev:] = False
         new[:n_prev] = False
-        m, n, p = int(new.sum()), best.n_used, best.n_params
-        if m == 0 or int(old.sum()) < p + self.margin or n - p < 1:
-            return False
+        if obs.noisy and int(old.sum()) < best.n_params + self.margin:
+            return False  # noisy: the earlier records must validate the law on their own
         try:
             prog = parse(best.expression, [d.name for d in self._domains])
         except ExprError:
             return False
-        pred = refit_constants(prog, obs.X[old], obs.y[old], at=obs.X[new])
-        r = relative_errors(pred, obs.y[new])
-        if not np.all(np.isfinite(r)):
-            return False
-        s = best.error * math.sqrt(n / (n - p))
-        return float(np.sqrt(np.mean(r * r))) <= s * math.sqrt(float(chi2.ppf(0.99, m)) / m)
+        sigma = implied_noise(self.last_search, noise_level(obs)) if self.last_search is not None else noise_level(obs)
+        return predicts_unseen(prog, obs.X[old], obs.y[old], obs.X[new], obs.y[new], sigma)
 
     def _predicted(self, obs: Observation, best: Candidate) -> bool:
         """The planner reports that a law of ``best``'s structure, proposed by this policy, predicted
         the last batch before it was measured to within the noise (``Diagnostics.prediction``)."""
         pred = getattr(obs.diagnostics, "prediction", None)
         return bool(pred is not None and pred[3] and self._proposed.get(pred[0]) == best.structure)
-
-    @staticmethod
-    def _checked_beyond(obs: Observation) -> bool:
-        """The diagnostics carry a noise-aware planner's noise estimate and points it explored."""
-        diag = obs.diagnostics
-        return diag is not None and getattr(diag, "noise_estimate", None) is not None and bool(getattr(diag, "explored", ()))
 
     def _draft_error(self, draft: str, obs: Observation) -> float:
         """Relative RMS error of the draft on the observations after refitting its constants."""
@@ -612,9 +545,8 @@ class SymbolicPolicy:
         if ask is not None:
             return ask
         if obs.noisy and self.synthesis_snap:
-            res = self.last_search = self._snapped(self._widened(res, obs), obs.X, obs.y, noise_level(obs))
-        if obs.noisy and COMMIT_IC:
-            res = self.last_search = information_ranked(res)
+            res = self.last_search = self._snapped(res, obs.X, obs.y, noise_level(obs))
+            res = self.last_search = criterion_ranked(res, noise_level(obs))
         best = res.best
         if obs.draft:
             derr = self._draft_error(obs.draft, obs)
@@ -632,16 +564,6 @@ class SymbolicPolicy:
             return Action(kind="final", source=src, raw="no candidate found; product of inputs submitted")
         return Action(kind="final", source=best.source, raw=f"final: {best.expression} (error {best.error:.2e})")
 
-    def _widened(self, res: SearchResult, obs: Observation) -> SearchResult:
-        """``res`` with the forms of a search that screens :data:`COMMIT_EXP_TOP` exponential
-        monomials added (the commitment's search; ``_snapped`` ranks them all)."""
-        lim = self.limits if self.limits is not None else SearchLimits()
-        if COMMIT_EXP_TOP <= lim.exp_top or not res.forms:
-            return res
-        wide = search(obs.X, obs.y, self._domains, noise=noise_level(obs), time_limit_s=self.time_limit_s,
-                      limits=dataclasses.replace(lim, exp_top=COMMIT_EXP_TOP), output_unit=self._output_unit)
-        return dataclasses.replace(res, forms=tuple(res.forms) + tuple(wide.forms))
-
     def _snapped(self, res: SearchResult, X: np.ndarray, y: np.ndarray, noise: float) -> SearchResult:
         """``res``'s laws re-ranked on ``X, y`` with the exponent step of ``snap_exponents``.
 
@@ -655,8 +577,8 @@ class SymbolicPolicy:
         if lim.exponent_simplify_top or not res.forms:
             return res  # every search already took the step (snap_exponents), or nothing to re-rank
         lim = dataclasses.replace(lim, exponent_simplify_top=lim.simplify_top)
-        return refit_result(res, X, y, self._domains, noise=noise, limits=lim, simplify_alpha=COMMIT_ALPHA,
-                            exponent_alpha=COMMIT_EXPONENT_ALPHA)
+        return refit_result(res, X, y, self._domains, noise=noise, limits=lim, simplify_alpha=SIMPLIFY_ALPHA,
+                            exponent_alpha=SIMPLIFY_ALPHA)  # the searches' own level
 
     def _baseline_batch(self) -> int:
         d = len(self._domains)
@@ -687,7 +609,7 @@ class SymbolicPolicy:
             if ask is not None:
                 return ask
         best = res.best if res is not None else None
-        if best is not None and (not can_measure or is_confident(res, self.margin, noisy=obs.noisy) or "final" in obs.allowed and obs.turns_left == 0 and obs.phase == "final"):
+        if best is not None and (not can_measure or is_confident(res, self.margin, noisy=obs.noisy, noise=noise_level(obs)) or "final" in obs.allowed and obs.turns_left == 0 and obs.phase == "final"):
             return Action(kind="final", source=best.source, raw=f"final: {best.expression} (error {best.error:.2e})")
         if can_measure:
             n = self._baseline_batch() if left is None else min(self._baseline_batch(), left)
@@ -757,12 +679,13 @@ class SymbolicPolicy:
         if full:
             floor = ASSUMED_NOISE if obs.noisy else 1e-6
             if res is not None:
-                ranked = [(text, rms, cand.complexity, floor) for cand, text, rms in simulated_rank(res, obs, names)]
+                ranked = [(text, rms, cand.complexity, floor)
+                          for cand, text, rms in simulated_rank(res, obs, names, limits=self.limits)]
                 ranked += [(e, r, c, floor) for e, r, c in power_law_candidates(obs, table, rows)]
             # where nothing read from the table explains the records, the simulator is asked
             # directly: monomial forms first, then exponential ones (docs/guide/offline-agent.md)
-            scans = (("monomial", lambda: monomial_scan(obs, self._domains, self._output_unit)),
-                     ("exp", lambda: exp_scan(obs, self._domains)))
+            scans = (("monomial", lambda: monomial_scan(obs, self._domains, self._output_unit, self.limits)),
+                     ("exp", lambda: exp_scan(obs, self._domains, self.limits)))
             for name, scan in scans:
                 if min((r for _, r, _, _ in ranked), default=math.inf) <= SCAN_ABOVE * floor:
                     break
@@ -814,7 +737,7 @@ class SymbolicPolicy:
 
         names = [d.name for d in self._domains]
         text, err = law
-        return system_source(evidenced_literals(text, names, obs.system, err), names)
+        return system_source(evidenced_literals(text, names, obs.system, err, self.limits), names)
 
     def _system_confident(self, res: SearchResult | None, ranked: list, n: int) -> bool:
         """The best law explains the data to its floor and no simpler rival comes close."""

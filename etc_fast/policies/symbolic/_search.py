@@ -64,6 +64,7 @@ from etc_fast._lru import LRU
 from etc_fast.errors import InfrastructureError
 from etc_fast.policies.symbolic._binomial import binomial_atoms
 from etc_fast.policies.symbolic._expfamilies import fit_compound
+from etc_fast.policies.symbolic._factored import fit_differences, fit_factored, like_pairs
 from etc_fast.policies.symbolic._forms import Form, _complexity, form_code, pack_codes, predict
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
@@ -75,23 +76,23 @@ from etc_fast.policies.symbolic._grammar import (
     make_atoms,
 )
 from etc_fast.policies.symbolic._lsq import _best_third_columns, error_scale, refit_relative
-from etc_fast.policies.symbolic._memory import DEFAULT_MEMORY_LIMIT_MB, memory_bound
+from etc_fast.policies.symbolic._memory import memory_bound
 from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
 from etc_fast.policies.symbolic._simplify import ALPHA as SIMPLIFY_ALPHA
 from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants, simplify_exponents
+from etc_fast.policies.symbolic._units import ALPHA, COMPLEXITY_WEIGHT, DECISIVE_RATIO, EXACT_DIGITS, EXACT_FLOOR
 from kernels.programs import evaluate_programs
 
 __all__ = ["Candidate", "SearchLimits", "SearchResult", "SearchTimeLimit", "search", "relative_errors",
            "COMPLEXITY_WEIGHT", "DEFAULT_TIME_LIMIT_S", "array_digest"]
 
-COMPLEXITY_WEIGHT = 0.35
 #: Decimals of a score kept when ranking (scores are log10 errors plus complexity: 1e-9 is a relative
 #: error difference of about 2e-9, far above the last-bit differences of two CPUs' arithmetic).
 SCORE_DIGITS = 9
 #: Decimals of a residual sum of squares, as a fraction of the records' own, kept when the sums
 #: family compares candidate columns: an exact fit's residual is rounding (about 1e-16 of the
-#: records' sum of squares and below), so 12 decimals make every exact fit a tie.
-RESIDUAL_DIGITS = 12
+#: records' sum of squares and below), so EXACT_DIGITS decimals make every exact fit a tie.
+RESIDUAL_DIGITS = EXACT_DIGITS
 #: A validated exact fit (within the noise level; three finite outputs more than its parameters) of
 #: at most this complexity stops the families that can only be more complex (sums, exponentials,
 #: ratios, signed and compound families). On noiseless records an exact fit with one distinct input
@@ -101,7 +102,9 @@ RESIDUAL_DIGITS = 12
 #: may write the same law with fewer parameters, which the records then validate
 #: (docs/guide/offline-agent.md, "The grammar").
 EXACT_SKIP_COMPLEXITY = 12.0
-_ERR_CAP = 10.0
+#: Relative errors are capped at a decade (:data:`._units.DECISIVE_RATIO`) times the output's own
+#: size: a law that misses by more is no law, and a larger error would tell no two laws apart.
+_ERR_CAP = DECISIVE_RATIO
 _HALVES = np.arange(-8, 9) / 2.0
 
 
@@ -252,6 +255,27 @@ class SearchLimits:
         cexp_snaps: Exponent roundings tried per refined compound fit.
         memory_limit_mb: Address space a search may add to its process, in MiB: an
             allocation past it fails the trial with error kind ``memory_limit`` (:mod:`._memory`).
+        sparse_level: Most inputs whose exponent a sparse library monomial moves away from its
+            centre (:func:`_library`); the library's size is ``C(m, k) w^k`` for ``k`` of them.
+        signed_atoms: Most atoms in one term of the signed family's library (:mod:`._signed`).
+        signed_term_by_term: Most terms of the signed family evaluated one by one; more are
+            evaluated grouped by exponent (faster on a large library).
+        signed_refine_below: Weighted relative residual below which (and above the exact-fit
+            tolerance) the signed family's best two- and three-term fits get their exponents
+            refined off the half-integer grid; a larger value refines more fits.
+        scan_cells: Most simulated cells (programs x experiments x channels x times) of one scan
+            through a system's forward model (:mod:`._simscan`); a grid past it is not scanned.
+        scan_chunk: Programs per forward-model call of a scan (bounds the memory of one call;
+            changes no result).
+        scan_refine: Forms of the monomial scan refitted through the simulator, best first.
+        exp_scan_refine: Structures of the exponential scan refitted, best first.
+        exp_scan_inputs: Most inputs in the argument of the exponential scan's ``exp(g * M)``.
+        rank_simplified: Leaders of a system's simulated rank whose literals are shortened and
+            whose terms are pruned (:mod:`._systems`).
+        literals_shortened: Most fitted literals of one law shortened one by one.
+        evidence_tries: Extra digits tried, one at a time, when a submitted law's rounded literals
+            misfit the records.
+        sums_pruned: Most sums of one law whose terms are tried dropped.
     """
 
     max_views: int = 12
@@ -283,16 +307,39 @@ class SearchLimits:
     cexp_refine: int = 2
     cexp_nfev: int = 60
     cexp_snaps: int = 3
-    memory_limit_mb: int = DEFAULT_MEMORY_LIMIT_MB
+    # the 10-input planner trials of bench/bench_inputs.py peak under 1 GiB resident; 4 GiB leaves four
+    # times that and keeps the searches of two workers of a two-core machine within 8 GiB
+    memory_limit_mb: int = 4096
+    # a pair covers the second term of a two-term law that differs from the first in two inputs,
+    # and an exponential's argument in two inputs; quadratic in the number of inputs
+    sparse_level: int = 2
+    signed_atoms: int = 3
+    signed_term_by_term: int = 8
+    # chosen: a two- or three-term fit within 5% (weighted) may be the law with exponents off the grid
+    signed_refine_below: float = 0.05
+    scan_cells: int = 40_000_000
+    scan_chunk: int = 4096
+    scan_refine: int = 6
+    # the exponential scan's grid of rates is coarse (decades), so more of its structures are refitted
+    exp_scan_refine: int = 24
+    exp_scan_inputs: int = 2
+    rank_simplified: int = 3
+    literals_shortened: int = 4
+    evidence_tries: int = 3
+    sums_pruned: int = 3
 
     def __post_init__(self) -> None:
         may_be_zero = {"exponent_simplify_top"}  # a step that is off by default
-        bad = [f.name for f in dataclasses.fields(self)
-               if not (isinstance(getattr(self, f.name), int) and not isinstance(getattr(self, f.name), bool)
-                       and getattr(self, f.name) >= (0 if f.name in may_be_zero else 1))]
+        fractions = {"signed_refine_below"}  # a relative residual, not a count
+        bad = [f.name for f in dataclasses.fields(self) if f.name not in fractions
+               and not (isinstance(getattr(self, f.name), int) and not isinstance(getattr(self, f.name), bool)
+                        and getattr(self, f.name) >= (0 if f.name in may_be_zero else 1))]
+        bad += [name for name in sorted(fractions)
+                if not (isinstance(getattr(self, name), (int, float)) and not isinstance(getattr(self, name), bool)
+                        and math.isfinite(getattr(self, name)) and getattr(self, name) > 0)]
         if bad:
             raise ValueError(f"SearchLimits: {', '.join(bad)} must be positive integers (exponent_simplify_top: "
-                             "0 or more), got "
+                             "0 or more; signed_refine_below: a positive number), got "
                              + ", ".join(f"{b}={getattr(self, b)!r}" for b in bad))
 
 
@@ -356,7 +403,7 @@ class SearchResult:
     families_tried: tuple[str, ...]
     n_forms: int = 0
     capped: bool = False
-    exact_tol: float = 1e-12
+    exact_tol: float = EXACT_FLOOR
     incremental: bool = False
     forms: tuple[Form, ...] = dataclasses.field(default=(), compare=False, repr=False)
 
@@ -715,21 +762,15 @@ def _exponent_se(L: np.ndarray, t: np.ndarray, w: np.ndarray | None = None) -> n
     return np.where(np.isfinite(se), se, 0.0)
 
 
-#: Most inputs whose exponent a sparse library monomial moves away from its centre (see
-#: :func:`_library`): a pair covers the second term of a two-term law that differs from the first in
-#: two inputs and an exponential's argument in two inputs; its count is ``C(m, 2) w^2``, quadratic in
-#: the number of inputs ``m`` (``w``: exponent values per input within the half width).
-SPARSE_LEVEL = 2
-
-
-def _library(m: int, center: np.ndarray | None, half_width: float, max_size: int) -> np.ndarray:
+def _library(m: int, center: np.ndarray | None, half_width: float, max_size: int, sparse_level: int) -> np.ndarray:
     """Exponent vectors (L, m) on the half-integer grid around ``center`` (within [-4, 4]), at most
     ``max_size`` of them.
 
     The whole grid when it fits, its half width narrowed by halves as needed (the product of the
     per-input counts: exponential in ``m``). When even the narrowest grid does not fit, a sparse
     library (:func:`_sparse_library`): the monomials that move at most ``k`` exponents away from
-    the centre, at the widest half width where ``k`` reaches :data:`SPARSE_LEVEL` (or the narrowest),
+    the centre, at the widest half width where ``k`` reaches ``sparse_level`` (``SearchLimits.sparse_level``;
+    or the narrowest),
     ``k`` as large as fits. Its size is ``sum_{j <= k} e_j(w)`` (``e_j`` the elementary symmetric
     polynomial of the per-input counts ``w`` of moved values), at most ``max_size``, so every library
     grows polynomially with the inputs.
@@ -744,7 +785,7 @@ def _library(m: int, center: np.ndarray | None, half_width: float, max_size: int
     if size <= max_size:
         grids = np.meshgrid(*axes, indexing="ij")
         return np.column_stack([g.ravel() for g in grids]) if m else np.zeros((1, 0))
-    return _sparse_library(m, center, half_width, max_size)
+    return _sparse_library(m, center, half_width, max_size, sparse_level)
 
 
 def _lib_axes(m: int, center: np.ndarray | None, width: float) -> list[np.ndarray]:
@@ -765,7 +806,8 @@ def _level_sizes(moved: Sequence[int], top: int) -> list[int]:
     return poly
 
 
-def _sparse_library(m: int, center: np.ndarray | None, half_width: float, max_size: int) -> np.ndarray:
+def _sparse_library(m: int, center: np.ndarray | None, half_width: float, max_size: int,
+                    sparse_level: int) -> np.ndarray:
     """The centre and the monomials that move at most ``k`` of its exponents (see :func:`_library`).
 
     Rows: the centre, then level by level (one moved input, two, ...), inputs in index order and
@@ -776,13 +818,13 @@ def _sparse_library(m: int, center: np.ndarray | None, half_width: float, max_si
     while True:
         axes = _lib_axes(m, center, width)
         moves = [a[np.abs(a - cj) > 1e-9] for a, cj in zip(axes, c)]
-        sizes = _level_sizes([len(v) for v in moves], min(m, max(SPARSE_LEVEL, 1) + 8))
+        sizes = _level_sizes([len(v) for v in moves], min(m, max(sparse_level, 1) + 8))
         total, level = 0, -1
         for j, sz in enumerate(sizes):
             if total + sz > max_size:
                 break
             total, level = total + sz, j
-        if level >= min(SPARSE_LEVEL, m) or width <= 0.5:
+        if level >= min(sparse_level, m) or width <= 0.5:
             break
         width -= 0.5
     rows = [c.copy()]
@@ -808,7 +850,7 @@ def _fit_expmono(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
     n, m = L.shape
     if n < m + 3:
         return
-    E = _library(m, None, 3.0, lim.exp_library)
+    E = _library(m, None, 3.0, lim.exp_library, lim.sparse_level)
     E = E[np.any(E != 0, axis=1)]
     N = np.exp(L @ E.T)
     good = np.all(np.isfinite(N), axis=0) & (np.ptp(N, axis=0) > 0)
@@ -847,7 +889,7 @@ def _fit_sums(col: _Collector, atoms, outer: Outer, A, z, center, lim: SearchLim
     if n < 3:
         return
     wscale = error_scale(zo, 0.0)
-    E = _library(A.shape[1], center, 2.5, lim.sum_library)
+    E = _library(A.shape[1], center, 2.5, lim.sum_library, lim.sparse_level)
     V = _lib_values(Ao, E)
     good = np.all(np.isfinite(V), axis=0)
     E, V = E[good], V[:, good]
@@ -951,7 +993,7 @@ def _fit_ratio(col: _Collector, atoms, outer: Outer, A, z, lim: SearchLimits):
     if n < 5:
         return
     w = 1.0 / error_scale(zo, 0.0)
-    E = _library(A.shape[1], None, 2.0, lim.ratio_library)
+    E = _library(A.shape[1], None, 2.0, lim.ratio_library, lim.sparse_level)
     V = _lib_values(Ao, E)
     good = np.all(np.isfinite(V), axis=0) & (np.max(np.abs(V), axis=0) < 1e150)
     E, V = E[good], V[:, good]
@@ -1089,7 +1131,7 @@ def _simplify_noisy(col: _Collector, lim: SearchLimits, alpha: float = SIMPLIFY_
     est = noise_floor_estimate((e, n, _n_params(form)) for (_s, _cx, e, _m, n, form) in col.entries.values())
     n = int(col.yf.size)
     if est is not None and n:
-        col.set_floor(min(col.floor, max(1e-12, est * math.sqrt(float(chi2.ppf(0.99, n)) / n))))
+        col.set_floor(min(col.floor, max(EXACT_FLOOR, est * math.sqrt(float(chi2.ppf(1.0 - ALPHA, n)) / n))))
     yf = col.yf
     for i, (_err, form) in enumerate(col.top_forms(lim.simplify_top)):
         A = col.atoms_matrix(form.atoms)[col.fin]
@@ -1271,6 +1313,20 @@ def search(
             for outer in [o for o in outers if o.name in ("id", "sqrt", "rsqrt")]:
                 for view in views[:2]:
                     steps.append((f"ratio:{outer.name}", ratio_step(outer, view)))
+            # a monomial times one elementary function of a scaled monomial (_factored.py)
+            wide = tuple(a for atoms in atoms_per_var for a in atoms)
+            like_vars = set(like_pairs(domains))
+            like_cols = [(i, j) for i, j in itertools.combinations(range(len(wide)), 2)
+                         if wide[i].kind == wide[j].kind == "raw" and (wide[i].var, wide[j].var) in like_vars]
+            steps.append(("factor:id", lambda: fit_factored(col, wide, col.atoms_matrix(wide), y, like_cols, lim)))
+            # differences of like inputs of either sign, and roots of sums of their squares
+            signed_raw = tuple(Atom(i, domains[i].name) for i in sorted({k for p in like_vars for k in p})
+                               if not any(a.var == i and a.kind == "raw" for a in wide))
+            dview = wide + signed_raw
+            dcol = {a.var: c for c, a in enumerate(dview) if a.kind == "raw"}
+            dlike = [(dcol[i], dcol[j]) for i, j in sorted(like_vars)]
+            steps.append(("factordiff:id", lambda: fit_differences(col, dview, col.atoms_matrix(dview), y, dlike,
+                                                                       lim)))
             s_atoms, s_kinds = signed_view(domains)
             for outer in [o for o in outers if o.name in ("id", "sqrt", "square", "recip")] + \
                     [o for o in POWER_OUTERS if o.valid(yf)]:
@@ -1288,7 +1344,7 @@ def search(
                 capped = True
                 break
             # a validated exact fit already found: skip families that can only be more complex
-            if name.startswith(("sum", "exp", "ratio", "signed", "cexp")) and exact_simple(EXACT_SKIP_COMPLEXITY):
+            if name.startswith(("sum", "exp", "ratio", "factor", "signed", "cexp")) and exact_simple(EXACT_SKIP_COMPLEXITY):
                 continue
             # noiseless: an overdetermined exact fit skips the costliest two (EXACT_SKIP_COMPLEXITY)
             if name.startswith(("signed", "cexp")) and col.best_overdetermined_cx <= EXACT_SKIP_COMPLEXITY:
@@ -1357,8 +1413,8 @@ def _result(col: _Collector, max_candidates: int, t0: float, families: tuple[str
 
 def new_collector(X: np.ndarray, y: np.ndarray, domains: Sequence[VariableDomain], noise: float) -> _Collector:
     """The candidate collector of one search: error floor and exact-fit tolerance from ``noise``."""
-    floor = max(1e-12, 1.5 * float(noise))
-    tol = max(1e-12, 3.0 * float(noise))
+    floor = max(EXACT_FLOOR, 1.5 * float(noise))
+    tol = max(EXACT_FLOOR, 3.0 * float(noise))
     col = _Collector(X, y, [d.name for d in domains], floor, tol)
     if noise > 0:  # noisy: only a fit within the noise level itself stops the more complex families
         col.exact_tol = max(1e-10, float(noise))

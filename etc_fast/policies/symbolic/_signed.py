@@ -104,13 +104,9 @@ _LEVELS = {
 }
 
 
-_MAX_ATOMS = 3
-"""Most atoms in one term of the signed family."""
-
-
-def _count(axes: Sequence[Sequence[float]], n_logs: int) -> int:
-    """Monomials with at most :data:`_MAX_ATOMS` atoms: per-axis non-zero options, at most one log."""
-    poly = np.zeros(_MAX_ATOMS + 1, dtype=np.int64)
+def _count(axes: Sequence[Sequence[float]], n_logs: int, max_atoms: int) -> int:
+    """Monomials with at most ``max_atoms`` atoms: per-axis non-zero options, at most one log."""
+    poly = np.zeros(max_atoms + 1, dtype=np.int64)
     poly[0] = 1
     for a in axes:
         nz = sum(1 for v in a if v != 0.0)
@@ -119,39 +115,69 @@ def _count(axes: Sequence[Sequence[float]], n_logs: int) -> int:
         poly = new
     total = int(poly.sum())
     if n_logs:
-        total += n_logs * int(poly[:_MAX_ATOMS].sum())
+        total += n_logs * int(poly[:max_atoms].sum())
     return total
 
 
 @functools.lru_cache(maxsize=64)
-def _library(kinds: tuple[str, ...], max_size: int) -> np.ndarray:
-    """Exponent vectors over the signed view: the widest level whose size fits ``max_size``.
+def _library(kinds: tuple[str, ...], max_size: int, max_atoms: int) -> np.ndarray:
+    """Exponent vectors over the signed view, at most ``max_atoms`` atoms a term
+    (``SearchLimits.signed_atoms``): the widest level whose size fits ``max_size``.
 
-    A function of ``kinds`` and ``max_size`` only, so it is built once per pair and shared
-    (read-only).
+    A function of its arguments only, so it is built once per triple and shared (read-only).
     """
     plain = [j for j, k in enumerate(kinds) if k != "log"]
     logs = [j for j, k in enumerate(kinds) if k == "log"]
     m = len(kinds)
     for level in range(3):
         axes = [_LEVELS[kinds[j]][level] for j in plain]
-        size = _count(axes, len(logs))
+        size = _count(axes, len(logs), max_atoms)
         if size <= max_size or level == 2:
             break
-    rows = []
-    for combo in itertools.product(*axes):
-        base = np.zeros(m)
-        base[plain] = combo
-        rows.append(base)
-        for j in logs:
-            r = base.copy()
-            r[j] = 1.0
-            rows.append(r)
-    E = np.array(rows, dtype=np.float64).reshape(-1, m)
-    E = E[np.count_nonzero(E, axis=1) <= _MAX_ATOMS]
+    E = _sparse_rows(axes, plain, logs, m, max_atoms)
     E = E[:max_size] if len(E) > max_size else E
     E.setflags(write=False)
     return E
+
+
+def _sparse_rows(axes: Sequence[Sequence[float]], plain: Sequence[int], logs: Sequence[int], m: int,
+                 max_atoms: int) -> np.ndarray:
+    """Every exponent vector with at most ``max_atoms`` non-zero entries: the plain atoms take
+    their axis's values, a log atom 0 or 1 (after its base vector, one log at a time).
+
+    Only the sparse vectors are built (``O(p**max_atoms w**max_atoms)`` for ``p`` plain atoms of
+    at most ``w`` non-zero values), never the whole grid, in the grid's own order: the order
+    ``itertools.product(*axes)`` visits them in, each followed by its log rows.
+    """
+    p = len(plain)
+    zero = [list(a).index(0.0) for a in axes]
+    nonzero = [[i for i, v in enumerate(a) if v != 0.0] for a in axes]
+    picks: list[list[int]] = []
+    for k in range(min(max_atoms, p) + 1):
+        for sub in itertools.combinations(range(p), k):
+            for choice in itertools.product(*(nonzero[j] for j in sub)):
+                row = list(zero)
+                for j, i in zip(sub, choice):
+                    row[j] = i
+                picks.append(row)
+    index = np.array(picks, dtype=np.int64).reshape(-1, p)
+    if p:
+        index = index[np.lexsort(index.T[::-1])]
+    base = np.zeros((len(index), m))
+    for col, j in enumerate(plain):
+        base[:, j] = np.asarray(axes[col], dtype=np.float64)[index[:, col]]
+    if not logs:
+        return base
+    rows = []
+    room = np.count_nonzero(base, axis=1) < max_atoms
+    for r in range(len(base)):
+        rows.append(base[r])
+        if room[r]:
+            for j in logs:
+                with_log = base[r].copy()
+                with_log[j] = 1.0
+                rows.append(with_log)
+    return np.array(rows, dtype=np.float64).reshape(-1, m)
 
 
 def _power_law_terms(kinds: Sequence[str], A: np.ndarray, z: np.ndarray, lim, count: int = 4) -> np.ndarray:
@@ -179,15 +205,15 @@ def _power_law_terms(kinds: Sequence[str], A: np.ndarray, z: np.ndarray, lim, co
     return np.array(rows).reshape(-1, len(kinds))
 
 
-#: Most terms :func:`_values` computes term by term (the refinements); more go grouped by exponent,
-#: whose products :func:`_values_rows` does not reproduce.
-_TERM_BY_TERM = 8
+def _values(A: np.ndarray, E: np.ndarray, term_by_term: int) -> np.ndarray:
+    """Monomial values ``prod_j A[:, j] ** E[i, j]`` (float64[n, len(E)]), any sign of ``A``.
 
-
-def _values(A: np.ndarray, E: np.ndarray) -> np.ndarray:
-    """Monomial values ``prod_j A[:, j] ** E[i, j]`` (float64[n, len(E)]), any sign of ``A``."""
+    At most ``term_by_term`` rows (``SearchLimits.signed_term_by_term``: the refinements) are
+    computed term by term; more go grouped by exponent, whose products :func:`_values_rows` does
+    not reproduce.
+    """
     V = np.ones((A.shape[0], E.shape[0]))
-    if E.shape[0] <= _TERM_BY_TERM:  # a few terms (refinement): term by term
+    if E.shape[0] <= term_by_term:  # a few terms (refinement): term by term
         with np.errstate(all="ignore"):
             for i, row in enumerate(E):
                 for j, p in enumerate(row):
@@ -290,9 +316,9 @@ def _fit_signed(col, atoms, kinds, outer, z, lim, ratios) -> None:
     if n < 4:
         return
     ws = error_scale(zo, 1.0)
-    E = _library(tuple(kinds), int(lim.signed_library))
+    E = _library(tuple(kinds), int(lim.signed_library), int(lim.signed_atoms))
     E = np.vstack([E, _power_law_terms(kinds, Ao, zo, lim)])
-    V = _values(Ao, E)
+    V = _values(Ao, E, lim.signed_term_by_term)
     good = np.all(np.isfinite(V), axis=0) & (np.max(np.abs(V), axis=0) < 1e150) & (np.max(np.abs(V), axis=0) > 0)
     E, V = E[good], V[:, good]
     if not len(E):
@@ -319,8 +345,8 @@ def _fit_signed(col, atoms, kinds, outer, z, lim, ratios) -> None:
 
     # ratios (numerator, then denominator terms; the denominator's constant is 1)
     if ratios and n >= 5:
-        Er = _library(tuple(kinds), int(max(1, min(lim.ratio_library, lim.signed_library // 3))))
-        Vr = _values(Ao, Er)
+        Er = _library(tuple(kinds), int(max(1, min(lim.ratio_library, lim.signed_library // 3))), int(lim.signed_atoms))
+        Vr = _values(Ao, Er, lim.signed_term_by_term)
         okr = np.all(np.isfinite(Vr), axis=0) & (np.max(np.abs(Vr), axis=0) < 1e150) & (np.max(np.abs(Vr), axis=0) > 0)
         Er, Vr = Er[okr], Vr[:, okr]
         nz = np.any(Er != 0, axis=1)
@@ -352,11 +378,11 @@ def _fit_signed(col, atoms, kinds, outer, z, lim, ratios) -> None:
     col.flush()
     # no exact fit on the library: the best two- and three-term fits (weighted residual in z), with
     # and without log atoms, may have exponents off the half-integer grid
-    if fits and col.tol < min(p[0] for p in fits) < _REFINE_BELOW:
+    if fits and col.tol < min(p[0] for p in fits) < lim.signed_refine_below:
         logs = [j for j, k in enumerate(kinds) if k == "log"]
         chosen: list[Form] = []
         for size in (2, 3):
-            same = [p for p in fits if p[1] == size and p[0] < _REFINE_BELOW]
+            same = [p for p in fits if p[1] == size and p[0] < lim.signed_refine_below]
             plain = [p for p in same if not any(e[j] for e in p[2].exps for j in logs)]
             for group in (same, plain):  # a log term can mimic an exponent off the grid
                 if group:
@@ -365,10 +391,6 @@ def _fit_signed(col, atoms, kinds, outer, z, lim, ratios) -> None:
                         chosen.append(f)
         for f in chosen:
             _refine_exponents(col, f, kinds, Ao, zo, ws, lim)
-
-
-_REFINE_BELOW = 0.05
-"""Weighted residual (relative, in ``z``) below which the best fits are refined: close, not exact."""
 
 
 def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: np.ndarray, ws: np.ndarray, lim) -> None:
@@ -387,7 +409,7 @@ def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: n
     t = z / ws
 
     def design(P):
-        V = _values(A, P)
+        V = _values(A, P, lim.signed_term_by_term)
         cols = V[:, :k] / ws[:, None]
         if form.kind == "ratio":
             cols = np.column_stack([cols, -(V[:, k:] * z[:, None]) / ws[:, None]])
@@ -412,7 +434,7 @@ def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: n
 
     def resid_rows(X):  # resid at every row of X [B, len(free)], each row with resid's bits
         B = X.shape[0]
-        if P0.shape[0] > _TERM_BY_TERM:  # _values' grouped path: row by row
+        if P0.shape[0] > lim.signed_term_by_term:  # _values' grouped path: row by row
             return np.stack([resid(x) for x in X])
         PB = np.repeat(P0[None], B, axis=0)
         for col, (i, j) in enumerate(free):
@@ -451,7 +473,7 @@ def _refine_exponents(col, form: Form, kinds: Sequence[str], A: np.ndarray, z: n
             k2 = n_num if form.kind == "ratio" else int((~small).sum())
             M = design(P2) if form.kind != "ratio" else None
             if M is None:  # ratio: the design of the kept terms
-                V = _values(A, P2)
+                V = _values(A, P2, lim.signed_term_by_term)
                 M = np.column_stack([V[:, :k2] / ws[:, None], -(V[:, k2:] * z[:, None]) / ws[:, None]])
             c2, *_ = np.linalg.lstsq(M, t, rcond=None)
             if np.all(np.isfinite(c2)):

@@ -44,6 +44,7 @@ from etc_fast.expr import CONSTANTS
 from etc_fast.policies.symbolic._forms import Form, predict
 from etc_fast.policies.symbolic._grammar import exponent_cost, simple_exponent_values
 from etc_fast.policies.symbolic._lsq import error_scale, refit_relative
+from etc_fast.policies.symbolic._units import ALPHA
 
 __all__ = ["simple_numbers", "simplify_constants", "simpler_exponents", "simplify_exponents",
            "noise_floor_estimate", "DENOMINATORS", "MAX_SIMPLE", "MAX_RELATIVE_SHIFT", "ALPHA",
@@ -53,12 +54,14 @@ __all__ = ["simple_numbers", "simplify_constants", "simpler_exponents", "simplif
 DENOMINATORS = CONSTANTS.denominators
 #: Largest magnitude of a simple number (:data:`etc_fast.expr.CONSTANTS`).
 MAX_SIMPLE = CONSTANTS.max_abs
+#: How far from a fitted number a simple one is tried for it: a relative distance for a constant, an
+#: absolute one for an exponent. It bounds the candidates only; the F-test at ALPHA (the agent's one
+#: significance level, :mod:`._criterion`) decides whether a fixing is kept.
+SIMPLE_WITHIN = 0.3
 #: Largest relative distance between a fitted constant and a simple number tried for it.
-MAX_RELATIVE_SHIFT = 0.3
-#: Significance level of the F-test (a fixing is refused when the fit gets worse at this level).
-ALPHA = 0.01
+MAX_RELATIVE_SHIFT = SIMPLE_WITHIN
 #: Largest distance between a fitted exponent and a simpler exponent tried for it.
-EXPONENT_WINDOW = 0.3
+EXPONENT_WINDOW = SIMPLE_WITHIN
 
 
 def simple_numbers(c: float, max_options: int = 2) -> list[float]:

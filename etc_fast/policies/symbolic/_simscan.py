@@ -12,8 +12,8 @@ grammar's atoms (each input; sine and cosine of an angle) with exponents on a sm
 of factors ``K``, and keeps the forms that reproduce the records best. Those are refitted through
 the simulator, all of them in lockstep (``calibrate_many``: ``K`` and every exponent free), their
 exponents are snapped to halves and their constants written shorter (0 where no reading sees
-one) where the records allow it. Every count is fixed (grid sizes, :data:`SCAN_CELLS`,
-:data:`SCAN_REFINE`), so the result depends only on the records.
+one) where the records allow it. Every count is fixed (grid sizes, ``SearchLimits.scan_cells``,
+``SearchLimits.scan_refine``), so the result depends only on the records.
 
 The policy runs it only where none of its ranked laws explains the records (``SCAN_ABOVE`` times
 the floor), so a trial whose table works is not touched, and it keeps each scan's forms across the
@@ -36,37 +36,37 @@ import numpy as np
 
 from etc_fast.policies.symbolic._grammar import OUTERS, Atom, VariableDomain, exponent_cost, make_atoms
 from etc_fast.policies.symbolic._incremental import array_digest
-from etc_fast.policies.symbolic._systems import UNSEEN
+from etc_fast.policies.symbolic._search import SearchLimits
+from etc_fast.policies.symbolic._systems import EVIDENCE_RMS_FACTOR, UNSEEN
+from etc_fast.policies.symbolic._units import ASSUMED_NOISE, DECISIVE_RATIO
 
 __all__ = ["SCAN_ABOVE", "KeptScans", "exp_scan", "monomial_scan"]
 
-#: The scan runs when the best ranked law misfits the records by more than this many times the floor.
-SCAN_ABOVE = 10.0
-#: A scan whose best form misfits the records by more than this (10%: ten times the relative noise
-#: the agent assumes in a noisy lab) found no law of its family; :class:`KeptScans` re-scores its
-#: forms on later records of the same apparatus and does not scan again.
-NO_LAW = 0.1
+#: The scan runs when the best ranked law misfits the records decisively (a decade,
+#: :data:`._units.DECISIVE_RATIO`) more than the floor.
+SCAN_ABOVE = DECISIVE_RATIO
+#: A scan whose best form misfits the records decisively more than the relative noise the agent
+#: assumes in a noisy lab (10%: a decade above 1%) found no law of its family; :class:`KeptScans`
+#: re-scores its forms on later records of the same apparatus and does not scan again.
+NO_LAW = DECISIVE_RATIO * ASSUMED_NOISE
 #: Exponent grids: an input, an angle input that also has trigonometric atoms, a sine or cosine.
 RAW_EXPONENTS = (-2.0, -1.0, 0.0, 1.0, 2.0)
 ANGLE_EXPONENTS = (0.0, 1.0)
 TRIG_EXPONENTS = (-1.0, 0.0, 1.0)
-#: The smaller grid used when the full one would pass :data:`SCAN_CELLS`.
+#: The smaller grid used when the full one would pass ``SearchLimits.scan_cells``.
 SMALL_RAW_EXPONENTS = (-1.0, 0.0, 1.0)
 #: Factors ``K`` of the scan: both signs, 1e-4 .. 1e4 in decades.
 SCAN_FACTORS = np.concatenate([-(10.0 ** np.arange(4.0, -4.01, -1.0)), 10.0 ** np.arange(-4.0, 4.01, 1.0)])
-#: Most simulated cells (programs x experiments x channels x times) of one scan.
-SCAN_CELLS = 40_000_000
-#: Programs simulated per forward-model call (bounds the memory of one call).
-SCAN_CHUNK = 4096
-#: Forms refitted through the simulator, best first.
-SCAN_REFINE = 6
 #: Exponents within SNAP_CLOSE of a multiple of SNAP_STEP are snapped to it where the snapped law
-#: (the other constants refitted) explains the records as well.
+#: (the other constants refitted) explains the records as well. The step is the grammar's
+#: half-integer exponent grid; an exponent decisively nearer one of its points than the grid's
+#: spacing (a decade nearer, :data:`._units.DECISIVE_RATIO`) is tried there.
 SNAP_STEP = 0.5
-SNAP_CLOSE = 0.05
+SNAP_CLOSE = SNAP_STEP / DECISIVE_RATIO
 #: A snapped law may misfit the records by this factor more than the refitted one (and by
-#: ``UNSEEN``, what 7 printed digits cannot resolve, at least).
-SNAP_FACTOR = 1.5
+#: ``UNSEEN``, what 7 printed digits cannot resolve, at least): the factor a rounded law may lose,
+#: :data:`._systems.EVIDENCE_RMS_FACTOR`.
+SNAP_FACTOR = EVIDENCE_RMS_FACTOR
 
 
 def _fn(name: str) -> str:
@@ -116,12 +116,13 @@ def _seen(rms: np.ndarray) -> np.ndarray:
 class _Records:
     """The records and the misfit of simulated ones (``calibrate``'s residuals, as rms per program)."""
 
-    def __init__(self, so: Any) -> None:
+    def __init__(self, so: Any, chunk: int) -> None:
         from etc_fast.systems._forward import controls_matrix
         from etc_fast.systems._planning import record_scale
         from etc_fast.systems._spec import spec
 
         self.so = so
+        self.chunk = chunk  # programs per forward-model call (SearchLimits.scan_chunk)
         self.reqs = list(so.requests)
         self.series = np.asarray(so.series, dtype=np.float64)
         self.C = controls_matrix(spec(so.module, so.system), self.reqs)
@@ -145,8 +146,8 @@ class _Records:
     def rms(self, program: Any, consts: np.ndarray) -> np.ndarray:
         """float64[k]: the records' rms misfit of ``program`` at each row of ``consts``."""
         out = np.empty(len(consts))
-        for lo in range(0, len(consts), SCAN_CHUNK):
-            out[lo:lo + SCAN_CHUNK] = _rms(self.residuals(program, consts[lo:lo + SCAN_CHUNK]))
+        for lo in range(0, len(consts), self.chunk):
+            out[lo:lo + self.chunk] = _rms(self.residuals(program, consts[lo:lo + self.chunk]))
         return out
 
     def text_rms(self, text: str, names: Sequence[str]) -> float:
@@ -319,20 +320,22 @@ def _monomial_build(v: dict[str, Any], outer: Any, atoms: Sequence[Atom], used: 
     return outer.render(_monomial([atoms[j] for j in used], [v[pk[j]] for j in used], v[fk]), _fn)
 
 
-def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str | None) -> list[tuple[str, float, float]]:
+def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str | None,
+                  limits: SearchLimits | None = None) -> list[tuple[str, float, float]]:
     """The forms ``outer(K * M)`` that reproduce the records best, fitted through the simulator.
 
     ``outer``: each transform of the grammar that takes a monomial (the angle ones in the output's
     unit); ``M``: the grammar's atoms with exponents on :func:`_grids`; ``K`` on
     :data:`SCAN_FACTORS`. Returns ``(expression, records rms misfit, complexity)`` of the best
-    :data:`SCAN_REFINE` forms after :func:`_fit_many`; empty where even the small grid would pass
-    :data:`SCAN_CELLS`.
+    ``limits.scan_refine`` forms after :func:`_fit_many`; empty where even the small grid would pass
+    ``limits.scan_cells`` (``limits``: :class:`SearchLimits`, its defaults when ``None``).
     """
     from etc_fast.expr import parse
 
+    lim = SearchLimits() if limits is None else limits
     if not _closed_form(obs.system):
         return []
-    recs = _Records(obs.system)
+    recs = _Records(obs.system, lim.scan_chunk)
     names = [d.name for d in domains]
     atoms = [a for per in make_atoms(domains) for a in per]
     if not recs.mask.any() or not atoms:
@@ -341,7 +344,7 @@ def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str 
     grid = None
     for small in (False, True):
         g = list(itertools.product(*_grids(atoms, small)))
-        if len(g) * len(SCAN_FACTORS) * len(outers) * recs.cells <= SCAN_CELLS:
+        if len(g) * len(SCAN_FACTORS) * len(outers) * recs.cells <= lim.scan_cells:
             grid = np.array(g, dtype=np.float64)
             break
     if grid is None:
@@ -363,7 +366,7 @@ def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str 
                    if rms[gi, best[gi]] < 1e3]
     scored.sort(key=lambda t: (t[0], t[1], t[2]))
     # the best forms refitted, those of one outer transform together (one program each)
-    picked = scored[:SCAN_REFINE]
+    picked = scored[:lim.scan_refine]
     fits: dict[int, tuple[dict[str, float], float] | None] = {}
     for oi in sorted({t[1] for t in picked}):
         mine = [n for n, t in enumerate(picked) if t[1] == oi]
@@ -389,31 +392,32 @@ def monomial_scan(obs: Any, domains: Sequence[VariableDomain], output_unit: str 
     return out
 
 
-#: The exponential scan ``K * M1 * exp(g * M2)``: prefactor exponents, argument exponents, most
-#: inputs in the argument, and the factor and rate grids (both signs, 1e-3 .. 1e3 in decades).
+#: The exponential scan ``K * M1 * exp(g * M2)``: prefactor exponents, argument exponents, and the
+#: factor and rate grids (both signs, 1e-3 .. 1e3 in decades); ``SearchLimits.exp_scan_inputs``
+#: bounds the inputs in the argument.
 EXP_PREFIX_EXPONENTS = (0.0, 1.0)
 EXP_ARG_EXPONENTS = (0.5, 1.0, 1.5, 2.0)
-EXP_ARG_INPUTS = 2
 EXP_GRID = np.concatenate([-(10.0 ** np.arange(3.0, -3.01, -1.0)), 10.0 ** np.arange(-3.0, 3.01, 1.0)])
 #: The complexity of the exponential and its rate.
 EXP_COST = 2.0
-#: Structures of the exponential scan refitted, best first (its grid of rates is coarse).
-EXP_REFINE = 24
 
 
-def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, float, float]]:
+def exp_scan(obs: Any, domains: Sequence[VariableDomain],
+             limits: SearchLimits | None = None) -> list[tuple[str, float, float]]:
     """The forms ``K * M1 * exp(g * M2)`` that reproduce the records best, fitted through the simulator.
 
-    ``M1`` is a product of the inputs (exponents 0 or 1), ``M2`` a monomial of one or two inputs
-    (exponents 0.5 to 2), ``K`` and ``g`` on :data:`EXP_GRID`. The best :data:`EXP_REFINE`
-    structures go through :func:`_fit_many`. Returns ``(expression, records rms misfit, complexity)``;
-    empty where the grid would pass :data:`SCAN_CELLS`.
+    ``M1`` is a product of the inputs (exponents 0 or 1), ``M2`` a monomial of at most
+    ``limits.exp_scan_inputs`` inputs (exponents 0.5 to 2), ``K`` and ``g`` on :data:`EXP_GRID`. The
+    best ``limits.exp_scan_refine`` structures go through :func:`_fit_many`. Returns ``(expression,
+    records rms misfit, complexity)``; empty where the grid would pass ``limits.scan_cells``
+    (``limits``: :class:`SearchLimits`, its defaults when ``None``).
     """
     from etc_fast.expr import parse
 
+    lim = SearchLimits() if limits is None else limits
     if not _closed_form(obs.system):
         return []
-    recs = _Records(obs.system)
+    recs = _Records(obs.system, lim.scan_chunk)
     names = [d.name for d in domains]
     atoms = [a for per in make_atoms(domains) for a in per if a.kind == "raw"]
     d = len(atoms)
@@ -421,13 +425,13 @@ def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, flo
         return []
     prefixes = list(itertools.product(EXP_PREFIX_EXPONENTS, repeat=d))
     args: list[tuple[float, ...]] = []
-    for k in range(1, min(EXP_ARG_INPUTS, d) + 1):
+    for k in range(1, min(lim.exp_scan_inputs, d) + 1):
         for sub in itertools.combinations(range(d), k):
             for es in itertools.product(EXP_ARG_EXPONENTS, repeat=k):
                 at = dict(zip(sub, es))
                 args.append(tuple(at.get(j, 0.0) for j in range(d)))
     structures = [(p, q) for p in prefixes for q in args]
-    if len(structures) * len(EXP_GRID) ** 2 * recs.cells > SCAN_CELLS:
+    if len(structures) * len(EXP_GRID) ** 2 * recs.cells > lim.scan_cells:
         return []
     tag = _tag(names)
     fk, gk = f"{tag}K", f"{tag}g"
@@ -453,7 +457,7 @@ def exp_scan(obs: Any, domains: Sequence[VariableDomain]) -> list[tuple[str, flo
     best = np.argmin(rms, axis=1)  # the first of equals: a fixed order
     order = sorted(range(len(structures)), key=lambda i: (float(rms[i, best[i]]), i))
     picked = []
-    for i in order[:EXP_REFINE]:
+    for i in order[:lim.exp_scan_refine]:
         if not rms[i, best[i]] < 1e3:
             break
         picked.append(i)
@@ -522,7 +526,7 @@ class KeptScans:
         kept = self._kept.get(name)
         if (kept is not None and kept.key == key and kept.forms and len(so.requests) >= kept.n
                 and _records_digest(so, kept.n) == kept.digest):  # the records the scan read, extended
-            recs = _Records(so)
+            recs = _Records(so, 1)  # one program per call: the kept forms as written
             names = [d.name for d in domains]
             again = [(text, recs.text_rms(text, names), cx) for text, _, cx in kept.forms]
             if kept.best > NO_LAW or min(r for _, r, _ in again) <= SNAP_FACTOR * max(kept.best, UNSEEN):

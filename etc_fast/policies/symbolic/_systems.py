@@ -25,10 +25,12 @@ from typing import Any
 import numpy as np
 
 from etc_fast.policies.symbolic._search import (
-    COMPLEXITY_WEIGHT,
     Candidate,
+    SearchLimits,
     SearchResult,
 )
+from etc_fast.policies.symbolic._units import COMPLEXITY_WEIGHT, DECISIVE_RATIO
+from etc_fast.systems import PRECISION
 
 __all__ = ["SYSTEM_ANALYSIS_CODE", "simulated_rank", "table_noise", "usable_rows"]
 
@@ -37,8 +39,9 @@ SYSTEM_ANALYSIS_CODE = 'print("experiments run:", int(X.shape[0]), "| the law-sa
 
 #: Most mean squared misfit (in reading precisions) of a row of the derived table that is kept.
 MAX_ROW_MISFIT = 1e4
-#: The search's tolerance in units of the derived values' median uncertainty.
-SIGMA_FACTOR = 10.0
+#: The search's tolerance in units of the derived values' median uncertainty: a law a decade
+#: (:data:`._units.DECISIVE_RATIO`) outside that uncertainty misfits decisively.
+SIGMA_FACTOR = DECISIVE_RATIO
 #: Largest relative uncertainty of a derived law value that is kept.
 MAX_ROW_SIGMA = 1e-3
 #: Largest relative uncertainty of a row kept when too few rows are good: a value uncertain by
@@ -123,17 +126,17 @@ def calibrated_all(programs: list, so: Any, reqs: list, series: np.ndarray, max_
 
 #: Significant digits a fitted literal is shortened to, shortest first (:func:`short_literals`).
 SHORT_DIGITS = (1, 2, 3)
-#: The rank's leaders (at most SIMPLIFIED) within this factor of the best records' misfit are simplified.
-SIMPLIFY_WITHIN = 10.0
-SIMPLIFIED = 3
-#: Most fitted literals of one law that are shortened one by one.
-MAX_SHORTENED = 4
+#: The rank's leaders (at most ``SearchLimits.rank_simplified``) not decisively worse than the best
+#: records' misfit (within a decade, :data:`._units.DECISIVE_RATIO`) are simplified.
+SIMPLIFY_WITHIN = DECISIVE_RATIO
 
 
-def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: float) -> tuple[str, float] | None:
+def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: float,
+                   limits: SearchLimits | None = None) -> tuple[str, float] | None:
     """The law with its fitted literals shortened where the records allow it, or None.
 
-    One literal at a time (at most :data:`MAX_SHORTENED`), the shortest of 1, 2, 3 significant
+    One literal at a time (at most ``limits.literals_shortened``; ``limits``: :class:`SearchLimits`,
+    its defaults when ``None``), the shortest of 1, 2, 3 significant
     digits whose law, the other fitted literals refitted through the simulator, explains the records
     within a factor 1.5 of ``rms`` (an effective value off by a little, 0.99999 for a structural 1,
     is the records' round-off, not the law's). Returns ``(expression, rms)``.
@@ -141,7 +144,7 @@ def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: floa
     from etc_fast.expr import Program
 
     freed, idx = free_literals(prog)
-    if not idx or len(idx) > MAX_SHORTENED:
+    if not idx or len(idx) > (SearchLimits() if limits is None else limits).literals_shortened:
         return None
     cur, changed, out_rms = freed, False, rms
     for i in idx:
@@ -165,17 +168,18 @@ def short_literals(prog: Any, so: Any, reqs: list, series: np.ndarray, rms: floa
     return fixed_literals(cur, idx).text, out_rms
 
 
-#: Relative misfit a reading of 7 printed digits cannot resolve: a term below it is not seen.
-UNSEEN = 1e-6
+#: Relative misfit a reading of 7 printed digits cannot resolve, one unit of the last digit (twice the
+#: reading's relative precision, :data:`etc_fast.systems.PRECISION`): a term below it is not seen.
+UNSEEN = 2.0 * PRECISION
 #: Significant digits a submitted law's fitted literal keeps, at least and at most (:func:`evidenced_literals`).
 EVIDENCE_DIGITS = (3, 12)
 #: A law whose literals are rounded may misfit the records by this factor more than before (and by
-#: UNSEEN at least); past it, one more digit each is tried, up to EVIDENCE_TRIES times.
+#: UNSEEN at least); past it, one more digit each is tried, up to ``SearchLimits.evidence_tries`` times.
 EVIDENCE_RMS_FACTOR = 1.5
-EVIDENCE_TRIES = 3
 
 
-def evidenced_literals(text: str, names: tuple[str, ...] | list[str], so: Any, rms: float) -> str:
+def evidenced_literals(text: str, names: tuple[str, ...] | list[str], so: Any, rms: float,
+                       limits: SearchLimits | None = None) -> str:
     """``text`` with each fitted literal (exponents too) written to the digits the records determine.
 
     A literal's standard error on the records (:func:`etc_fast.systems.constant_errors` at the
@@ -183,7 +187,8 @@ def evidenced_literals(text: str, names: tuple[str, ...] | list[str], so: Any, r
     optimizer's stopping point, which a CPU's last bits move. Each literal keeps two digits beyond
     its error's first (``2 + ceil(-log10(se))``, within :data:`EVIDENCE_DIGITS`). The rounded law
     must still explain the records within ``EVIDENCE_RMS_FACTOR * max(rms, UNSEEN)``; otherwise
-    one more digit each is tried, and after :data:`EVIDENCE_TRIES` the law is written as it is.
+    one more digit each is tried, and after ``limits.evidence_tries`` (``limits``:
+    :class:`SearchLimits`, its defaults when ``None``) the law is written as it is.
     """
     from etc_fast.expr import Program, parse
     from etc_fast.systems import calibrate, constant_errors
@@ -209,7 +214,7 @@ def evidenced_literals(text: str, names: tuple[str, ...] | list[str], so: Any, r
         base = np.where(np.isfinite(se) & (se > 0), 2 + np.ceil(-np.log10(se)), hi)
     base = np.clip(base, lo, hi).astype(int)
     limit = EVIDENCE_RMS_FACTOR * max(rms, UNSEEN)
-    for extra in range(EVIDENCE_TRIES):
+    for extra in range((SearchLimits() if limits is None else limits).evidence_tries):
         digits = np.minimum(base + extra, hi)
         consts = prog.consts.copy()
         for d, i in zip(digits.tolist(), idx):
@@ -224,15 +229,12 @@ def evidenced_literals(text: str, names: tuple[str, ...] | list[str], so: Any, r
         if math.isfinite(r) and r <= limit:
             return rounded.text
     return text
-#: Most sums of one law whose terms are tried dropped.
-MAX_SUMS = 3
-
-
-def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series: np.ndarray, rms: float) -> tuple[str, float]:
+def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series: np.ndarray, rms: float,
+                 limits: SearchLimits | None = None) -> tuple[str, float]:
     """The law without the additive terms the records do not need.
 
-    Greedily, each term of a sum in the law (the first MAX_SUMS sums of 2 to 5 terms, the top one
-    first) is dropped, the remaining fitted
+    Greedily, each term of a sum in the law (the first ``limits.sums_pruned`` sums of 2 to 5 terms,
+    the top one first; ``limits``: :class:`SearchLimits`, its defaults when ``None``) is dropped, the remaining fitted
     literals refitted through the simulator; a drop is kept when the records' misfit stays within
     ``max(1.5 rms, UNSEEN)`` of the full law's. Returns ``(expression, rms)``.
     """
@@ -241,6 +243,7 @@ def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series:
     from etc_fast.expr import parse
 
     limit = max(1.5 * rms, UNSEEN)
+    n_sums = (SearchLimits() if limits is None else limits).sums_pruned
     try:
         expr = sp.sympify(text, locals={n: sp.Symbol(n) for n in names})
     except Exception:  # noqa: BLE001 - a text sympy cannot read is kept as it is
@@ -249,7 +252,7 @@ def pruned_terms(text: str, names: tuple[str, ...], so: Any, reqs: list, series:
         best = None
         sums = [a for a in sp.preorder_traversal(expr) if isinstance(a, sp.Add) and 2 <= len(a.args) <= 5]
         drops = []  # every term of the first sums dropped, in order; fitted together
-        for node in sums[:MAX_SUMS]:
+        for node in sums[:n_sums]:
             for term in node.args:
                 smaller = expr.xreplace({node: node - term})
                 try:
@@ -298,7 +301,8 @@ def _flipped_readings(expressions: list[str], names: tuple[str, ...], so: Any, r
     return out
 
 
-def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int = 6) -> list[tuple[Candidate, str, float]]:
+def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int = 6,
+                   limits: SearchLimits | None = None) -> list[tuple[Candidate, str, float]]:
     """The search's best candidates refitted and ranked through the public forward model.
 
     The readings of each candidate are simulated against the records: as it is; with its own
@@ -307,7 +311,9 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
     more than ``FLIP_ABOVE`` times the table's tolerance, negated and refitted
     (:func:`_flipped_reading`); with a free scale ``K`` (``calibrate``). A reading with more freedom is kept only when it improves the records' misfit by more than a
     factor 1.5 over the simpler one; the rank is the search's score with the table error replaced by
-    the records' rms misfit. Returns ``(candidate, expression, rms)``, best first.
+    the records' rms misfit. The leaders (at most ``limits.rank_simplified``; ``limits``:
+    :class:`SearchLimits`, its defaults when ``None``) then get their literals shortened and their
+    unneeded terms pruned. Returns ``(candidate, expression, rms)``, best first.
     """
     from etc_fast.expr import parse
 
@@ -363,14 +369,15 @@ def simulated_rank(res: SearchResult, obs: Any, names: tuple[str, ...], top: int
     out.sort(key=score)
     if out:  # the leaders by the rank's own score, within 10x of the best misfit
         lead = min(r for _, _, r in out)
-        for i in range(min(SIMPLIFIED, len(out))):
+        lim = SearchLimits() if limits is None else limits
+        for i in range(min(lim.rank_simplified, len(out))):
             cand, text, rms = out[i]
             if rms > SIMPLIFY_WITHIN * lead:
                 continue
-            short = short_literals(parse(text, names), so, reqs, series, rms)
+            short = short_literals(parse(text, names), so, reqs, series, rms, lim)
             if short is not None:
                 text, rms = short
-            out[i] = (cand, *pruned_terms(text, names, so, reqs, series, rms))
+            out[i] = (cand, *pruned_terms(text, names, so, reqs, series, rms, lim))
         out.sort(key=score)
     return out
 
