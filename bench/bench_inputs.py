@@ -100,7 +100,7 @@ def run_one(task_path: str, config: str, options: dict) -> dict:
     rec = run_trial(spec, policy, judge=create_judge("structural"))
     wall = time.perf_counter() - t0
     use = resource.getrusage(resource.RUSAGE_SELF)
-    return {"wall_s": round(wall, 2), "cpu_s": round(use.ru_utime + use.ru_stime - cpu0, 2), "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    return {"wall_s": round(wall, 2), "cpu_s": round(use.ru_utime + use.ru_stime - cpu0, 2), "peak_rss_mb": round(use.ru_maxrss / 1024, 1),
             "status": rec.status, "error_kind": rec.error_kind, "credited": bool(rec.judge.get("credited")),
             "measurements": rec.measurements, "law": (rec.final_source or "").strip().splitlines()[-1:]}
 
