@@ -35,8 +35,10 @@ How it is fitted (variable projection on ``log|y|``): for a fixed ``F``, ``N`` a
 candidates at once. ``c1`` is screened on a log grid of ``SearchLimits.cexp_rates`` magnitudes per
 sign, scaled to ``N``'s values (for ``asin``, ``acos``, ``sqrt1m`` and ``rsqrt1m`` so that
 ``|u| <= 1``, with as many more values close to that edge), and for each function the
-``SearchLimits.cexp_top`` best candidates are refined by a bounded one-dimensional minimisation of
-that residual. ``M``'s exponents are rounded to simple values
+``SearchLimits.cexp_top`` best candidates are refined: ``c1`` is rescanned over the same range on a
+grid four times finer (the residual can have several basins, and the screening grid's best point
+need not lie in the deepest), and the ``SearchLimits.cexp_refine`` best local minima of that scan
+are refined by a bounded one-dimensional minimisation of the residual. ``M``'s exponents are rounded to simple values
 (``SearchLimits.cexp_snaps`` roundings), ``c1`` is also tried at exactly 1 (a law whose ``N``
 carries its own scale), and the constants are polished on the relative ``y`` error.
 """
@@ -54,7 +56,7 @@ from etc_fast.policies.symbolic._expfamilies import Template, _polish, _snaps, _
 from etc_fast.policies.symbolic._forms import Form, mono_values
 from etc_fast.policies.symbolic._grammar import OUTERS, Atom
 
-__all__ = ["FUNCTIONS", "like_pairs", "n_library", "fit_factored"]
+__all__ = ["DIFFERENCE_POWERS", "FUNCTIONS", "like_pairs", "n_library", "fit_factored", "fit_differences"]
 
 _IDENT = OUTERS[0]
 
@@ -216,15 +218,25 @@ def _emit(col, atoms, A, y, fin, Q, B, t0, pn, Nv, f, c, lim) -> None:
         r = t - Q @ (Q.T @ t)
         return float(r @ r)
 
-    lo, hi = sorted((c / 1.6, c * 1.6))
-    if _F[f][2]:
-        edge = 1.0 / np.max(np.abs(Nv))
-        lo, hi = max(lo, -edge), min(hi, edge)
-    try:
-        sol = minimize_scalar(resid, bounds=(lo, hi), method="bounded", options={"xatol": 1e-14 * abs(c)})
-        cbest = float(sol.x) if resid(float(sol.x)) <= resid(c) else c
-    except Exception:  # noqa: BLE001
-        cbest = c
+    # the residual over c1 can have several minima (a function saturating, a log of c1 N crossing
+    # zero), and the screening grid's best point need not lie in the deepest one: rescan the whole
+    # range of c's sign four times finer, then refine the best local minima of that scan
+    cs = _grid(f, Nv, 4 * lim.cexp_rates)
+    cs = cs[np.sign(cs) == np.sign(c)]
+    rs = np.array([resid(float(v)) for v in cs])
+    interior = [i for i in range(len(cs)) if (i == 0 or rs[i] <= rs[i - 1]) and (i == len(cs) - 1 or rs[i] <= rs[i + 1])]
+    cbest, rbest = c, resid(c)
+    for i in sorted(interior, key=lambda i: (rs[i], i))[:lim.cexp_refine]:
+        a, b = sorted((float(cs[max(i - 1, 0)]), float(cs[min(i + 1, len(cs) - 1)])))
+        try:
+            sol = minimize_scalar(resid, bounds=(a, b), method="bounded", options={"xatol": 1e-14 * abs(cs[i])})
+            cand = float(sol.x)
+        except Exception:  # noqa: BLE001
+            cand = float(cs[i])
+        for v in (cand, float(cs[i])):
+            r = resid(v)
+            if r < rbest:
+                cbest, rbest = v, r
     with np.errstate(all="ignore"):
         t = t0 - np.log(np.abs(fn(cbest * Nv)))
     if not np.all(np.isfinite(t)):
@@ -248,22 +260,42 @@ def _emit(col, atoms, A, y, fin, Q, B, t0, pn, Nv, f, c, lim) -> None:
             col.add(_polish(form, Af, yf, lim.cexp_nfev))
 
 
-def _difference_template(k: int) -> Template:
-    """``c0 * M * (b - a)`` (``k = 0``) or ``c0 * M * sqrt(sum of k squared differences)``."""
+#: The powers ``g(x) = x**p`` of a difference of like inputs ``g(x_b) - g(x_a)``: the simple
+#: exponents of ``N``'s library and +-3/2 (kinetic energies ``v**2``, potentials ``1/r``, ``x**1.5``);
+#: "log" stands for ``log(x_b / x_a)``, the difference of their logarithms.
+DIFFERENCE_POWERS: tuple[float | str, ...] = (1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 1.5, -1.5, "log")
+
+
+def _difference_template(k: int, log: bool = False) -> Template:
+    """``c0 * M * (b - a)`` (``k = 0``; ``b`` and ``a`` monomials, powers of like inputs),
+    ``c0 * M * log(b / a)`` (``log``) or ``c0 * M * sqrt(sum of k squared differences)``."""
+    if log:
+        return _t("log_ratio", "c0 m0 mul m1 m2 div log mul")
     if k == 0:
         return _t("difference", "c0 m0 mul m1 m2 sub mul")
     parts = [f"m{2 * i + 1} m{2 * i + 2} sub m{2 * i + 1} m{2 * i + 2} sub mul" for i in range(k)]
     return _t(f"root_of_squares{k}", "c0 m0 mul " + " ".join(parts) + " add" * (k - 1) + " sqrt mul")
 
 
+def _pair_difference(Af: np.ndarray, i: int, j: int, g: float | str) -> np.ndarray | None:
+    """``g(x_j) - g(x_i)`` on the records (``log(x_j / x_i)`` for ``g = "log"``), or ``None`` unless
+    both inputs are positive (only ``x`` and ``x**2`` are taken of any sign)."""
+    a, b = Af[:, i], Af[:, j]
+    if g not in (1.0, 2.0) and not (np.all(a > 0) and np.all(b > 0)):
+        return None
+    with np.errstate(all="ignore"):
+        return np.log(b / a) if g == "log" else b ** g - a ** g
+
+
 def fit_differences(col, atoms: tuple[Atom, ...], A: np.ndarray, y: np.ndarray, like: Sequence[tuple[int, int]],
                     lim) -> None:
-    """Queue the best ``c0 * M * (x_b - x_a)`` and ``c0 * M * sqrt(sum of (x_b - x_a)**2)`` laws on ``col``.
+    """Queue the best ``c0 * M * (g(x_b) - g(x_a))`` and ``c0 * M * sqrt(sum of (x_b - x_a)**2)`` laws on ``col``.
 
-    The differences are of like inputs (either sign allowed, as positions about an origin); a root
-    of squares sums over two or three like pairs with no input in common (the distance of two points
-    in the plane or in space). ``M`` is a monomial of the positive atoms, fitted on
-    ``log|y| - log|D|`` as in :func:`fit_factored`.
+    The differences are of like inputs: of powers ``g(x) = x**p`` (:data:`DIFFERENCE_POWERS`;
+    ``p = 1`` of either sign, as positions about an origin, other powers of positive inputs) or of
+    logarithms (``log(x_b / x_a)``); a root of squares sums over two or three like pairs with no
+    input in common (the distance of two points in the plane or in space). ``M`` is a monomial of
+    the positive atoms, fitted on ``log|y| - log|D|`` as in :func:`fit_factored`.
 
     Args:
         col: The search's collector.
@@ -285,40 +317,46 @@ def fit_differences(col, atoms: tuple[Atom, ...], A: np.ndarray, y: np.ndarray, 
     t0 = np.log(np.abs(yf))
     B = np.column_stack([np.ones(n), np.log(Af[:, cols])])
     Q, _r = np.linalg.qr(B)
-    groups: list[tuple[tuple[int, int], ...]] = [(p,) for p in like]
+    # a group: one like pair with a power or the logarithm, or two or three disjoint pairs under a root
+    groups: list[tuple[tuple[tuple[int, int], ...], float | str]] = [((p,), g) for p in like for g in DIFFERENCE_POWERS]
+    groups += [((p,), "root") for p in like]
     for k in (2, 3):
-        for g in itertools.combinations(like, k):
+        for pg in itertools.combinations(like, k):
             if len(groups) >= lim.ratio_library:
                 break
-            if len({c for p in g for c in p}) == 2 * k:
-                groups.append(g)
+            if len({c for p in pg for c in p}) == 2 * k:
+                groups.append((pg, "root"))
+
+    def values(gi: int) -> np.ndarray | None:
+        pg, g = groups[gi]
+        if g == "root":
+            return np.sqrt(sum((Af[:, j] - Af[:, i]) ** 2 for i, j in pg))
+        return _pair_difference(Af, pg[0][0], pg[0][1], g)
+
     scored = []
-    for gi, g in enumerate(groups[:lim.ratio_library]):
-        for root in ((False,) if len(g) > 1 else (False, True)):
-            d = [Af[:, j] - Af[:, i] for i, j in g]
-            D = d[0] if len(g) == 1 and not root else np.sqrt(sum(v * v for v in d))
-            if len(g) > 1:
-                root = True
-            if not np.all(D != 0):
-                continue
-            t = t0 - np.log(np.abs(D))
-            r = t - Q @ (Q.T @ t)
-            scored.append((float(r @ r), gi, root))
+    for gi in range(min(len(groups), lim.ratio_library)):
+        D = values(gi)
+        if D is None or not np.all(np.isfinite(D) & (D != 0)):
+            continue
+        t = t0 - np.log(np.abs(D))
+        r = t - Q @ (Q.T @ t)
+        scored.append((float(r @ r), gi))
     scored.sort()
     m = A.shape[1]
-    for _ss, gi, root in scored[:lim.cexp_top]:
-        g = groups[gi]
-        d = [Af[:, j] - Af[:, i] for i, j in g]
-        D = np.sqrt(sum(v * v for v in d)) if root else d[0]
+    for _ss, gi in scored[:lim.cexp_top]:
+        pg, g = groups[gi]
+        D = values(gi)
+        assert D is not None  # scored above
         t = t0 - np.log(np.abs(D))
         beta, *_ = np.linalg.lstsq(B, t, rcond=None)
+        power = 1.0 if g in ("root", "log") else float(g)
         unit = []
-        for i, j in g:
+        for i, j in pg:
             for c in (j, i):
                 e = np.zeros(m)
-                e[c] = 1.0
+                e[c] = power
                 unit.append(tuple(float(v) for v in e))
-        tmpl = _difference_template(len(g) if root else 0)
+        tmpl = _difference_template(len(pg) if g == "root" else 0, log=g == "log")
         for combo in _snaps(beta[1:], lim.cexp_snaps):
             pm = np.zeros(m)
             pm[cols] = combo
