@@ -77,6 +77,7 @@ from etc_fast.policies.symbolic._grammar import (
 )
 from etc_fast.policies.symbolic._lsq import _best_third_columns, error_scale, refit_relative
 from etc_fast.policies.symbolic._memory import memory_bound
+from etc_fast.policies.symbolic._prodsums import fit_common_sums
 from etc_fast.policies.symbolic._signed import POWER_OUTERS, fit_signed, signed_view
 from etc_fast.policies.symbolic._simplify import ALPHA as SIMPLIFY_ALPHA
 from etc_fast.policies.symbolic._simplify import noise_floor_estimate, simplify_constants, simplify_exponents
@@ -276,6 +277,8 @@ class SearchLimits:
         evidence_tries: Extra digits tried, one at a time, when a submitted law's rounded literals
             misfit the records.
         sums_pruned: Most sums of one law whose terms are tried dropped.
+        common_sum_core: Most core inputs of the common-factor sums family (:mod:`._prodsums`): its
+            work grows as ``m**common_sum_core`` for ``m`` inputs.
     """
 
     max_views: int = 12
@@ -327,6 +330,9 @@ class SearchLimits:
     literals_shortened: int = 4
     evidence_tries: int = 3
     sums_pruned: int = 3
+    # a core of three inputs holds a sum of two or three products of at most two of them each: the
+    # sums of products of the generated suite (docs/guide/generated.md) over up to three core inputs
+    common_sum_core: int = 3
 
     def __post_init__(self) -> None:
         may_be_zero = {"exponent_simplify_top"}  # a step that is off by default
@@ -1307,6 +1313,8 @@ def search(
             for view in views:
                 steps.append(("sum:id", sum_step(ident, view, 3)))
                 steps.append(("exp:id", exp_step(view)))
+            # a common factor times a sum of products over a few core inputs (_prodsums.py)
+            steps.append(("sum:common", lambda: fit_common_sums(col, raw_view, col.atoms_matrix(raw_view), y, lim)))
             for outer in outers[1:]:
                 for view in views:
                     steps.append((f"sum:{outer.name}", sum_step(outer, view, 2)))
