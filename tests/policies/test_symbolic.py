@@ -534,7 +534,8 @@ def test_search_recovers_compound_exponentials(name, law, variables):
 def test_compound_search_is_bounded_by_counts():
     from etc_fast.policies.symbolic import SearchLimits
 
-    task = make_task("t", "4*(1 - exp(-0.7*a*b))", [("a", "log", 0.05, 5), ("b", "log", 0.2, 4)])
+    # a two-stage decay (a saturation 1 - exp(-k a b) is the factored family's, which stops the search first)
+    task = make_task("t", "4*(exp(-0.7*a*b) - exp(-2*a*b))", [("a", "log", 0.05, 5), ("b", "log", 0.2, 4)])
     X, y = sobol_points(task, 16)
     full = search(X, y, domains(task))
     assert "cexp:id" in full.families_tried

@@ -45,6 +45,9 @@ FACTORED_LAWS = [
     # a difference of like inputs times a monomial, and a log of a scaled input
     ("difference", "3*m*(xb - xa)", [("xa", "linear", 1, 2), ("xb", "linear", 3, 5), ("m", "log", 1, 10)], _LIKE_X),
     ("log1p", "2*m*log(1 + 5*x)", [("x", "log", 0.01, 3), ("m", "log", 1, 10)], {}),
+    # a saturation of a scaled input times a monomial of three more inputs
+    ("saturation", "0.6*m*k**2/q*(1 - exp(-2.5*x))", [("x", "log", 0.05, 3), ("m", "log", 1, 10),
+                                                       ("k", "linear", 1, 3), ("q", "log", 1, 10)], {}),
 ]
 
 

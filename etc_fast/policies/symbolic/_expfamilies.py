@@ -161,6 +161,9 @@ class Template:
                 if t[0] == "mul" and a == "1":
                     st.append((b, pb))
                     continue
+                if t[0] == "sub" and a == "0":  # a negation: -b
+                    st.append((f"-{b}" if pb >= 2 else f"-({b})", 1))
+                    continue
                 if t[0] in ("add", "sub"):
                     bt = f"({b})" if (t[0] == "sub" and pb < 2) else b
                     st.append((f"{a} {_BIN[t[0]]} {bt}", 1))

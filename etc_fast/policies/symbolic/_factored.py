@@ -19,6 +19,8 @@ The family covers laws of the shape ``y = c0 * M * F(u)`` with ``M`` a monomial 
 ``sqrt1m``     ``sqrt(1 - u)``    ``sqrt(a**2 - b**2) = a sqrt(1 - b**2 / a**2)``
 ``rsqrt1m``    ``1/sqrt(1 - u)``  Lorentz factors [``v**2 / c**2``, ``v**2`` with ``c1 = 1 / c**2``]
 ``sqrt1p``     ``sqrt(1 + u)``    ``sqrt(a**2 + b**2) = a sqrt(1 + b**2 / a**2)``
+``one_minus_   ``1 - exp(-u)``    saturations: a charging capacitor, an absorbed fraction
+exp``
 =============  =================  =====================================================
 
 *Like inputs* are inputs whose descriptions name the same quantity in the same unit (``strain of
@@ -74,6 +76,7 @@ _F: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray], bool, tuple[float, 
     "sqrt1m": ("1 U sub sqrt", lambda u: np.sqrt(1.0 - u), True, (1.0,)),
     "rsqrt1m": ("1 1 U sub sqrt div", lambda u: 1.0 / np.sqrt(1.0 - u), True, (1.0,)),
     "sqrt1p": ("1 U add sqrt", lambda u: np.sqrt(1.0 + u), False, (1.0,)),
+    "one_minus_exp": ("1 0 U sub exp sub", lambda u: 1.0 - np.exp(-u), False, (1.0, -1.0)),
 }
 FUNCTIONS: tuple[str, ...] = tuple(_F)
 
