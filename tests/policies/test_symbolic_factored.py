@@ -45,6 +45,10 @@ FACTORED_LAWS = [
     # a difference of like inputs times a monomial, and a log of a scaled input
     ("difference", "3*m*(xb - xa)", [("xa", "linear", 1, 2), ("xb", "linear", 3, 5), ("m", "log", 1, 10)], _LIKE_X),
     ("log1p", "2*m*log(1 + 5*x)", [("x", "log", 0.01, 3), ("m", "log", 1, 10)], {}),
+    # an oscillation in time, sin(w t) over many periods, and cos of a wave number times a position
+    ("oscillation", "1.5*m*sin(w*t)", [("w", "log", 20, 200), ("t", "linear", 1, 4), ("m", "log", 1, 10)], {}),
+    ("wave", "m/k*cos(q*x)", [("q", "linear", 0.5, 3), ("x", "linear", 0.1, 1), ("m", "log", 1, 10),
+                              ("k", "log", 1, 10)], {}),
     # a saturation of a scaled input times a monomial of three more inputs
     ("saturation", "0.6*m*k**2/q*(1 - exp(-2.5*x))", [("x", "log", 0.05, 3), ("m", "log", 1, 10),
                                                        ("k", "linear", 1, 3), ("q", "log", 1, 10)], {}),

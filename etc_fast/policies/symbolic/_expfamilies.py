@@ -74,7 +74,7 @@ _BIN = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 #: The one-argument functions a template may apply, by opcode name (each is a law-language function).
 _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
-    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh}
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "sin": np.sin, "cos": np.cos}
 
 
 @dataclasses.dataclass(frozen=True)

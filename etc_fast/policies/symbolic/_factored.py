@@ -21,6 +21,8 @@ The family covers laws of the shape ``y = c0 * M * F(u)`` with ``M`` a monomial 
 ``sqrt1p``     ``sqrt(1 + u)``    ``sqrt(a**2 + b**2) = a sqrt(1 + b**2 / a**2)``
 ``one_minus_   ``1 - exp(-u)``    saturations: a charging capacitor, an absorbed fraction
 exp``
+``sin``,       ``sin(N)``, ...    oscillations ``sin(w t)``, waves ``cos(k x)`` (``c1 = 1`` only: ``N``
+``cos``                           is its own phase)
 =============  =================  =====================================================
 
 *Like inputs* are inputs whose descriptions name the same quantity in the same unit (``strain of
@@ -36,7 +38,7 @@ How it is fitted (variable projection on ``log|y|``): for a fixed ``F``, ``N`` a
 ``[1, log atoms]`` (computed once) gives the residual of every candidate, all of a function's
 candidates at once. ``c1`` is screened on a log grid of ``SearchLimits.cexp_rates`` magnitudes per
 sign, scaled to ``N``'s values (for ``asin``, ``acos``, ``sqrt1m`` and ``rsqrt1m`` so that
-``|u| <= 1``, with as many more values close to that edge), and for each function the
+``|u| <= 1``, with as many more values close to that edge), and at 1 (``N`` with its own scale), and for each function the
 ``SearchLimits.cexp_top`` best candidates are refined: ``c1`` is rescanned over the same range on a
 grid four times finer (the residual can have several basins, and the screening grid's best point
 need not lie in the deepest), and the ``SearchLimits.cexp_refine`` best local minima of that scan
@@ -62,7 +64,8 @@ __all__ = ["DIFFERENCE_POWERS", "FUNCTIONS", "like_pairs", "n_library", "fit_fac
 
 _IDENT = OUTERS[0]
 
-# name -> (postfix text of F over the token U, NumPy F, whether |u| must stay at most 1, signs of c1)
+# name -> (postfix text of F over the token U, NumPy F, whether |u| must stay at most 1, signs of a
+# fitted c1: none for c1 = 1 only)
 _F: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray], bool, tuple[float, ...]]] = {
     "asin": ("U asin", np.arcsin, True, (1.0,)),
     "acos": ("U acos", np.arccos, True, (1.0, -1.0)),
@@ -77,6 +80,10 @@ _F: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray], bool, tuple[float, 
     "rsqrt1m": ("1 1 U sub sqrt div", lambda u: 1.0 / np.sqrt(1.0 - u), True, (1.0,)),
     "sqrt1p": ("1 U add sqrt", lambda u: np.sqrt(1.0 + u), False, (1.0,)),
     "one_minus_exp": ("1 0 U sub exp sub", lambda u: 1.0 - np.exp(-u), False, (1.0, -1.0)),
+    # N unscaled only (c1 = 1: a phase w t or k x of its own scale); a fitted c1 would let a sine's
+    # first terms u - u**3/6 fit a noisy record's scatter
+    "sin": ("U sin", np.sin, False, ()),
+    "cos": ("U cos", np.cos, False, ()),
 }
 FUNCTIONS: tuple[str, ...] = tuple(_F)
 
@@ -157,7 +164,7 @@ def _grid(f: str, Nv: np.ndarray, n_rates: int) -> np.ndarray:
         mags = top * np.concatenate([np.logspace(-2.0, 0.0, n_rates)[:-1], 1.0 - np.logspace(-4.0, -0.5, n_rates)])
     else:
         mags = np.logspace(-2.0, 2.0, n_rates) / np.median(a)
-    return np.concatenate([s * mags for s in signs])
+    return np.concatenate([s * mags for s in signs]) if signs else np.zeros(0)
 
 
 def fit_factored(col, atoms: tuple[Atom, ...], A: np.ndarray, y: np.ndarray, like: Sequence[tuple[int, int]],
@@ -191,7 +198,7 @@ def fit_factored(col, atoms: tuple[Atom, ...], A: np.ndarray, y: np.ndarray, lik
         scored: list[tuple[float, str, int, float]] = []
         for k in range(len(lib)):
             Nv = NV[k]
-            cs = _grid(f, Nv, lim.cexp_rates)
+            cs = np.append(_grid(f, Nv, lim.cexp_rates), 1.0)  # and N unscaled (its own scale: sin(w t))
             with np.errstate(all="ignore"):
                 Fv = fn(cs[:, None] * Nv[None, :])  # [g, n]
                 T = t0[None, :] - np.log(np.abs(Fv))
@@ -247,7 +254,7 @@ def _emit(col, atoms, A, y, fin, Q, B, t0, pn, Nv, f, c, lim) -> None:
     beta, *_ = np.linalg.lstsq(B, t, rcond=None)
     yf = y[fin]
     Af = A[fin]
-    choices = [(cbest, True)] + ([(1.0, False)] if abs(cbest - 1.0) <= 1e-3 else [])
+    choices = ([(cbest, True)] if _F[f][3] else []) + ([(1.0, False)] if abs(cbest - 1.0) <= 1e-3 else [])
     for combo in _snaps(beta[1:], lim.cexp_snaps):
         pm = np.asarray(combo, dtype=np.float64)
         Mv = mono_values(Af, pm)
