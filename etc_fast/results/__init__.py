@@ -11,6 +11,7 @@
 
 from etc_fast.results._pages import (
     GENERATED,
+    generated_tables,
     load_summaries,
     main_numbers,
     readme_full_table,
@@ -28,6 +29,7 @@ __all__ = [
     "ResultsError",
     "StatedProvenance",
     "dump_summary",
+    "generated_tables",
     "load_summaries",
     "main_numbers",
     "readme_full_table",

@@ -209,6 +209,34 @@ def _budget_curve(s: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def generated_tables(s: Mapping[str, Any], configuration: str | None = None) -> str:
+    """The rates of a study's generated laws by class and by number of inputs, a column per seed:
+    each cell ``credited/trials (mean measurements)`` (docs/guide/generated.md prints the same)."""
+    conf = configuration or s["main"]
+    rows = [r for r in _rows(s["tables"]["generated"]) if r["configuration"] == conf]
+    seeds = sorted({r["seed"] for r in rows})
+    out: list[str] = []
+    def cell(chosen: list[dict[str, Any]]) -> str:
+        credited, n, meas = _pooled(chosen, lambda _c: True)
+        return f"{credited}/{n} ({meas:.1f})" if n and meas is not None else "–"
+
+    for key, label in (("task_class", "class"), ("n_inputs", "inputs")):
+        body = [[str(v), *(cell([r for r in rows if r[key] == v and r["seed"] == sd]) for sd in seeds)]
+                for v in sorted({r[key] for r in rows})]
+        body.append(["all", *(cell([r for r in rows if r["seed"] == sd]) for sd in seeds)])
+        out += _table([label, *(f"seed {sd}" for sd in seeds)], body, len(seeds) + 1)
+    return "\n".join(out)
+
+
+def _by_generated(s: Mapping[str, Any]) -> list[str]:
+    confs = _order(s, _rows(s["tables"]["generated"]))
+    lines = ["## Generated laws by class and by number of inputs", "",
+             "Each cell: credited / trials (mean measurements) ([generated laws](../guide/generated.md)).", ""]
+    for conf in confs:
+        lines += [f"`{conf}`:", "", generated_tables(s, conf)]
+    return lines
+
+
 def _study_page(s: Mapping[str, Any]) -> str:
     t = s["trials"]
     credited, n, meas = main_numbers(s)
@@ -223,7 +251,8 @@ def _study_page(s: Mapping[str, Any]) -> str:
         *_provenance_lines(s),
         "",
         *(_budget_curve(s) if s["tables"].get("budget_curve") else _by_configuration(s)),
-        *_by_module(s),
+        # a study of generated laws is read by class and by inputs; a row per law would be hundreds
+        *(_by_generated(s) if s["tables"].get("generated") else _by_module(s)),
         *_rerun_lines(s),
     ]
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -5,7 +5,8 @@ number kept to what the report shows: a float is stored as the value its report 
 pages, written through the report's own formatting, print the same text). Two tables are derived:
 ``modules`` pools the report's ``table_modules`` rows over every condition but the task (sums of
 counts, count-weighted means), and ``pooled`` counts the trials themselves per system, noise level
-and configuration (credited, and the exact sum of their measurements).
+and configuration (credited, and the exact sum of their measurements); a run of generated laws
+also stores ``generated``, the same counts per seed, class and number of inputs.
 """
 
 from __future__ import annotations
@@ -147,6 +148,32 @@ def _pooled(trials: pl.DataFrame) -> dict[str, Any]:
     return table_rows(pooled, ["system", "noise", "configuration", "n", "credited", "measurements_sum", "measured"])
 
 
+def _generated(trials: pl.DataFrame) -> dict[str, Any] | None:
+    """Per configuration, seed, class and number of inputs of the run's generated laws
+    (docs/guide/generated.md): ``n``, ``credited`` and the exact ``measurements_sum`` over the
+    ``measured`` trials; ``None`` when the run played no generated law."""
+    from etc_fast.tasks.generate import is_generated_name, law_by_name
+
+    names = [t for t in dict.fromkeys(trials.get_column("task").to_list()) if is_generated_name(t)]
+    if not names:
+        return None
+    laws = {t: law_by_name(t) for t in names}
+    frame = (
+        trials.filter(pl.col("task").is_in(names))
+        .with_columns(pl.col("task").replace_strict({t: g.seed for t, g in laws.items()}, return_dtype=pl.Int64).alias("seed"),
+                      pl.col("task").replace_strict({t: g.task_class for t, g in laws.items()},
+                                                    return_dtype=pl.String).alias("task_class"),
+                      pl.col("task").replace_strict({t: g.n_inputs for t, g in laws.items()},
+                                                    return_dtype=pl.Int64).alias("n_inputs"))
+        .group_by("configuration", "seed", "task_class", "n_inputs")
+        .agg(pl.len().alias("n"), pl.col("credited").fill_null(False).cast(pl.Int64).sum().alias("credited"),
+             pl.col("measurements").sum().alias("measurements_sum"), pl.col("measurements").count().alias("measured"))
+        .sort("configuration", "seed", "task_class", "n_inputs")
+    )
+    return table_rows(frame, ["configuration", "seed", "task_class", "n_inputs", "n", "credited", "measurements_sum",
+                              "measured"])
+
+
 def _provenance(root: Path, stated: StatedProvenance | None) -> dict[str, Any]:
     try:
         found = read_provenance(root)
@@ -235,6 +262,9 @@ def summarise_run(run_dir: str | Path, name: str | None = None, *, stated: State
                            f"older than the results: rewrite it (python -m etc_fast.report {root})")
     tables["modules"] = _modules(report)
     tables["pooled"] = _pooled(trials)
+    generated = _generated(trials)
+    if generated is not None:
+        tables["generated"] = generated
     budgets = "measurement_budget" in trials.columns and trials.get_column("measurement_budget").drop_nulls().len() > 0
     if budgets:
         tables["budget_curve"] = table_rows(_read_table(report, "table_budget_curve"), list(_BUDGET_CURVE),

@@ -333,6 +333,11 @@ def test_readme_prose_quotes_the_stored_numbers():
     said = (f"At 1% the noise-aware planners are credited on {_pct(cx, ncx)}% (the baseline {_pct(cb, nb)}%) "
             f"with {mcx:.1f} measurements against {mbb:.1f}")
     assert said in text, f"README.md should say: {said}"
+    gen = _rows(summaries["generated_seeds"]["tables"]["generated"])
+    dev, check = (_pooled([r for r in gen if r["seed"] == seed], lambda conf: conf == "variance_c") for seed in (0, 11))
+    said = (f"`variance_c` is credited on {dev[0]}/{dev[1]} ({_pct(dev[0], dev[1])}%) of the development seed and "
+            f"{check[0]}/{check[1]} ({_pct(check[0], check[1])}%) of a seed never played during development")
+    assert said in text, f"README.md should say: {said}"
 
 
 def _budget_numbers(followups):
@@ -364,3 +369,41 @@ def test_readme_equal_budget_paragraph_quotes_the_stored_study():
     text = " ".join((REPO / "README.md").read_text().split())
     for phrase in _budget_numbers(summaries["followups"]):
         assert phrase in text, f"README.md should say: {phrase}"
+
+
+def test_generated_guide_holds_the_stored_rates():
+    """docs/guide/generated.md prints the rates by class and by inputs that results/generated_seeds.json
+    gives (the tables of its results page), verbatim."""
+    from etc_fast.results import generated_tables
+
+    summaries = load_summaries(REPO / "results")
+    guide = (REPO / "docs" / "guide" / "generated.md").read_text()
+    assert generated_tables(summaries["generated_seeds"]).rstrip("\n") in guide
+
+
+def test_a_generated_study_pages_its_rates_by_seed(tmp_path):
+    """A run of generated laws stores their counts per seed, class and inputs, and its page prints a
+    column per seed (the by-task table is left out)."""
+    from etc_fast.results import generated_tables
+    from etc_fast.tasks.generate import law_by_name
+
+    doc = {"name": "gen", "workers": 1, "judge": "structural", "out": str(tmp_path / "run"),
+           "grids": [{"model": "symbolic", "configurations": ["variance_c"],
+                      "tasks": [{"generated": {"seed": 0, "n": 2}}, {"generated": {"seed": 5, "n": 1}}],
+                      "rollouts": 1}]}
+    res = run_config(parse_config(doc, source="gen.yaml"), tty=False)
+    assert res.complete
+    root = tmp_path / "repo"
+    root.mkdir()
+    assert main(["--root", str(root), "store", str(tmp_path / "run")]) == 0
+    assert main(["--root", str(root), "pages"]) == 0
+    summary = json.loads((root / "results" / "gen.json").read_text())
+    page = (root / "docs" / "results" / "gen.md").read_text()
+    text = generated_tables(summary)
+    assert text.rstrip("\n") in page and "## By task" not in page
+    head = text.splitlines()[0]
+    assert head == "| class | seed 0 | seed 5 |"
+    classes = {law_by_name(f"gen-s0-000{i}").task_class for i in range(2)} | {law_by_name("gen-s5-0000").task_class}
+    rows = [line.split(" | ")[0].lstrip("| ") for line in text.split("\n\n")[0].splitlines()[2:]]
+    assert rows == [*sorted(classes), "all"]
+    assert sum(r[summary["tables"]["generated"]["columns"].index("n")] for r in summary["tables"]["generated"]["rows"]) == 3
