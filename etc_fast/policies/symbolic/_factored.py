@@ -38,13 +38,14 @@ How it is fitted (variable projection on ``log|y|``): for a fixed ``F``, ``N`` a
 ``[1, log atoms]`` (computed once) gives the residual of every candidate, all of a function's
 candidates at once. ``c1`` is screened on a log grid of ``SearchLimits.cexp_rates`` magnitudes per
 sign, scaled to ``N``'s values (for ``asin``, ``acos``, ``sqrt1m`` and ``rsqrt1m`` so that
-``|u| <= 1``, with as many more values close to that edge), and at 1 (``N`` with its own scale), and for each function the
-``SearchLimits.cexp_top`` best candidates are refined: ``c1`` is rescanned over the same range on a
-grid four times finer (the residual can have several basins, and the screening grid's best point
-need not lie in the deepest), and the ``SearchLimits.cexp_refine`` best local minima of that scan
-are refined by a bounded one-dimensional minimisation of the residual. ``M``'s exponents are rounded to simple values
-(``SearchLimits.cexp_snaps`` roundings), ``c1`` is also tried at exactly 1 (a law whose ``N``
-carries its own scale), and the constants are polished on the relative ``y`` error.
+``|u| <= 1``, with as many more values close to that edge), and at 1 (``N`` with its own scale).
+For each function the ``SearchLimits.cexp_top`` best candidates are refined: ``c1`` is rescanned
+over the same range on a grid four times finer (the residual can have several basins, and the
+screening grid's best point need not lie in the deepest), and the ``SearchLimits.cexp_refine``
+best local minima of that scan are refined by a bounded one-dimensional minimisation of the
+residual. ``M``'s exponents are rounded to simple values (``SearchLimits.cexp_snaps`` roundings),
+``c1`` is also tried at exactly 1 when the fit lands there, and the constants are polished on the
+relative ``y`` error.
 """
 
 from __future__ import annotations

@@ -7,17 +7,18 @@ rate with a linear and a quadratic term, a conductance of several parallel paths
 the sum family of the search cannot write it: its library moves at most two exponents away from one
 centre, and the terms of such a law differ from any single monomial in all their core inputs.
 
-How it is fitted. For each core set ``S`` of one to ``SearchLimits.common_sum_core`` (3)
-inputs (``O(m**3)`` sets for ``m`` inputs): an input outside the core enters every term with the same power, so ``log|y|`` is that
-power times the input's log plus a function of the core inputs alone; fitted on the other inputs'
-logs beside a quadratic in the core inputs' logs (which takes up that function), their
-coefficients rounded to half-integers are ``M``'s exponents. Then ``y / M`` is fitted, on the relative scale, by every
-pair of a library of products over ``S`` (exponents the half-integers from -3 to 3, at most two
-inputs a product, the constant 1 included: at most 469 products), all pairs scored at once from
-their Gram matrix; the ``SearchLimits.sum_triple_bases`` best pairs of a set are extended by their
-best third product. Over all sets, the ``SearchLimits.sum_pairs`` best pairs and
-``SearchLimits.sum_triples`` best triples are queued as ordinary sums (each term ``M * T``), so the
-collector scores them with the one criterion like every other law.
+How it is fitted. For each core set ``S`` of one to ``SearchLimits.common_sum_core`` (3) inputs
+(``O(m**3)`` sets for ``m`` inputs): an input outside the core enters every term with the same
+power, so ``log|y|`` is that power times the input's log plus a function of the core inputs alone;
+fitted on the other inputs' logs beside a quadratic in the core inputs' logs (which takes up that
+function), their coefficients rounded to half-integers are ``M``'s exponents. Then ``y / M`` is
+fitted, on the relative scale, by every pair of a library of products over ``S`` (exponents the
+half-integers from -3 to 3, at most two inputs a product, the constant 1 included: at most 469
+products), all pairs scored at once from their Gram matrix; the ``SearchLimits.sum_triple_bases``
+best pairs of a set are extended by their best third product. Over all sets, the
+``SearchLimits.sum_pairs`` best pairs and ``SearchLimits.sum_triples`` best triples are queued as
+ordinary sums (each term ``M * T``), so the collector scores them with the one criterion like
+every other law.
 """
 
 from __future__ import annotations
