@@ -458,6 +458,10 @@ class LocalExecutor:
                         fut.cancel()
                         suspects.append(spec)
                     inflight.clear()
+                    # the broken pool's survivors are killed here, not left to its manager thread: on
+                    # Python 3.11 a worker it spawned while the crash was handled missed its SIGTERM,
+                    # and shutdown(wait=True) then waited on that idle worker forever
+                    _terminate(pool)
                     pool.shutdown(wait=True, cancel_futures=True)
                     pool = self._pool(worker)
             complete = True
