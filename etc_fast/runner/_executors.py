@@ -458,9 +458,9 @@ class LocalExecutor:
                         fut.cancel()
                         suspects.append(spec)
                     inflight.clear()
-                    # the broken pool's survivors are killed here, not left to its manager thread: on
-                    # Python 3.11 a worker it spawned while the crash was handled missed its SIGTERM,
-                    # and shutdown(wait=True) then waited on that idle worker forever
+                    # the broken pool's survivors are killed here, not left to its manager thread: once
+                    # (Python 3.11.7) a worker outlived the pool's own SIGTERM, idle on the call queue,
+                    # and shutdown(wait=True) waited on it forever
                     _terminate(pool)
                     pool.shutdown(wait=True, cancel_futures=True)
                     pool = self._pool(worker)
