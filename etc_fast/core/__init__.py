@@ -9,6 +9,7 @@ policy sees and answers (:class:`TaskView`, :class:`Diagnostics`, :class:`Observ
 from etc_fast.core._config import (
     CONFIGURATIONS,
     GP_ACQUISITIONS,
+    OWN_NOISE_ACQUISITIONS,
     ID_OMITTED_WHEN_NONE,
     KNOB_RANGES,
     NOISE_KNOB_DEFAULTS,
@@ -38,6 +39,7 @@ from etc_fast.core._types import (
 __all__ = [
     "CONFIGURATIONS",
     "GP_ACQUISITIONS",
+    "OWN_NOISE_ACQUISITIONS",
     "MAX_RECORDED_CHARS",
     "ID_OMITTED_WHEN_NONE",
     "KNOB_RANGES",
