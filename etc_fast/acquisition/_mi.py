@@ -38,7 +38,6 @@ from etc_fast.acquisition._records import NoiseOptions
 from etc_fast.acquisition._series import SeriesStep
 from etc_fast.acquisition._series_noise import CELL_FLOOR, READING_PRECISION, channel_typical, fit_series_committee
 from etc_fast.acquisition._split import explore
-from kernels._checks import check_k
 from kernels.calibrate import fit_denominator
 from kernels.mi import mi_select
 from kernels.noise import relative_residual_rms
@@ -65,6 +64,12 @@ _ESTIMATE = NoiseOptions(noise_aware=True)
 class MIStep(SeriesStep):
     """A batch chosen by ``mi``: pool ``indices`` in pick order (information picks, then
     exploration) and what the record keeps (the planner's step interface: no replicates)."""
+
+
+def _batch_size(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"k must be a non-negative integer, got {k!r}")
+    return int(k)
 
 
 def law_predictive(pred: np.ndarray, resid: np.ndarray, n_fit, n_params, n_evidence, sigma: float,
@@ -147,7 +152,7 @@ def plan_mi_step(hypotheses: Sequence[str], variables: Sequence[str], X_obs, y_o
         The :class:`MIStep`; its record holds the noise estimate, each kept law's scale and
         weight, each information pick's ``I(Y_B; L)`` and the explored points.
     """
-    k = check_k(k)
+    k = _batch_size(k)
     X_obs, y, U_obs, pool_X, pool_U, cols = _checked_arrays(X_obs, y_obs, U_obs, pool_X, pool_U, available)
     fit = fit_committee(hypotheses, tuple(variables), X_obs, y, pool_X, cols, _ESTIMATE, bool(noisy))
     kept = fit.kept
@@ -189,7 +194,7 @@ def plan_series_mi_step(texts: Sequence[str], names: Sequence[str], module: str,
     from etc_fast.expr import pack
     from etc_fast.systems import predict
 
-    k = check_k(k)
+    k = _batch_size(k)
     series = np.asarray(series, dtype=np.float64)
     U_obs = np.asarray(U_obs, dtype=np.float64)
     mask = np.asarray(available)

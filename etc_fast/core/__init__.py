@@ -9,10 +9,10 @@ policy sees and answers (:class:`TaskView`, :class:`Diagnostics`, :class:`Observ
 from etc_fast.core._config import (
     CONFIGURATIONS,
     GP_ACQUISITIONS,
-    OWN_NOISE_ACQUISITIONS,
     ID_OMITTED_WHEN_NONE,
     KNOB_RANGES,
     NOISE_KNOB_DEFAULTS,
+    OWN_NOISE_ACQUISITIONS,
     PAPER_CONFIGURATIONS,
     PLANNER_ACQUISITIONS,
     Acquisition,
