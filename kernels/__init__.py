@@ -9,6 +9,7 @@ This package never imports :mod:`etc_fast`.
 from kernels.calibrate import calibrate, fit_denominator, fit_filter
 from kernels.gp import gp_fit, gp_log_likelihood, gp_posterior, gp_select
 from kernels.metrics import coverage_q, rmsle_coverage
+from kernels.mi import mi_select, mutual_information, point_distances
 from kernels.noise import maximin_pick, relative_disagreement, relative_residual_rms
 from kernels.pairs import best_pairs
 from kernels.programs import OP_ARITY, OPCODES, check_programs, evaluate_programs
@@ -39,6 +40,7 @@ __all__ = [
     "maximin_pick", "relative_disagreement", "relative_residual_rms",
     "simulate_trajectories", "N_STEPS", "TRAJECTORY_SYSTEMS",
     "gp_fit", "gp_log_likelihood", "gp_posterior", "gp_select",
+    "mi_select", "mutual_information", "point_distances",
     "COMPILE_WAIT_EVENT",
 ]  # fmt: skip
 

@@ -6,7 +6,7 @@ Each twin lives in a sibling ``_ref_<concern>.py`` file and is re-exported here,
 
 import importlib as _importlib
 
-_PARTS = ("_ref_programs", "_ref_acquisition", "_ref_metrics", "_ref_stats", "_ref_gp")
+_PARTS = ("_ref_programs", "_ref_acquisition", "_ref_metrics", "_ref_stats", "_ref_gp", "_ref_mi")
 for _name in _PARTS:
     try:
         _mod = _importlib.import_module(f"tests.{_name}")

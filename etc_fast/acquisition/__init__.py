@@ -11,6 +11,9 @@
 * The GP-surrogate rules (``gp_ucb``, ``gp_var``; docs/guide/acquisition.md): :func:`plan_gp_step` in
   :mod:`._gp`, on :mod:`kernels.gp`, with the targets of each tier (:func:`equation_target`,
   :func:`series_target`).
+* The information rule (``mi``; docs/guide/acquisition.md): :func:`plan_mi_step` (equations) and
+  :func:`plan_series_mi_step` (systems) in :mod:`._mi`, on :mod:`kernels.mi`, with the laws'
+  predictive distributions (:func:`law_predictive`).
 * Selection on a simulated system: :func:`select_series` in :mod:`._series` (the paper's rules on
   simulated series, with diversity) and its noise-aware version :func:`plan_series_noisy_step` in
   :mod:`._series_noise` (the same stages, on series).
@@ -27,6 +30,14 @@ from etc_fast.acquisition._gp import (
     equation_target,
     plan_gp_step,
     series_target,
+)
+from etc_fast.acquisition._mi import (
+    MI_ABS_FLOOR,
+    MI_NOISE_FLOOR,
+    MIStep,
+    law_predictive,
+    plan_mi_step,
+    plan_series_mi_step,
 )
 from etc_fast.acquisition._noisy import plan_noisy_step
 from etc_fast.acquisition._paper import METHODS, Committee, StepResult, plan_step, plan_step_arrays
@@ -68,6 +79,12 @@ __all__ = [
     "equation_target",
     "plan_gp_step",
     "series_target",
+    "MI_ABS_FLOOR",
+    "MI_NOISE_FLOOR",
+    "MIStep",
+    "law_predictive",
+    "plan_mi_step",
+    "plan_series_mi_step",
     "MIN_SEPARATION",
     "SeriesStep",
     "diverse_top",

@@ -64,6 +64,7 @@ __all__ = [
     "MIN_REPLICATE_DOF",
     "NONFINITE_MISFIT",
     "SeriesCheck",
+    "SeriesFit",
     "SeriesNoise",
     "SeriesNoisyStep",
     "batch_split",
@@ -72,6 +73,7 @@ __all__ = [
     "check_series_prediction",
     "describe_series_step",
     "estimate_series_noise",
+    "fit_series_committee",
     "plan_series_noisy_step",
     "relative_residuals",
     "replicate_noise",
@@ -381,6 +383,73 @@ def calibrate_committee(texts: Sequence[str], names: Sequence[str], module: str,
     return progs
 
 
+@dataclasses.dataclass(frozen=True)
+class SeriesFit:
+    """Stages 1-3 on a system (:func:`fit_series_committee`).
+
+    Attributes:
+        progs: The calibrated programs, in committee order.
+        C_obs: float64[n_obs, controls] the experiments run (None before any).
+        pred_obs: float64[P, n_obs, ch, T] each program's simulated series there (None without
+            programs or experiments).
+        n_fitted: Constants fitted per program (the lab's and the proposer's).
+        corr: float64[P] relative residual RMS corrected for them (NaN: none).
+        cells: Readings compared.
+        noise: The :class:`SeriesNoise` (``off`` when not noise aware).
+        kept: int64 programs kept (consistent, best first, at most :data:`MAX_KEPT`; else the two
+            best fits).
+        n_consistent: Programs consistent with the noise.
+        sigma: The noise level later stages judge against (0 without an estimate).
+    """
+
+    progs: list[Any]
+    C_obs: np.ndarray | None
+    pred_obs: np.ndarray | None
+    n_fitted: tuple[int, ...]
+    corr: np.ndarray
+    cells: int
+    noise: SeriesNoise
+    kept: np.ndarray
+    n_consistent: int
+    sigma: float
+
+
+def fit_series_committee(texts: Sequence[str], names: Sequence[str], module: str, system: str,
+                         requests: Sequence[Mapping[str, Any]], series: np.ndarray, typical: np.ndarray,
+                         noise_aware: bool) -> SeriesFit:
+    """Stages 1-3 (module docstring): calibrate ``texts``, their corrected residuals, the noise
+    estimate (``noise_aware``) and the fit filter."""
+    from etc_fast.expr import pack
+    from etc_fast.systems import controls_matrix, predict
+    from etc_fast.systems import spec as system_spec
+
+    n_obs = len(requests)
+    progs = calibrate_committee(texts, names, module, system, requests, series) if texts else []
+    C_obs = controls_matrix(system_spec(module, system), list(requests)) if n_obs else None
+    pred_obs = predict(module, system, pack(progs), C_obs) if progs and n_obs else None
+    if pred_obs is not None:
+        rms, cells = residual_rms(pred_obs, series, typical)
+    else:
+        rms, cells = np.full(len(progs), np.nan), 0
+    n_fitted = tuple(len(p.nuisance) + fitted_constants(t) for p, t in zip(progs, texts))
+    corr = corrected_residuals(rms, cells, n_fitted)
+    if noise_aware:
+        noise = estimate_series_noise(rms, cells, n_fitted, requests, series, typical)
+    else:
+        noise = SeriesNoise(None, "off")
+    valid = np.flatnonzero(np.isfinite(corr))
+    order = valid[np.argsort(corr[valid], kind="stable")]
+    n_consistent = 0
+    if noise_aware and noise.sigma is not None:
+        consistent = order[corr[order] <= KAPPA_FIT * max(noise.sigma, NOISE_FLOOR)]
+        n_consistent = int(consistent.size)
+        kept = consistent[:MAX_KEPT] if consistent.size >= 2 else order[:2]
+    else:
+        kept = order[:MAX_KEPT]
+    sigma = noise.sigma if (noise_aware and noise.sigma is not None) else 0.0
+    return SeriesFit(progs, C_obs, pred_obs, n_fitted, corr, cells, noise, kept, n_consistent, sigma)
+
+
 def batch_split(k: int, explore_fraction: float, replicates: int, n_obs: int) -> tuple[int, int, int]:
     """``(scored, explore, replicate)`` slots of a batch of ``k`` (as on equations: at least one
     exploration slot when the fraction is positive and more than one slot is free)."""
@@ -562,8 +631,7 @@ def plan_series_noisy_step(
         prior: The previous batch's :class:`SeriesCheck` (the stopping rule; None: none).
     """
     from etc_fast.expr import pack
-    from etc_fast.systems import controls_matrix, predict
-    from etc_fast.systems import spec as system_spec
+    from etc_fast.systems import predict
     from kernels.noise import maximin_pick
 
     if method not in ("variance", "pairwise", "random"):
@@ -585,29 +653,9 @@ def plan_series_noisy_step(
     typical = channel_typical(series)
 
     # 1-3: calibration, residuals, the noise estimate, the fit filter
-    progs = calibrate_committee(texts, names, module, system, requests, series) if texts else []
-    C_obs = controls_matrix(system_spec(module, system), list(requests)) if n_obs else None
-    pred_obs = predict(module, system, pack(progs), C_obs) if progs and n_obs else None
-    if pred_obs is not None:
-        rms, cells = residual_rms(pred_obs, series, typical)
-    else:
-        rms, cells = np.full(len(progs), np.nan), 0
-    n_fitted = tuple(len(p.nuisance) + fitted_constants(t) for p, t in zip(progs, texts))
-    corr = corrected_residuals(rms, cells, n_fitted)
-    if options.noise_aware:
-        noise = estimate_series_noise(rms, cells, n_fitted, requests, series, typical)
-    else:
-        noise = SeriesNoise(None, "off")
-    valid = np.flatnonzero(np.isfinite(corr))
-    order = valid[np.argsort(corr[valid], kind="stable")]
-    n_consistent = 0
-    if options.noise_aware and noise.sigma is not None:
-        consistent = order[corr[order] <= KAPPA_FIT * max(noise.sigma, NOISE_FLOOR)]
-        n_consistent = int(consistent.size)
-        kept = consistent[:MAX_KEPT] if consistent.size >= 2 else order[:2]
-    else:
-        kept = order[:MAX_KEPT]
-    sigma = noise.sigma if (options.noise_aware and noise.sigma is not None) else 0.0
+    fit = fit_series_committee(texts, names, module, system, requests, series, typical, options.noise_aware)
+    progs, C_obs, pred_obs, n_fitted, corr = fit.progs, fit.C_obs, fit.pred_obs, fit.n_fitted, fit.corr
+    noise, kept, n_consistent, sigma = fit.noise, fit.kept, fit.n_consistent, fit.sigma
     predicted = bool(options.stop_when_settled and options.noise_aware and prior is not None and prior.passed)
     kept_progs = [progs[int(i)] for i in kept]
 

@@ -12,6 +12,7 @@ from etc_fast.core._config import (
     ID_OMITTED_WHEN_NONE,
     KNOB_RANGES,
     NOISE_KNOB_DEFAULTS,
+    OWN_NOISE_ACQUISITIONS,
     PAPER_CONFIGURATIONS,
     PLANNER_ACQUISITIONS,
     Acquisition,
@@ -38,6 +39,7 @@ from etc_fast.core._types import (
 __all__ = [
     "CONFIGURATIONS",
     "GP_ACQUISITIONS",
+    "OWN_NOISE_ACQUISITIONS",
     "MAX_RECORDED_CHARS",
     "ID_OMITTED_WHEN_NONE",
     "KNOB_RANGES",

@@ -15,21 +15,26 @@ from etc_fast.core._json import to_jsonable
 # Configurations
 # ----------------------------------------------------------------------------------------
 Family = Literal["baseline", "planner"]
-Acquisition = Literal["none", "variance", "pairwise", "random", "gp_ucb", "gp_var"]
+Acquisition = Literal["none", "variance", "pairwise", "random", "gp_ucb", "gp_var", "mi"]
 
-#: A planner's acquisition rules: the paper's three, then the GP surrogate's two (docs/guide/acquisition.md).
-PLANNER_ACQUISITIONS: tuple[str, ...] = ("variance", "pairwise", "random", "gp_ucb", "gp_var")
+#: A planner's acquisition rules: the paper's three, the GP surrogate's two, then the information
+#: rule (docs/guide/acquisition.md).
+PLANNER_ACQUISITIONS: tuple[str, ...] = ("variance", "pairwise", "random", "gp_ucb", "gp_var", "mi")
 #: The GP-surrogate rules: a Gaussian process fitted to the observed outputs picks the batch by
 #: its upper confidence bound (``gp_ucb``) or its posterior sd (``gp_var``).
 GP_ACQUISITIONS: tuple[str, ...] = ("gp_ucb", "gp_var")
+#: The rules that refuse the noise knobs: they model the noise themselves (the GP's nugget; ``mi``'s
+#: estimate inside each law's predictive distribution), docs/guide/acquisition.md.
+OWN_NOISE_ACQUISITIONS: tuple[str, ...] = GP_ACQUISITIONS + ("mi",)
 
 
 def scores_committee(acquisition: str) -> bool:
-    """Whether a planner rule scores the pool by its committee's disagreement (``variance``,
-    ``pairwise``). Such a planner needs two parseable hypotheses and repairs otherwise; a rule that
-    does not (``random``, the GP rules) selects on every committee turn whatever the committee
-    holds, and the agent's hypotheses only shape what it is shown."""
-    return acquisition in ("variance", "pairwise")
+    """Whether a planner rule scores the pool by its committee (``variance``, ``pairwise``: its
+    disagreement; ``mi``: the information a reading gives about which of its laws holds). Such a
+    planner needs two parseable hypotheses and repairs otherwise; a rule that does not (``random``,
+    the GP rules) selects on every committee turn whatever the committee holds, and the agent's
+    hypotheses only shape what it is shown."""
+    return acquisition in ("variance", "pairwise", "mi")
 
 
 #: Allowed ranges of the integer knobs. The upper ends only stop absurd values (a pool of 2**30
@@ -50,8 +55,9 @@ class ProtocolConfig:
     Attributes:
         name: Configuration name recorded in results (``variance_c``, ``baseline_n``, ...).
         family: ``baseline`` (free-form agent) or ``planner`` (explore-then-commit).
-        acquisition: ``variance``/``pairwise``/``random`` (the paper's) or ``gp_ucb``/``gp_var``
-            (a GP surrogate, docs/guide/acquisition.md) for planners, ``none`` for baselines.
+        acquisition: ``variance``/``pairwise``/``random`` (the paper's), ``gp_ucb``/``gp_var``
+            (a GP surrogate) or ``mi`` (the information about which committee law holds;
+            docs/guide/acquisition.md) for planners, ``none`` for baselines.
         interpreter: Whether the policy may request Python analysis (the ``C`` variants).
         diagnostics: Planner diagnostics shown (``True`` in the paper; ablation knob).
         synthesis: ``fresh`` (paper) or ``none`` (the draft / last committee best is submitted).
@@ -94,8 +100,9 @@ class ProtocolConfig:
             farthest outside the measured outputs (docs/guide/noise.md, rule 6).
 
     The noise knobs are the YAML ablation block ``acquisition: {noise_aware, explore_fraction,
-    replicates, stop_when_settled, test_extremes}``, for the committee rules only (a GP planner
-    refuses them: its nugget is its noise model, docs/guide/acquisition.md); at their defaults they
+    replicates, stop_when_settled, test_extremes}``, for ``variance``, ``pairwise`` and ``random`` only (a GP planner
+    refuses them: its nugget is its noise model; so does ``mi``, which estimates the noise itself,
+    docs/guide/acquisition.md); at their defaults they
     are left out of :meth:`TrialSpec.to_dict`, so trial ids of configurations without them are
     those of before they existed.
     ``interpreter_data``, ``parsing`` and ``max_validation_retries`` are left out of the trial id
@@ -180,9 +187,14 @@ class ProtocolConfig:
             errors.append("stop_when_settled needs noise_aware: true (the rule compares with the estimated noise)")
         if self.test_extremes is True and not (isinstance(ef, (int, float)) and ef > 0):
             errors.append("test_extremes needs explore_fraction > 0 (it takes an exploration slot)")
-        if self.acquisition in GP_ACQUISITIONS:
+        if self.acquisition in OWN_NOISE_ACQUISITIONS:
             on = [n for n, default in NOISE_KNOB_DEFAULTS.items() if getattr(self, n) != default]
-            if on:
+            if on and self.acquisition == "mi":
+                errors.append(f"the noise knobs ({', '.join(on)}) belong to the committee planners' noise-aware step "
+                              "(docs/guide/noise.md); the information planner (mi) always estimates the noise and "
+                              "puts it in each law's predictive distribution, and explores only where no point "
+                              "adds information (docs/guide/acquisition.md): leave them at their defaults")
+            elif on:
                 errors.append(f"the noise knobs ({', '.join(on)}) belong to the committee planners' noise-aware step "
                               f"(docs/guide/noise.md); a GP planner ({self.acquisition}) models the noise by its "
                               "nugget instead (docs/guide/acquisition.md): leave them at their defaults")
@@ -242,7 +254,7 @@ def _preset(name: str, family: Family, acquisition: Acquisition, interpreter: bo
 
 #: The preset configurations (N = no interpreter, C = interpreter): the paper's eight
 #: (:data:`PAPER_CONFIGURATIONS`), then the GP-surrogate planners (docs/guide/acquisition.md), a peer rule
-#: compared with the same agent at the same budgets.
+#: compared with the same agent at the same budgets, then the information planner (``mi``).
 CONFIGURATIONS: dict[str, ProtocolConfig] = {
     c.name: c
     for c in (
@@ -258,6 +270,8 @@ CONFIGURATIONS: dict[str, ProtocolConfig] = {
         _preset("gp_var_n", "planner", "gp_var", False),
         _preset("gp_ucb_c", "planner", "gp_ucb", True),
         _preset("gp_var_c", "planner", "gp_var", True),
+        _preset("mi_n", "planner", "mi", False),
+        _preset("mi_c", "planner", "mi", True),
     )
 }
 

@@ -235,6 +235,13 @@ class EquationLab(Lab):
                 self.task.inputs_to_unit(self.X), target, pool.U, available.copy(), method=cfg.acquisition, k=k,
                 noisy=bool(self.spec.noise > 0), transform=transform,
             )  # fmt: skip
+        if cfg.acquisition == "mi":  # the information about which committee law holds (docs/guide/acquisition.md)
+            from etc_fast.acquisition import plan_mi_step
+
+            return plan_mi_step(
+                committee, names, self.X.copy(), self.y.copy(), self.task.inputs_to_unit(self.X), pool.X, pool.U,
+                available.copy(), k=k, noisy=bool(self.spec.noise > 0),
+            )  # fmt: skip
         if self.noisy_selection():
             from etc_fast.acquisition import NoiseOptions, plan_noisy_step
 

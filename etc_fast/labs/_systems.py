@@ -225,6 +225,12 @@ class SystemLab(Lab):
             target, transform = series_target(self.series)
             return plan_gp_step(self.units, target, pool.U, available.copy(), method=method, k=k,
                                 noisy=bool(self.spec.noise > 0), transform=transform)
+        if method == "mi":  # the information about which committee law holds (docs/guide/acquisition.md)
+            from etc_fast.acquisition import plan_series_mi_step
+
+            return plan_series_mi_step(parsed, self.task.variable_names, self.module, self.system, self.requests,
+                                       self.series, self.units, pool.X, pool.U, available.copy(), k=k,
+                                       noisy=bool(self.spec.noise > 0))
         if self.noisy_selection():
             from etc_fast.acquisition import NoiseOptions, plan_series_noisy_step
 

@@ -55,15 +55,15 @@ def config_label(name: str) -> str:
     return name
 
 
-#: The paper's short names of the acquisition rules (Figure S1), and the GP surrogate's.
-_ACQ_SHORT = {"variance": "Var", "pairwise": "Pair", "random": "Rand", "gp_ucb": "GP-UCB", "gp_var": "GP-Var"}
+#: The paper's short names of the acquisition rules (Figure S1), the GP surrogate's and the information rule's.
+_ACQ_SHORT = {"variance": "Var", "pairwise": "Pair", "random": "Rand", "gp_ucb": "GP-UCB", "gp_var": "GP-Var", "mi": "MI"}
 #: Table titles of the rules whose name does not capitalize into one.
-_ACQ_TITLE = {"gp_ucb": "GP-UCB", "gp_var": "GP-Var"}
+_ACQ_TITLE = {"gp_ucb": "GP-UCB", "gp_var": "GP-Var", "mi": "MI"}
 
 
 def variant_label(name: str) -> str:
     """The acquisition part of a preset's figure label: ``Var``, ``Pair``, ``Rand``, ``GP-UCB``,
-    ``GP-Var`` or ``Baseline``; other names are returned as they are."""
+    ``GP-Var``, ``MI`` or ``Baseline``; other names are returned as they are."""
     if name in CONFIGURATIONS:
         cfg = CONFIGURATIONS[name]
         return "Baseline" if cfg.family == "baseline" else _ACQ_SHORT[cfg.acquisition]

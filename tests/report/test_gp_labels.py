@@ -12,7 +12,8 @@ def test_labels():
     assert [variant_label(n) for n in ("gp_ucb_n", "gp_var_c")] == ["GP-UCB", "GP-Var"]
     assert paper_label("gp_ucb_c") == "GP-UCB C" and paper_label("gp_var_n") == "GP-Var N"
     assert config_label("gp_var_c") == "GP-Var, int." and config_label("random_n") == "Random, no int."
-    assert CONFIG_ORDER[:8] == PAPER_ORDER and set(CONFIG_ORDER[8:]) == {"gp_ucb_n", "gp_var_n", "gp_ucb_c", "gp_var_c"}
+    assert CONFIG_ORDER[:8] == PAPER_ORDER and set(CONFIG_ORDER[8:12]) == {"gp_ucb_n", "gp_var_n", "gp_ucb_c", "gp_var_c"}
+    assert CONFIG_ORDER[12:] == ("mi_n", "mi_c") and paper_label("mi_c") == "MI C" and config_label("mi_n") == "MI, no int."
 
 
 def test_family_tables_leave_the_gp_planners_out(make_frame):

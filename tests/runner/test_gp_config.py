@@ -33,7 +33,7 @@ def test_the_presets():
         assert cfg.family == "planner" and cfg.acquisition in GP_ACQUISITIONS
         assert cfg.interpreter == name.endswith("_c")
         assert not scores_committee(cfg.acquisition)
-    assert [a for a in PLANNER_ACQUISITIONS if scores_committee(a)] == ["variance", "pairwise"]
+    assert [a for a in PLANNER_ACQUISITIONS if scores_committee(a)] == ["variance", "pairwise", "mi"]
 
 
 def test_gp_presets_load_on_every_tier_and_all_is_the_papers_eight():
