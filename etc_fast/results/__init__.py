@@ -11,6 +11,7 @@
   the stored studies (:func:`design_report`).
 """
 
+from etc_fast.results._design import design_report
 from etc_fast.results._pages import (
     GENERATED,
     generated_tables,
@@ -23,7 +24,6 @@ from etc_fast.results._pages import (
     render_pages,
     stale_pages,
 )
-from etc_fast.results._design import design_report
 from etc_fast.results._summary import SCHEMA, ResultsError, StatedProvenance, dump_summary, summarise_run
 
 __all__ = [

@@ -15,9 +15,9 @@ larger of the same tier's other noise class and the other tier's same noise clas
 
 *Power.* A cell of the design (tier x noise x budget) compares every configuration with the
 reference; the pooled paired difference has the variance of
-:func:`etc_fast.report._stats.design_variance` with ``between`` taken for the family level and,
+:func:`etc_fast.report.design_variance` with ``between`` taken for the family level and,
 as large again, for laws within a family (the stored modules cannot split the two), and
-:func:`etc_fast.report._stats.detectable_difference` gives the difference found with 80% power at
+:func:`etc_fast.report.detectable_difference` gives the difference found with 80% power at
 two-sided 5%, Holm over the cell's comparisons. The family: the module (NewtonBench, both tiers),
 the generated class (generated laws), the law itself (a custom task file).
 
@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from etc_fast.report._stats import design_variance, detectable_difference
+from etc_fast.report import design_variance, detectable_difference
 from etc_fast.results._summary import ResultsError
 
 __all__ = [
@@ -177,29 +177,32 @@ def variance_components(summaries: Mapping[str, Mapping[str, Any]], rules: Seque
     return out
 
 
+def _is_custom(task: str) -> bool:
+    """A custom task file's path (as the run config tells one from a module's name)."""
+    return task.endswith((".yaml", ".yml")) or "/" in task or "\\" in task
+
+
 def family_of(task: str) -> str:
     """A law's family, the cluster of the design's intervals: a NewtonBench module, a generated
     law's class (``generated:<class>``), or a custom task file's own law (``custom:<path>``)."""
-    from etc_fast.runner._config import _is_task_path
     from etc_fast.tasks.generate import is_generated_name, law_by_name
 
     if is_generated_name(task):
         return f"generated:{law_by_name(task).task_class}"
-    if _is_task_path(task):
+    if _is_custom(task):
         return f"custom:{task}"
     return task
 
 
 def suite_of(spec: Any) -> str:
     """``newtonbench``, ``extended`` (a custom task file), ``generated`` or ``systems``."""
-    from etc_fast.runner._config import _is_task_path
     from etc_fast.tasks.generate import is_generated_name
 
     if spec.system != "vanilla_equation":
         return "systems"
     if is_generated_name(spec.task):
         return "generated"
-    return "extended" if _is_task_path(spec.task) else "newtonbench"
+    return "extended" if _is_custom(spec.task) else "newtonbench"
 
 
 def _noise_class(noise: float) -> str:
@@ -289,8 +292,7 @@ def design_report(config_path: str | Path, root: str | Path = ".", *, hours: flo
     """The Markdown of ``python -m etc_fast.results design``: the variance components, the power per
     cell, the time per suite and the parts of at most ``hours``, each with its command."""
     from etc_fast.results._pages import load_summaries
-    from etc_fast.runner import load_config
-    from etc_fast.runner._grid import expand_grid
+    from etc_fast.runner import expand_grid, load_config
 
     config = load_config(config_path)
     specs = expand_grid(config)
@@ -302,9 +304,9 @@ def design_report(config_path: str | Path, root: str | Path = ".", *, hours: flo
              f"`python -m etc_fast.results design {config_path}` from results/*.json.", "",
              "Variance components of the credited indicator's paired difference (vs `random_c`):", "",
              "| tier | noise | between-family | within (a trial pair) | from |", "|---|---|---:|---:|---|"]
-    for (tier, noise), c in sorted(comps.items()):
-        src = ", ".join(c.pairs) if c.pairs else f"borrowed: the larger of {c.borrowed}"
-        lines.append(f"| {tier} | {noise} | {c.between:.4f} | {c.within:.4f} | {src} |")
+    for (tier, noise), comp in sorted(comps.items()):
+        src = ", ".join(comp.pairs) if comp.pairs else f"borrowed: the larger of {comp.borrowed}"
+        lines.append(f"| {tier} | {noise} | {comp.between:.4f} | {comp.within:.4f} | {src} |")
     lines += ["", f"Smallest paired difference detected with 80% power (two-sided 5%, Holm over a cell's comparisons "
               f"with `random_c`), in points; target {_pct(target)} on equations:", "",
               "| tier | noise | budget | families | laws | trials/arm | rollouts | comparisons | detectable | "
