@@ -16,7 +16,14 @@ from etc_fast.report._budget import table_budget_curve, table_budget_to_sa, tabl
 from etc_fast.report._format import task_label
 from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, load_trials
 from etc_fast.report._rejudge import JUDGE_FILE, judge_label
-from etc_fast.report._stats import N_DRAWS, SEED, EffectSummary, summarize_effects
+from etc_fast.report._stats import (
+    N_DRAWS,
+    SEED,
+    EffectSummary,
+    design_variance,
+    detectable_difference,
+    summarize_effects,
+)
 from etc_fast.report._tables import (
     TAUS,
     condition_keys,
@@ -35,6 +42,8 @@ from etc_fast.report._viewer import VIEWER_FILE, build_viewer
 from etc_fast.report._write import TABLE_TITLES, build_tables, format_cell, markdown_table, write_report
 
 __all__ = [
+    "design_variance",
+    "detectable_difference",
     "JUDGE_FILE",
     "TABLE_TITLES",
     "VIEWER_FILE",

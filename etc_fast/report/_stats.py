@@ -31,6 +31,8 @@ __all__ = [
     "decide",
     "holm",
     "power_needs",
+    "design_variance",
+    "detectable_difference",
 ]
 
 #: Module-resampling draws and seed used by the paper.
@@ -274,3 +276,51 @@ def power_needs(between_var: float, within_var: float, trials0: float, delta: fl
     else:
         trials = within_var * trials0 / room if room > 0.0 else None
     return max(1, modules), trials
+
+
+def design_variance(trials: Sequence[Sequence[int]], *, between_family: float, between_law: float,
+                    within: float) -> float:
+    """Variance of a cell's paired SA difference (the share credited of A minus that of B, over
+    every trial of the cell) under a two-level model of the true differences.
+
+    ``trials[c][i]`` is the trials per arm of law ``i`` of family ``c`` (its rollouts). A trial
+    pair's difference is ``delta + u_c + e_i + eps``: ``u_c`` the family's effect (variance
+    ``between_family``), ``e_i`` the law's (variance ``between_law``), ``eps`` the trial pair's own
+    (variance ``within``, at most ``pA(1 - pA) + pB(1 - pB)``). The pooled difference weights each
+    trial alike, so with ``N`` trials per arm, ``n_c`` in family ``c`` and ``n_i`` on law ``i``::
+
+        Var = between_family * sum_c (n_c / N)^2 + between_law * sum_i (n_i / N)^2 + within / N
+
+    Raises:
+        ValueError: no trials, a negative count or a negative variance.
+    """
+    if min(between_family, between_law, within) < 0.0:
+        raise ValueError("variances must be >= 0")
+    counts = [[int(n) for n in fam] for fam in trials]
+    if any(n < 0 for fam in counts for n in fam):
+        raise ValueError("trial counts must be >= 0")
+    total = sum(sum(fam) for fam in counts)
+    if total <= 0:
+        raise ValueError("a design needs at least one trial")
+    fam_share = sum((sum(fam) / total) ** 2 for fam in counts)
+    law_share = sum((n / total) ** 2 for fam in counts for n in fam)
+    return between_family * fam_share + between_law * law_share + within / total
+
+
+def detectable_difference(variance: float, *, comparisons: int = 1, alpha: float = 1.0 - LEVEL,
+                          power: float = 0.8) -> float:
+    """Smallest paired difference found with probability ``power`` by a two-sided test at ``alpha``
+    Holm-adjusted over ``comparisons`` (normal approximation): ``(z(1 - alpha / (2k)) + z(power))
+    * sqrt(variance)``. Holm's first step is Bonferroni's ``alpha / k``; a comparison that clears it
+    clears Holm whatever the others give, so this is the difference the design detects for sure of
+    the adjustment (the later steps can only need less).
+
+    Raises:
+        ValueError: a negative variance, ``comparisons`` < 1, or ``alpha`` / ``power`` outside (0, 1).
+    """
+    from statistics import NormalDist
+
+    if variance < 0.0 or comparisons < 1 or not 0.0 < alpha < 1.0 or not 0.0 < power < 1.0:
+        raise ValueError("need variance >= 0, comparisons >= 1 and alpha, power in (0, 1)")
+    z = NormalDist().inv_cdf(1.0 - alpha / (2.0 * comparisons)) + NormalDist().inv_cdf(power)
+    return z * math.sqrt(variance)

@@ -7,8 +7,11 @@
 * ``python -m etc_fast.results readme`` — the README's "Results in brief" tables
   (:func:`readme_tables`).
 * ``python -m etc_fast.results machine`` — the line naming this machine, as a run records it.
+* ``python -m etc_fast.results design CONFIG`` — a design's power per cell and time per part, from
+  the stored studies (:func:`design_report`).
 """
 
+from etc_fast.results._design import design_report
 from etc_fast.results._pages import (
     GENERATED,
     generated_tables,
@@ -28,6 +31,7 @@ __all__ = [
     "SCHEMA",
     "ResultsError",
     "StatedProvenance",
+    "design_report",
     "dump_summary",
     "generated_tables",
     "load_summaries",

@@ -1,5 +1,5 @@
 """``python -m etc_fast.results``: store a run's summary, (re)write or check the results pages, print
-the README's tables, name this machine. Exit status: 0 done, 1 pages stale (``pages --check``), 2 bad
+the README's tables, name this machine, read a study design before its run (power and time). Exit status: 0 done, 1 pages stale (``pages --check``), 2 bad
 input (the message says what and where; nothing is written)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Results pages generated from stored run summaries (results/*.json).")
     p.add_argument("--root", default=".", metavar="DIR",
                    help="the checkout holding results/ and docs/results/ (default: the current directory)")
-    sub = p.add_subparsers(dest="command", required=True, help="store, pages, readme or machine (below)")
+    sub = p.add_subparsers(dest="command", required=True, help="store, pages, readme, machine or design (below)")
     s = sub.add_parser("store", help="store a finished run's summary as results/NAME.json")
     s.add_argument("run", help="the run directory (with its report/)")
     s.add_argument("--as", dest="name", default=None, help="the study's name (default: the config's name)")
@@ -33,6 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--check", action="store_true", help="write nothing; exit 1 naming the pages that differ")
     sub.add_parser("readme", help="print the README's 'Results in brief' tables (from results/full.json, noise.json, systems.json)")
     sub.add_parser("machine", help="print the line naming this machine, as provenance.json records it")
+    d = sub.add_parser("design", help="print a study design's power per cell and time per part, from results/*.json")
+    d.add_argument("config", help="the study's config (e.g. configs/answer.yaml), read before its run")
+    d.add_argument("--hours", type=float, default=2.0, help="longest part, in estimated hours on two workers (default 2)")
+    d.add_argument("--target", type=float, default=0.05, help="the paired difference equation cells must detect (default 0.05)")
     return p
 
 
@@ -108,6 +112,21 @@ def _readme(root: Path) -> int:
     return 0
 
 
+def _design(args: argparse.Namespace, root: Path) -> int:
+    from etc_fast.results import ResultsError, design_report
+    from etc_fast.runner import ConfigError
+
+    if args.hours <= 0 or not 0 < args.target < 1:
+        print("error: --hours must be > 0 and --target in (0, 1)", file=sys.stderr)
+        return 2
+    try:
+        print(design_report(args.config, root, hours=args.hours, target=args.target), end="")
+    except (ResultsError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -121,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _pages(args, root)
     if args.command == "readme":
         return _readme(root)
+    if args.command == "design":
+        return _design(args, root)
     from etc_fast.runner import machine_info, machine_text
 
     print(machine_text(machine_info()))

@@ -1,0 +1,337 @@
+"""A study's design read before its run: power per cell and time per part, from stored studies.
+
+``python -m etc_fast.results design CONFIG`` (docs/howto/equal-budget.md#a-pre-registered-design).
+
+*Variance components.* Each stored study (``results/*.json``) holds, per module (a law family) and
+configuration, its trials and credited trials (the ``modules`` table). A study whose trials lie in
+one tier (equations, or the two simulated systems) and one noise class (noiseless, or noisy: 0.1%
+and 1% pooled, as the noise study pools them) gives, for every configuration of the design that
+it ran beside the reference (``random_c``) on the same trials per module, the module differences
+``d_c = pA_c - pB_c``. Then ``between = max(0, var(d_c) - mean_c v_c)`` (``v_c`` the binomial
+variance of ``d_c``) and ``within = mean_c (pA_c (1 - pA_c) + pB_c (1 - pB_c))``, a trial pair's
+variance (a module's law heterogeneity included, so at least the law's own). A class averages its
+pairs (as ``power.md`` does); a class no stored study covers borrows, component by component, the
+larger of the same tier's other noise class and the other tier's same noise class.
+
+*Power.* A cell of the design (tier x noise x budget) compares every configuration with the
+reference; the pooled paired difference has the variance of
+:func:`etc_fast.report.design_variance` with ``between`` taken for the family level and,
+as large again, for laws within a family (the stored modules cannot split the two), and
+:func:`etc_fast.report.detectable_difference` gives the difference found with 80% power at
+two-sided 5%, Holm over the cell's comparisons. The family: the module (NewtonBench, both tiers),
+the generated class (generated laws), the law itself (a custom task file).
+
+*Time.* Seconds per trial (wall, two workers) of the stored study closest to each suite and noise
+class (:data:`TIMING_SOURCES`), from its provenance (``ended - started`` over its trials); a suite
+and noise class without its own study scales the noiseless one by the NewtonBench noisy/noiseless
+ratio. Uncapped studies: a budget only shortens a trial, so the estimate is an upper bound.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from etc_fast.report import design_variance, detectable_difference
+from etc_fast.results._summary import ResultsError
+
+__all__ = [
+    "REFERENCE",
+    "TIMING_SOURCES",
+    "Components",
+    "CellPower",
+    "study_components",
+    "variance_components",
+    "family_of",
+    "suite_of",
+    "cell_power",
+    "seconds_per_trial",
+    "parts",
+    "design_report",
+]
+
+#: The configuration every other one of a cell is compared with.
+REFERENCE = "random_c"
+#: (suite, noise class) -> the stored study whose seconds per trial stand for it.
+TIMING_SOURCES: dict[tuple[str, str], str] = {
+    ("newtonbench", "noiseless"): "all_laws",
+    ("newtonbench", "noisy"): "noise",
+    ("extended", "noiseless"): "extended",
+    ("generated", "noiseless"): "generated_seeds",
+    ("systems", "noiseless"): "systems",
+    ("systems", "noisy"): "systems_noise",
+}
+_TIERS = {"vanilla_equation": "equations", "simple_system": "systems", "complex_system": "systems"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Components:
+    """Variance components of the credited indicator's paired difference for one tier and noise class.
+
+    Attributes:
+        between: Between-family variance of the true differences.
+        within: Variance of one trial pair's difference about its family's.
+        pairs: Where they come from (``study: A - B``), empty when borrowed.
+        borrowed: The classes borrowed from, or ``None``.
+    """
+
+    between: float
+    within: float
+    pairs: tuple[str, ...]
+    borrowed: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class CellPower:
+    """One cell of a design: its counts, variance and the smallest difference it detects."""
+
+    system: str
+    noise: float
+    budget: int | None
+    configurations: int
+    comparisons: int
+    families: int
+    laws: int
+    trials_per_arm: int
+    rollouts: tuple[int, ...]
+    between: float
+    within: float
+    variance: float
+    detectable: float
+    floor: float
+    families_needed: int | None
+
+
+def _rows(summary: Mapping[str, Any], table: str) -> list[dict[str, Any]]:
+    t = summary.get("tables", {}).get(table)
+    if not t:
+        return []
+    return [dict(zip(t["columns"], r, strict=True)) for r in t["rows"]]
+
+
+def _classes(summary: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(tier, noise class) of a stored study, or ``None`` when it mixes tiers or noise classes."""
+    pooled = _rows(summary, "pooled")
+    tiers = {_TIERS.get(r["system"], "?") for r in pooled}
+    noisy = {float(r["noise"] or 0.0) > 0.0 for r in pooled}
+    if len(tiers) != 1 or len(noisy) != 1 or "?" in tiers:
+        return None
+    return tiers.pop(), "noisy" if noisy.pop() else "noiseless"
+
+
+def study_components(summary: Mapping[str, Any], rules: Sequence[str],
+                     reference: str = REFERENCE) -> list[tuple[str, float, float]]:
+    """``(pair, between, within)`` for each of ``rules`` the study ran beside ``reference`` with the
+    same trials on each of at least two modules (module docstring)."""
+    by: dict[tuple[str, str], tuple[int, int]] = {(r["task"], r["configuration"]): (int(r["n"]), int(r["credited"]))
+                                                  for r in _rows(summary, "modules")}
+    tasks = sorted({t for t, _ in by})
+    out = []
+    for rule in rules:
+        if rule == reference:
+            continue
+        shared = [(by[(t, rule)], by[(t, reference)]) for t in tasks if (t, rule) in by and (t, reference) in by]
+        if len(shared) < 2 or any(a[0] != b[0] or a[0] < 1 for a, b in shared):
+            continue
+        pa = np.array([c / n for (n, c), _ in shared])
+        pb = np.array([c / n for _, (n, c) in shared])
+        n = np.array([a[0] for a, _ in shared], dtype=float)
+        d = pa - pb
+        v = (pa * (1 - pa) + pb * (1 - pb)) / np.maximum(n - 1, 1)
+        between = max(0.0, float(np.var(d, ddof=1)) - float(v.mean()))
+        within = float((pa * (1 - pa) + pb * (1 - pb)).mean())
+        out.append((f"{summary['name']}: {rule} - {reference}", between, within))
+    return out
+
+
+def variance_components(summaries: Mapping[str, Mapping[str, Any]], rules: Sequence[str],
+                        reference: str = REFERENCE) -> dict[tuple[str, str], Components]:
+    """:class:`Components` for every (tier, noise class), from the stored studies (module docstring)."""
+    found: dict[tuple[str, str], list[tuple[str, float, float]]] = defaultdict(list)
+    for name in sorted(summaries):
+        cls = _classes(summaries[name])
+        if cls is not None:
+            found[cls].extend(study_components(summaries[name], rules, reference))
+    out: dict[tuple[str, str], Components] = {}
+    for cls, items in found.items():
+        if items:
+            out[cls] = Components(float(np.mean([b for _, b, _ in items])), float(np.mean([w for _, _, w in items])),
+                                  tuple(p for p, _, _ in items))
+    for tier in ("equations", "systems"):
+        for noise in ("noiseless", "noisy"):
+            if (tier, noise) in out:
+                continue
+            other_tier = "systems" if tier == "equations" else "equations"
+            other_noise = "noisy" if noise == "noiseless" else "noiseless"
+            donors = [(k, out[k]) for k in ((tier, other_noise), (other_tier, noise)) if k in out and out[k].borrowed is None]
+            if donors:
+                out[(tier, noise)] = Components(max(c.between for _, c in donors), max(c.within for _, c in donors), (),
+                                                " and ".join(f"{t} {n}" for (t, n), _ in donors))
+    return out
+
+
+def _is_custom(task: str) -> bool:
+    """A custom task file's path (as the run config tells one from a module's name)."""
+    return task.endswith((".yaml", ".yml")) or "/" in task or "\\" in task
+
+
+def family_of(task: str) -> str:
+    """A law's family, the cluster of the design's intervals: a NewtonBench module, a generated
+    law's class (``generated:<class>``), or a custom task file's own law (``custom:<path>``)."""
+    from etc_fast.tasks.generate import is_generated_name, law_by_name
+
+    if is_generated_name(task):
+        return f"generated:{law_by_name(task).task_class}"
+    if _is_custom(task):
+        return f"custom:{task}"
+    return task
+
+
+def suite_of(spec: Any) -> str:
+    """``newtonbench``, ``extended`` (a custom task file), ``generated`` or ``systems``."""
+    from etc_fast.tasks.generate import is_generated_name
+
+    if spec.system != "vanilla_equation":
+        return "systems"
+    if is_generated_name(spec.task):
+        return "generated"
+    return "extended" if _is_custom(spec.task) else "newtonbench"
+
+
+def _noise_class(noise: float) -> str:
+    return "noisy" if noise > 0.0 else "noiseless"
+
+
+def cell_power(specs: Sequence[Any], components: Mapping[tuple[str, str], Components], *, reference: str = REFERENCE,
+               alpha: float = 0.05, power: float = 0.8, target: float = 0.05) -> list[CellPower]:
+    """Every (system, noise, budget) cell of ``specs`` (a design's trial specs, grid order) with
+    the difference its comparisons with ``reference`` detect (module docstring). ``floor``: the
+    difference with unlimited rollouts (the within term gone); ``families_needed``: families of
+    equal weight, each with unlimited laws and rollouts, that detect ``target`` (``None`` where
+    the between-family variance is 0)."""
+    cells: dict[tuple[str, float, int | None], list[Any]] = defaultdict(list)
+    for s in specs:
+        cells[(s.system, s.noise, s.config.measurement_budget)].append(s)
+    out = []
+    for (system, noise, budget), part in cells.items():
+        cfgs = list(dict.fromkeys(s.config.name for s in part))
+        ref = [s for s in part if s.config.name == reference]
+        if not ref:
+            raise ResultsError(f"cell {system} / noise {noise:g} / budget {budget}: no {reference} trials to compare with")
+        laws: dict[str, dict[tuple[str, str, str], int]] = defaultdict(lambda: defaultdict(int))
+        for s in ref:
+            laws[family_of(s.task)][(s.task, s.difficulty, s.law_version)] += 1
+        counts = [list(fam.values()) for fam in laws.values()]
+        comp = components.get((_TIERS[system], _noise_class(noise)))
+        if comp is None:
+            raise ResultsError(f"no stored study gives the variances of {_TIERS[system]} {_noise_class(noise)}")
+        k = max(1, len(cfgs) - 1)
+        var = design_variance(counts, between_family=comp.between, between_law=comp.between, within=comp.within)
+        floor_var = design_variance(counts, between_family=comp.between, between_law=comp.between, within=0.0)
+        z = detectable_difference(1.0, comparisons=k, alpha=alpha, power=power)
+        needed = math.ceil(z**2 * comp.between / target**2 - 1e-9) if comp.between > 0 else None
+        out.append(CellPower(system, noise, budget, len(cfgs), k, len(laws), sum(len(f) for f in counts), len(ref),
+                             tuple(sorted({n for f in counts for n in f})), comp.between, comp.within, var,
+                             detectable_difference(var, comparisons=k, alpha=alpha, power=power),
+                             detectable_difference(floor_var, comparisons=k, alpha=alpha, power=power), needed))
+    return out
+
+
+def _wall(summary: Mapping[str, Any]) -> float:
+    p = summary["provenance"]
+    start = datetime.fromisoformat(p["started_utc"].replace("Z", "+00:00"))
+    end = datetime.fromisoformat(p["ended_utc"].replace("Z", "+00:00"))
+    return (end - start).total_seconds()
+
+
+def seconds_per_trial(summaries: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], tuple[float, str]]:
+    """(suite, noise class) -> (wall seconds per trial on the study's machine, where from) (module docstring)."""
+    out: dict[tuple[str, str], tuple[float, str]] = {}
+    for key, name in TIMING_SOURCES.items():
+        if name not in summaries:
+            raise ResultsError(f"results/{name}.json is missing: it times {key[0]} {key[1]}")
+        s = summaries[name]
+        out[key] = (_wall(s) / int(s["trials"]["done"]), name)
+    ratio = out[("newtonbench", "noisy")][0] / out[("newtonbench", "noiseless")][0]
+    for suite in ("extended", "generated"):
+        if (suite, "noisy") not in out:
+            base, src = out[(suite, "noiseless")]
+            out[(suite, "noisy")] = (base * ratio, f"{src} x {ratio:.2f} (noise / all_laws)")
+    return out
+
+
+def parts(specs: Sequence[Any], timing: Mapping[tuple[str, str], tuple[float, str]], hours: float) -> list[tuple[int, float]]:
+    """The run split, in grid order, into parts of at most ``hours`` each (estimated):
+    ``(trials, seconds)`` per part. A single trial longer than a part makes a part of its own."""
+    out: list[tuple[int, float]] = []
+    n, t = 0, 0.0
+    for s in specs:
+        sec = timing[(suite_of(s), _noise_class(s.noise))][0]
+        if n and t + sec > hours * 3600.0:
+            out.append((n, t))
+            n, t = 0, 0.0
+        n += 1
+        t += sec
+    if n:
+        out.append((n, t))
+    return out
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def design_report(config_path: str | Path, root: str | Path = ".", *, hours: float = 2.0, target: float = 0.05) -> str:
+    """The Markdown of ``python -m etc_fast.results design``: the variance components, the power per
+    cell, the time per suite and the parts of at most ``hours``, each with its command."""
+    from etc_fast.results._pages import load_summaries
+    from etc_fast.runner import expand_grid, load_config
+
+    config = load_config(config_path)
+    specs = expand_grid(config)
+    summaries = load_summaries(Path(root) / "results")
+    rules = list(dict.fromkeys(s.config.name for s in specs))
+    comps = variance_components(summaries, rules)
+    cells = cell_power(specs, comps, target=target)
+    lines = [f"Design `{config.name}` ({config_path}): {len(specs):,} trials. Generated by "
+             f"`python -m etc_fast.results design {config_path}` from results/*.json.", "",
+             "Variance components of the credited indicator's paired difference (vs `random_c`):", "",
+             "| tier | noise | between-family | within (a trial pair) | from |", "|---|---|---:|---:|---|"]
+    for (tier, noise), comp in sorted(comps.items()):
+        src = ", ".join(comp.pairs) if comp.pairs else f"borrowed: the larger of {comp.borrowed}"
+        lines.append(f"| {tier} | {noise} | {comp.between:.4f} | {comp.within:.4f} | {src} |")
+    lines += ["", f"Smallest paired difference detected with 80% power (two-sided 5%, Holm over a cell's comparisons "
+              f"with `random_c`), in points; target {_pct(target)} on equations:", "",
+              "| tier | noise | budget | families | laws | trials/arm | rollouts | comparisons | detectable | "
+              "floor (rollouts unlimited) | equal-weight families for target |",
+              "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
+    for c in cells:
+        ok = "" if c.system != "vanilla_equation" else (" ✓" if c.detectable <= target + 1e-12 else " ✗")
+        lines.append(f"| {c.system} | {c.noise:g} | {c.budget if c.budget is not None else 'none'} | {c.families} | "
+                     f"{c.laws} | {c.trials_per_arm} | {'/'.join(map(str, c.rollouts))} | {c.comparisons} | "
+                     f"{_pct(c.detectable)}{ok} | {_pct(c.floor)} | {c.families_needed or '-'} |")
+    timing = seconds_per_trial(summaries)
+    by_suite: dict[tuple[str, str], int] = defaultdict(int)
+    for s in specs:
+        by_suite[(suite_of(s), _noise_class(s.noise))] += 1
+    total = sum(timing[k][0] * n for k, n in by_suite.items())
+    lines += ["", "Time on two workers (wall; twice that in CPU), from the stored studies' seconds per trial "
+              "(uncapped runs: an upper bound):", "",
+              "| suite | noise | trials | s/trial | hours | timed by |", "|---|---|---:|---:|---:|---|"]
+    for k in sorted(by_suite):
+        sec, src = timing[k]
+        lines.append(f"| {k[0]} | {k[1]} | {by_suite[k]:,} | {sec:.3f} | {sec * by_suite[k] / 3600:.2f} | {src} |")
+    lines.append(f"| all | | {len(specs):,} | | {total / 3600:.2f} | |")
+    split = parts(specs, timing, hours)
+    lines += ["", f"Parts of at most {hours:g} h each (estimated), in grid order; a run resumes, so each part is the "
+              "same command with its own `--limit`:", "", "| part | trials | hours | command |", "|---:|---:|---:|---|"]
+    for i, (n, sec) in enumerate(split, 1):
+        lines.append(f"| {i} | {n:,} | {sec / 3600:.2f} | `python -m etc_fast.run {config_path} --limit {n}` |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,130 @@
+"""The power of a design read before its run (etc_fast.results._design, report._stats.design_variance)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+from etc_fast.report._stats import design_variance, detectable_difference
+from etc_fast.results._design import (
+    REFERENCE,
+    Components,
+    cell_power,
+    family_of,
+    parts,
+    study_components,
+    variance_components,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_detectable_difference_closed_form():
+    # one comparison: z(0.975) + z(0.8) = 2.8016; 400 independent trial pairs of variance 0.5
+    v = design_variance([[1]] * 400, between_family=0.0, between_law=0.0, within=0.5)
+    assert v == pytest.approx(0.5 / 400)
+    assert detectable_difference(v) == pytest.approx(2.801585 * math.sqrt(0.5 / 400), rel=1e-6)
+    # Holm over 6 comparisons: its first step, alpha / 6
+    z6 = NormalDist().inv_cdf(1 - 0.05 / 12) + NormalDist().inv_cdf(0.8)
+    assert detectable_difference(1.0, comparisons=6) == pytest.approx(z6)
+    assert z6 == pytest.approx(3.4798, abs=1e-4)
+
+
+def test_design_variance_weights_families_by_their_trials():
+    # two families: one of 3 laws x 2 trials (6), one of 1 law x 2 trials (2); N = 8
+    v = design_variance([[2, 2, 2], [2]], between_family=0.04, between_law=0.01, within=0.2)
+    fam = (6 / 8) ** 2 + (2 / 8) ** 2
+    law = 4 * (2 / 8) ** 2
+    assert v == pytest.approx(0.04 * fam + 0.01 * law + 0.2 / 8)
+    with pytest.raises(ValueError):
+        design_variance([[0]], between_family=0.0, between_law=0.0, within=0.1)
+    with pytest.raises(ValueError):
+        design_variance([[1]], between_family=-1.0, between_law=0.0, within=0.1)
+    with pytest.raises(ValueError):
+        detectable_difference(0.1, comparisons=0)
+
+
+def test_power_by_simulation():
+    """A design simulated under the two-level model at the detectable difference is found, with
+    the cluster-level test, in about 80% of replicates (fixed seed)."""
+    rng = np.random.default_rng(58)
+    design = [[2] * 4] * 20 + [[2]] * 20  # 20 families of 4 laws, 20 of one law; 2 trials a law
+    sc, sl, w, k = 0.004, 0.002, 0.3, 3
+    var = design_variance(design, between_family=sc, between_law=sl, within=w)
+    delta = detectable_difference(var, comparisons=k)
+    crit = NormalDist().inv_cdf(1 - 0.05 / (2 * k))
+    reps, hits, means = 4000, 0, []
+    for _ in range(reps):
+        total, n = 0.0, 0
+        for fam in design:
+            u = rng.normal(0, math.sqrt(sc))
+            for t in fam:
+                e = rng.normal(0, math.sqrt(sl))
+                total += float(np.sum(delta + u + e + rng.normal(0, math.sqrt(w), t)))
+                n += t
+        m = total / n
+        means.append(m)
+        hits += abs(m) / math.sqrt(var) > crit
+    assert np.var(means, ddof=1) == pytest.approx(var, rel=0.08)
+    assert hits / reps == pytest.approx(0.8, abs=0.03)
+
+
+def _summary(name, system, noise, rows):
+    return {"name": name,
+            "tables": {"pooled": {"columns": ["system", "noise"], "rows": [[system, noise]]},
+                       "modules": {"columns": ["task", "configuration", "n", "credited"], "rows": rows}}}
+
+
+def test_components_from_module_tables():
+    rows = [["m0", "variance_c", 10, 10], ["m0", REFERENCE, 10, 5], ["m1", "variance_c", 10, 5], ["m1", REFERENCE, 10, 5],
+            ["m0", "gp_var_c", 4, 4]]  # gp_var_c: one module only, left out
+    out = study_components(_summary("s", "vanilla_equation", 0.0, rows), ["variance_c", "gp_var_c", REFERENCE])
+    assert [p for p, _, _ in out] == [f"s: variance_c - {REFERENCE}"]
+    d = np.array([0.5, 0.0])
+    v = np.array([0.25 / 9, 0.5 / 9])
+    assert out[0][1] == pytest.approx(np.var(d, ddof=1) - v.mean())
+    assert out[0][2] == pytest.approx(np.mean([0.25, 0.5]))
+    comps = variance_components({"s": _summary("s", "vanilla_equation", 0.0, rows),
+                                 "mixed": {**_summary("mixed", "simple_system", 0.0, rows),
+                                           "tables": {**_summary("m", "simple_system", 0.0, rows)["tables"],
+                                                      "pooled": {"columns": ["system", "noise"],
+                                                                 "rows": [["simple_system", 0.0], ["simple_system", 0.01]]}}}},
+                                ["variance_c"])
+    assert set(comps) == {("equations", "noiseless"), ("equations", "noisy"), ("systems", "noiseless")}
+    assert comps[("systems", "noiseless")].borrowed == "equations noiseless"  # the mixed study counts nowhere
+
+
+def test_families_and_cells():
+    from etc_fast.runner import parse_config
+    from etc_fast.runner._grid import expand_grid
+
+    assert family_of("m7_malus_law") == "m7_malus_law"
+    assert family_of("configs/tasks/hill_binding.yaml") == "custom:configs/tasks/hill_binding.yaml"
+    assert family_of("gen-s0-0000").startswith("generated:")
+    cfg = parse_config({"name": "t", "grids": [{"model": "symbolic", "configurations": ["variance_c", REFERENCE],
+                                                "tasks": ["m0_gravity", "m1_coulomb_force"], "difficulties": ["easy", "hard"],
+                                                "noise": [0.0], "budgets": [4], "rollouts": 3}]})
+    specs = expand_grid(cfg)
+    comps = {("equations", "noiseless"): Components(0.01, 0.2, ("x",))}
+    (cell,) = cell_power(specs, comps)
+    assert (cell.families, cell.laws, cell.trials_per_arm, cell.rollouts, cell.comparisons) == (2, 4, 12, (3,), 1)
+    var = design_variance([[3, 3], [3, 3]], between_family=0.01, between_law=0.01, within=0.2)
+    assert cell.detectable == pytest.approx(detectable_difference(var))
+    assert cell.families_needed == math.ceil(2.801585**2 * 0.01 / 0.05**2)
+    timing = {("newtonbench", "noiseless"): (10.0, "x")}
+    assert len(specs) == 24 and parts(specs, timing, hours=30 / 3600) == [(3, 30.0)] * 8
+
+
+def test_design_command_on_the_shipped_answer_config(capsys):
+    from etc_fast.results.__main__ import main
+
+    assert main(["--root", str(ROOT), "design", str(ROOT / "configs/answer.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "58,170 trials" in out
+    rows = [r for r in out.splitlines() if r.startswith("| vanilla_equation | 0 |")]
+    assert len(rows) == 5 and all("✓" in r for r in rows)  # noiseless equation cells meet 5 points
+    assert main(["--root", str(ROOT), "design", str(ROOT / "configs/answer.yaml"), "--hours", "0"]) == 2
