@@ -6,8 +6,20 @@ import pytest
 
 from etc_fast.policies.symbolic import search
 from etc_fast.policies.symbolic._grammar import make_atoms
-from etc_fast.policies.symbolic._prodsums import _common_exponents, core_library, fit_common_sums
-from etc_fast.policies.symbolic._search import SearchLimits, new_collector
+from etc_fast.policies.symbolic._forms import Form, _complexity, common_factor
+from etc_fast.policies.symbolic._grammar import OUTERS
+from etc_fast.policies.symbolic._prodsums import (
+    _anchored_triples,
+    _best_pairs,
+    _best_sets,
+    _common_exponents,
+    core_library,
+    fit_common_sums,
+    largest_core,
+    library_size,
+    probe_slopes,
+)
+from etc_fast.policies.symbolic._search import SearchLimits, _n_params, new_collector
 from tests._tasks import make_task
 from tests.policies.test_symbolic_factored import _clustered_points, _domains, _recovers
 
@@ -78,3 +90,110 @@ def test_search_without_the_family_misses_them():
         s.fit_common_sums = orig
         s._MEMO.clear()
     assert search(X, y, _domains(task)).best.error <= 1e-9
+
+
+def test_core_sizes_follow_the_work_bound():
+    assert [library_size(k) for k in (1, 2, 3, 4, 5)] == [len(core_library(tuple(range(k)), 6)) for k in (1, 2, 3, 4, 5)]
+    # every input at 6 or fewer, then 4 at 7 inputs, 3 from 8 to 11, 2 at 12
+    assert [largest_core(m, SearchLimits().common_sum_work) for m in range(1, 13)] == [1, 2, 3, 4, 5, 6, 4, 3, 3, 3, 3, 2]
+    assert largest_core(10, 10**12) == 10 and largest_core(10, 0) == 0
+
+
+def _unit(V):
+    return V / np.linalg.norm(V, axis=0)
+
+
+def test_anchored_triples_are_the_best_of_every_anchored_triple():
+    """Against brute force: every triple with two anchor columns, fitted by least squares."""
+    import itertools
+
+    rng = np.random.default_rng(7)
+    U = _unit(rng.normal(size=(14, 25)))
+    anchors = np.array([0, 2, 3, 5, 8, 11])
+    for t in (rng.normal(size=14), U[:, [2, 8, 19]] @ np.array([1.0, -3.0, 0.5])):
+        brute = []
+        for a, b in itertools.combinations(anchors, 2):
+            for c in range(25):
+                if c in (a, b):
+                    continue
+                cols = sorted((int(a), int(b), c))
+                r = t - U[:, cols] @ np.linalg.lstsq(U[:, cols], t, rcond=None)[0]
+                brute.append((float(r @ r), tuple(cols)))
+        brute = sorted(set(brute))[:3]
+        got = _anchored_triples(U, t, anchors, 3)
+        assert [g[1] for g in got] == [b[1] for b in brute]
+        np.testing.assert_allclose([g[0] for g in got], [b[0] for b in brute], rtol=1e-9, atol=1e-20)
+
+
+def test_best_sets_trust_the_exact_residual_over_an_inexact_gram_one():
+    """A nearly collinear pair's Gram residual can come out below an exact fit's (even below 0); its
+    error bound sends it to the exact check, which ranks the exact fit first."""
+    rng = np.random.default_rng(3)
+    U = _unit(rng.normal(size=(10, 4)))
+    t = U[:, 0] + 2.0 * U[:, 1]
+    sets = np.array([[2, 3], [0, 1], [0, 2]])
+    gram_rss = np.array([-1e-3, 1e-16, 0.5])  # the first is the inexact one
+    err = np.array([1.0, 1e-12, 1e-12])
+    got = _best_sets(U, t, sets, gram_rss, err, 2)
+    assert got[0][1] == (0, 1) and got[0][0] < 1e-25
+    for rss, cols in got:  # every residual returned is the exact one
+        r = t - U[:, cols] @ np.linalg.lstsq(U[:, cols], t, rcond=None)[0]
+        assert rss == pytest.approx(float(r @ r), rel=1e-9, abs=1e-25)
+
+
+def test_best_pairs_rank_an_exact_pair_first_among_nearly_collinear_columns():
+    rng = np.random.default_rng(5)
+    base = rng.normal(size=(12, 3))
+    near = base[:, [2]] + 1e-7 * rng.normal(size=(12, 6))  # six columns all but equal to the third
+    U = _unit(np.column_stack([base, near]))
+    t = 0.3 * U[:, 0] + U[:, 1]
+    best = _best_pairs(U, t, 3)
+    assert best[0][1] == (0, 1) and best[0][0] < 1e-25 * float(t @ t)
+
+
+def _probed_points(task, n: int, width: float, factor: float = 1.3) -> tuple[np.ndarray, np.ndarray]:
+    """A bootstrap's records (the centre, then each input alone moved by ``factor``) and ``n``
+    clustered records after them."""
+    centre = task.unit_to_inputs(np.full((1, task.d), 0.5))
+    probes = np.repeat(centre, task.d, axis=0)
+    probes[np.arange(task.d), np.arange(task.d)] *= factor
+    Xc, _ = _clustered_points(task, n, width)
+    X = np.vstack([centre, probes, Xc])
+    return X, task.truth(X)
+
+
+def test_probe_slopes_read_the_common_factor_through_a_sign_change():
+    """The sum changes sign on the records, so log|y| has a spike the quadratic in the core cannot
+    take up and the regression's exponents are off; the one-at-a-time probes give them exactly."""
+    law = "1.5*a**2*k/(b*q**0.5)*(r**0.5 - 0.9*s)"
+    variables = [("r", "log", 1, 4), ("s", "linear", 0.5, 2.5), *_MORE]
+    task = make_task("root_less_linear_crossing", law, variables)
+    X, y = _probed_points(task, 16, 0.6)
+    assert (y > 0).any() and (y < 0).any()
+    L, t = np.log(X), np.log(np.abs(y))
+    slopes = probe_slopes(L, y)
+    np.testing.assert_allclose(slopes[2:], [2, -1, 1, -0.5], atol=1e-9)
+    np.testing.assert_array_equal(_common_exponents(L, t, (0, 1), slopes), [0, 0, 2, -1, 1, -0.5])
+    assert not np.array_equal(_common_exponents(L, t, (0, 1)), [0, 0, 2, -1, 1, -0.5])
+
+
+def test_search_recovers_a_separable_three_term_sum_of_unequal_sizes():
+    """Three contributions of one input each, their coefficients 20 orders of magnitude apart (the
+    inputs' sizes make the terms alike): the anchored triples find it where no pair is close."""
+    law = "0.004*(f + 2000*g + 3e-19*n)"
+    variables = [("f", "log", 100, 1000), ("g", "log", 0.05, 0.5), ("n", "log", 1e20, 1e21)]
+    _recovers("three_contributions", law, variables, {}, n=16, width=0.3)
+
+
+def test_a_shared_factor_is_described_once():
+    doms = _domains(make_task("shared", "a*b*(c + d)", [(v, "log", 1, 2) for v in "abcd"]))
+    atoms = tuple(a for per in make_atoms(doms) for a in per if a.kind == "raw")
+    shared = Form(atoms, OUTERS[0], "sum", ((1, 1, 1, 0), (1, 1, 0, 1)), (1.0, 2.0))
+    apart = Form(atoms, OUTERS[0], "sum", ((1, 1, 1, 0), (1, 0, 0, 1)), (1.0, 2.0))
+    assert common_factor(shared) == ((1, 1, 0, 0), ((0, 0, 1, 0), (0, 0, 0, 1)))
+    assert common_factor(apart) == ((1, 0, 0, 0), ((0, 1, 1, 0), (0, 0, 0, 1)))
+    assert _n_params(shared) == 2 + 2 + 2 and _n_params(apart) == 2 + 1 + 3
+    one = Form(atoms, OUTERS[0], "mono", ((1, 1, 1, 0),), (1.0,))
+    assert common_factor(one) == ((0, 0, 0, 0), ((1, 1, 1, 0),)) and _n_params(one) == 4
+    assert _complexity(shared) < _complexity(Form(atoms, OUTERS[0], "sum", ((1, 1, 1, 0), (1, 1, 0, 1), (0, 0, 1, 1)),
+                                                  (1.0, 2.0, 3.0)))

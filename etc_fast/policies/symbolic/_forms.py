@@ -26,7 +26,7 @@ import numpy as np
 from etc_fast.policies.symbolic._grammar import Atom, Outer, exponent_cost
 from kernels.programs import OPCODES, evaluate_programs
 
-__all__ = ["Form", "mono_values", "predict", "form_code", "pack_codes", "compile_forms", "evaluate_forms"]
+__all__ = ["Form", "common_factor", "mono_values", "predict", "form_code", "pack_codes", "compile_forms", "evaluate_forms"]
 
 _VAR, _CONST = OPCODES["var"], OPCODES["const"]
 _MUL, _ADD, _POW, _EXP = OPCODES["mul"], OPCODES["add"], OPCODES["pow"], OPCODES["exp"]
@@ -263,14 +263,31 @@ def evaluate_forms(forms: Sequence[Form], table: np.ndarray, column: Callable[[A
     return evaluate_programs(*compile_forms(forms, column), table, n_points=table.shape[0])
 
 
+def common_factor(form: Form) -> tuple[tuple[float, ...], tuple[tuple[float, ...], ...]]:
+    """A sum's monomials written as a factor every term shares (an atom's power that is the same,
+    and not 0, in every term) times what remains of each term: ``(factor, terms)``. A form that is
+    not a sum of two or more terms has the empty factor (all zeros) and its monomials unchanged.
+    The law is the same either way; its description (:func:`_complexity`, the search's parameter
+    count) states the shared factor once, as one would write it."""
+    exps = form.exps
+    if form.kind != "sum" or len(exps) < 2:
+        return tuple(0.0 for _ in form.atoms), exps
+    shared = tuple(p0 if p0 != 0.0 and all(p[j] == p0 for p in exps[1:]) else 0.0 for j, p0 in enumerate(exps[0]))
+    return shared, tuple(tuple(pj - sj for pj, sj in zip(p, shared)) for p in exps)
+
+
 def _complexity(form: Form) -> float:
-    """The description length a form's law is ranked by (outer, monomials, exponents, extras)."""
+    """The description length a form's law is ranked by (outer, monomials, exponents, extras); a
+    factor all terms of a sum share is counted once (:func:`common_factor`)."""
     def mono_cost(p):
         return sum(1.0 + exponent_cost(pj) + a.cost for a, pj in zip(form.atoms, p) if pj != 0.0)
 
     if form.kind == "compound":
         return form.outer.cost + form.spec.complexity(form.exps, mono_cost)
-    c = form.outer.cost + sum(1.0 + mono_cost(p) for p in form.exps) + 0.5 * (len(form.exps) - 1)
+    shared, terms = common_factor(form)
+    c = form.outer.cost + sum(1.0 + mono_cost(p) for p in terms) + 0.5 * (len(terms) - 1)
+    if any(shared):
+        c += 1.0 + mono_cost(shared)
     if form.kind == "ratio":
         c += 1.0
     if form.kind == "expmono":

@@ -65,7 +65,7 @@ from etc_fast.errors import InfrastructureError
 from etc_fast.policies.symbolic._binomial import binomial_atoms
 from etc_fast.policies.symbolic._expfamilies import fit_compound
 from etc_fast.policies.symbolic._factored import fit_differences, fit_factored, like_pairs
-from etc_fast.policies.symbolic._forms import Form, _complexity, form_code, pack_codes, predict
+from etc_fast.policies.symbolic._forms import Form, _complexity, common_factor, form_code, pack_codes, predict
 from etc_fast.policies.symbolic._grammar import (
     OUTERS,
     Atom,
@@ -186,8 +186,11 @@ def _render(form: _Form, fn: Callable[[str], str] = lambda f: f, e_name: str = "
 
 
 def _n_params(form: _Form) -> int:
-    n = len(form.params)
-    for p in form.exps + ((form.exp_exps,) if form.exp_exps is not None else ()):
+    """Fitted constants plus non-zero exponents; an exponent all terms of a sum share is one number
+    (:func:`._forms.common_factor`)."""
+    shared, terms = common_factor(form)
+    n = len(form.params) + sum(1 for s in shared if s != 0.0)
+    for p in terms + ((form.exp_exps,) if form.exp_exps is not None else ()):
         n += sum(1 for pj in p if pj != 0.0)
     return n
 
@@ -277,8 +280,10 @@ class SearchLimits:
         evidence_tries: Extra digits tried, one at a time, when a submitted law's rounded literals
             misfit the records.
         sums_pruned: Most sums of one law whose terms are tried dropped.
-        common_sum_core: Most core inputs of the common-factor sums family (:mod:`._prodsums`): its
-            work grows as ``m**common_sum_core`` for ``m`` inputs.
+        common_sum_work: Most Gram-matrix entries of the common-factor sums family
+            (:mod:`._prodsums`): core sets of 1, 2, ... inputs are searched, each size in full,
+            while ``sum over sizes k of C(m, k) * (products over k inputs)**2`` stays within it
+            (10 inputs: cores of up to 3; 7 inputs: up to 4).
     """
 
     max_views: int = 12
@@ -332,7 +337,7 @@ class SearchLimits:
     sums_pruned: int = 3
     # a core of three inputs holds a sum of two or three products of at most two of them each: the
     # sums of products of the generated suite (docs/guide/generated.md) over up to three core inputs
-    common_sum_core: int = 3
+    common_sum_work: int = 40_000_000
 
     def __post_init__(self) -> None:
         may_be_zero = {"exponent_simplify_top"}  # a step that is off by default
