@@ -52,6 +52,9 @@ FACTORED_LAWS = [
     # a saturation of a scaled input times a monomial of three more inputs
     ("saturation", "0.6*m*k**2/q*(1 - exp(-2.5*x))", [("x", "log", 0.05, 3), ("m", "log", 1, 10),
                                                        ("k", "linear", 1, 3), ("q", "log", 1, 10)], {}),
+    # a height fallen through an arc: a length times one less the cosine of an angle
+    ("arc_height", "9.8*m*L*(1 - cos(th))", [("th", "linear", 0.2, 2.5), ("L", "log", 0.1, 3), ("m", "log", 1, 10)],
+     {}),
 ]
 
 

@@ -23,6 +23,8 @@ The family covers laws of the shape ``y = c0 * M * F(u)`` with ``M`` a monomial 
 exp``
 ``sin``,       ``sin(N)``, ...    oscillations ``sin(w t)``, waves ``cos(k x)`` (``c1 = 1`` only: ``N``
 ``cos``                           is its own phase)
+``one_minus_   ``1 - cos(N)``     a height fallen through an arc ``L (1 - cos t)``, a Compton shift
+cos``                             (``c1 = 1`` only)
 =============  =================  =====================================================
 
 *Like inputs* are inputs whose descriptions name the same quantity in the same unit (``strain of
@@ -85,6 +87,7 @@ _F: dict[str, tuple[str, Callable[[np.ndarray], np.ndarray], bool, tuple[float, 
     # first terms u - u**3/6 fit a noisy record's scatter
     "sin": ("U sin", np.sin, False, ()),
     "cos": ("U cos", np.cos, False, ()),
+    "one_minus_cos": ("1 U cos sub", lambda u: 1.0 - np.cos(u), False, ()),
 }
 FUNCTIONS: tuple[str, ...] = tuple(_F)
 
