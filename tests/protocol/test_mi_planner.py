@@ -12,29 +12,10 @@ import numpy as np
 import pytest
 
 from etc_fast.acquisition import plan_mi_step
-from etc_fast.core import Action, TrialSpec, get_configuration
-from etc_fast.policies.scripted import ScriptedPolicy
+from etc_fast.core import TrialSpec, get_configuration
 from etc_fast.policies.symbolic import SymbolicPolicy
 from etc_fast.protocol import load_lab, run_trial
-
-TIERS = ("vanilla_equation", "simple_system", "complex_system")
-GOOD = ("mass1 * mass2 / distance ** 2", "mass1 * mass2 / distance")
-LAW = "def discovered_law(mass1, mass2, distance):\n    return 6.674e-5 * mass1 * mass2 / distance ** 2\n"
-
-
-def _script(*explore: Action) -> ScriptedPolicy:
-    def act(obs):
-        if obs.phase == "explore" and obs.turn < len(explore):
-            return explore[obs.turn]
-        if obs.phase == "explore":
-            return Action(kind="draft", source=LAW, raw="draft")
-        return Action(kind="final", source=LAW, raw="final")
-
-    return ScriptedPolicy(act)
-
-
-def _committee(*hyps: str) -> Action:
-    return Action(kind="committee", hypotheses=hyps, raw="committee")
+from tests.protocol.test_gp_planner import GOOD, TIERS, _committee, _script  # the GP tests' scripted trial
 
 
 def _selections(rec) -> list[dict]:

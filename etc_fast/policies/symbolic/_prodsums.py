@@ -144,16 +144,22 @@ def _gram_error(n: int, tt: float, *conditioning: np.ndarray) -> np.ndarray:
     return out
 
 
-def _best_pairs(U: np.ndarray, t: np.ndarray, keep: int) -> list[tuple[float, tuple[int, ...]]]:
-    """The ``keep`` pairs of unit columns of ``U`` that fit ``t`` best: every pair scored from the
-    Gram matrix, the best confirmed exactly (:func:`_best_sets`)."""
+def _pair_gram(U: np.ndarray, t: np.ndarray, a: np.ndarray, b: np.ndarray):
+    """The Gram matrix ``G`` of the unit columns ``U``, ``g = U' t``, and the pairs ``(a, b)`` that
+    are not collinear (``1 - G_ab**2 > 1e-9``) with ``G_ab`` and that determinant:
+    ``(G, g, a, b, G_ab, det)``."""
     G = U.T @ U
     g = U.T @ t
-    a, b = np.triu_indices(U.shape[1], 1)
     gab = G[a, b]
     det = 1.0 - gab * gab
     ok = det > 1e-9
-    a, b, gab, det = a[ok], b[ok], gab[ok], det[ok]
+    return G, g, a[ok], b[ok], gab[ok], det[ok]
+
+
+def _best_pairs(U: np.ndarray, t: np.ndarray, keep: int) -> list[tuple[float, tuple[int, ...]]]:
+    """The ``keep`` pairs of unit columns of ``U`` that fit ``t`` best: every pair scored from the
+    Gram matrix, the best confirmed exactly (:func:`_best_sets`)."""
+    G, g, a, b, gab, det = _pair_gram(U, t, *np.triu_indices(U.shape[1], 1))
     if not a.size:
         return []
     tt = float(t @ t)
@@ -219,14 +225,8 @@ def _anchored_triples(U: np.ndarray, t: np.ndarray, anchors: np.ndarray, keep: i
     p = U.shape[1]
     if anchors.size < 2 or p < 3:
         return []
-    G = U.T @ U
-    g = U.T @ t
     ia, ib = np.triu_indices(anchors.size, 1)
-    a, b = anchors[ia], anchors[ib]
-    gab = G[a, b]
-    det = 1.0 - gab * gab
-    ok = det > 1e-9
-    a, b, gab, det = a[ok], b[ok], gab[ok], det[ok]
+    G, g, a, b, gab, det = _pair_gram(U, t, anchors[ia], anchors[ib])
     if not a.size:
         return []
     alpha = (g[a] - gab * g[b]) / det  # the pair's coefficients on t
