@@ -5,9 +5,8 @@ import numpy as np
 import pytest
 
 from etc_fast.policies.symbolic import search
-from etc_fast.policies.symbolic._grammar import make_atoms
 from etc_fast.policies.symbolic._forms import Form, _complexity, common_factor
-from etc_fast.policies.symbolic._grammar import OUTERS
+from etc_fast.policies.symbolic._grammar import OUTERS, make_atoms
 from etc_fast.policies.symbolic._prodsums import (
     _anchored_triples,
     _best_pairs,
