@@ -138,7 +138,7 @@ def _gram_error(n: int, tt: float, *conditioning: np.ndarray) -> np.ndarray:
     """A bound on the rounding error of a residual computed from the Gram matrix: each Gram entry
     is a sum of ``n`` products (relative error ``n * eps``), magnified by the reciprocal of each
     Schur complement the formula divides by; taken 8 times over for the few terms combined."""
-    out = 8.0 * n * np.finfo(float).eps * tt
+    out = np.asarray(8.0 * n * np.finfo(float).eps * tt)
     for c in conditioning:
         out = out / c
     return out
