@@ -27,6 +27,9 @@ LAW3 = (np.array([kernels.OPCODES[o] for o in ("var", "var", "mul", "var", "div"
 GP = dict(lengths=np.full(D, 0.3), signal_var=1.0, noise=1e-6)
 U_POOL = R.random((5, D))
 MASK = np.ones(N, dtype=bool)
+MU = R.random((N_HYP, N, 2)) + 0.5  # laws x points x readings
+VAR = np.full_like(MU, 0.01)
+LOG_W = np.zeros(N_HYP)
 
 
 def _packed(**change):
@@ -107,6 +110,11 @@ CASES = {
     "evaluate_family": ((OPS1, ARGS1, Y[:4, None], U), {
         "ndim": ((OPS1, ARGS1, Y[:4], U), "consts"), "transposed": ((OPS1, ARGS1, Y[None, :4], U), "consts"),
         "lengths": ((OPS1, ARGS1[:-1], Y[:4, None], U), "args")}),
+    "point_distances": ((MU, VAR), {"ndim": ((MU[0], VAR), "mu"), "lengths": ((MU, VAR[:, :-1]), "var")}),
+    "mutual_information": ((MU, VAR, LOG_W), {"ndim": ((MU, VAR, LOG_W[None]), "log_w"),
+                                              "lengths": ((MU, VAR, LOG_W[:-1]), "log_w")}),
+    "mi_select": ((MU, VAR, LOG_W, MASK, 2), {"ndim": ((MU, VAR, LOG_W, MASK[None], 2), "available"),
+                                               "lengths": ((MU, VAR, LOG_W, MASK[:-1], 2), "available")}),
     "check_programs": ((*PACKED, D), {"ndim": ((*_packed(ops=OPS[None]), D), "ops"),
                                       "lengths": ((*_packed(const_start=np.array([0])), D), "const_start")}),
 }
