@@ -39,6 +39,10 @@ PINNED = {
     "gp_ucb_c/m4_snell_law": "a504ca63ad470c9a",
     "gp_var_c/m0_gravity": "ba28a0a0858854f6",
     "gp_var_c/m4_snell_law": "85c8941f33e051a1",
+    "mi_n/m0_gravity": "3a3eda5940fefcc5",
+    "mi_n/m4_snell_law": "cf2defe82e4a6fd3",
+    "mi_c/m0_gravity": "7345ba44ad9563a1",
+    "mi_c/m4_snell_law": "2b47bbc8ed39cf94",
 }
 
 
