@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="parallel trials (default: the config's value, else all cores)")
     p.add_argument("--executor", choices=("local", "threads", "processes", "ray"),
                    help="local: process pool, or threads when every model is an LLM; threads; processes; or Ray")
+    p.add_argument("--ray-address", metavar="ADDRESS",
+                   help="with the Ray executor: an existing cluster (auto: the one `ray start` joined on this "
+                        "machine; ray://host:10001) instead of a local instance")
     p.add_argument("--out", help="run directory (default: the config's out, else runs/<name>)")
     p.add_argument("--limit", type=int, help="run at most N pending trials, in grid order")
     p.add_argument("--dry-run", action="store_true", help="print the trial count and the grid; run nothing")
@@ -62,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.limit is not None and args.limit < 0:
             raise ConfigError("command line", "--limit", f"{args.limit} must be >= 0")
         config = load_config(args.config).with_overrides(
-            model=args.model, workers=args.workers, executor=args.executor, out=args.out
+            model=args.model, workers=args.workers, executor=args.executor, out=args.out,
+            ray_address=args.ray_address,
         )
         config = with_prices(config, args.prices)
     except ConfigError as exc:

@@ -295,8 +295,13 @@ class RunConfig:
         workers: int | None = None,
         executor: str | None = None,
         out: str | None = None,
+        ray_address: str | None = None,
     ) -> RunConfig:
-        """A copy with command-line values applied (``None`` = keep)."""
+        """A copy with command-line values applied (``None`` = keep).
+
+        ``ray_address`` (``--ray-address``) points the Ray executor at an existing cluster; it is
+        refused unless the resolved executor is ``ray``, where it would do nothing.
+        """
         src = "command line"
         changes: dict[str, Any] = {}
         if model is not None:
@@ -312,6 +317,14 @@ class RunConfig:
             if not isinstance(out, str) or not out:
                 raise ConfigError(src, "--out", f"{out!r} is not a directory path")
             changes["out"] = out
+        if ray_address is not None:
+            if not isinstance(ray_address, str) or not ray_address.strip():
+                raise ConfigError(src, "--ray-address", f"{ray_address!r} is not a Ray address (e.g. auto, ray://host:10001)")
+            resolved = changes.get("executor", self.executor)
+            if resolved != "ray":
+                raise ConfigError(src, "--ray-address", f"is used only by the Ray executor, and this run's executor is "
+                                  f"{resolved!r}: add --executor ray")
+            changes["ray"] = RayConfig(address=ray_address.strip())
         return dataclasses.replace(self, **changes) if changes else self
 
     # -- serialization ----------------------------------------------------------------------

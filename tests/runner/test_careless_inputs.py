@@ -184,3 +184,10 @@ def test_replay_on_a_damaged_run(tmp_path, capsys, fake_worker):
     assert replay_main([str(out)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "trials.jsonl: line 2 is not a valid trial entry" in err
+
+
+def test_ray_address_without_the_ray_executor_exits_2(tmp_path, capsys):
+    path = _small(tmp_path)
+    assert main([str(path), "--ray-address", "auto", "--dry-run"]) == 2
+    assert "--ray-address: is used only by the Ray executor" in capsys.readouterr().err
+    assert main([str(path), "--executor", "ray", "--ray-address", "auto", "--dry-run"]) == 0

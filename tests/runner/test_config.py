@@ -94,6 +94,19 @@ def test_defaults_and_overrides():
     assert cfg.with_overrides() is cfg
     with pytest.raises(ConfigError, match="command line: --workers: 0 must be >= 1"):
         cfg.with_overrides(workers=0)
+
+
+def test_ray_address_override_needs_the_ray_executor():
+    cfg = parse_config(SMALL)
+    over = cfg.with_overrides(executor="ray", ray_address=" auto ")
+    assert over.ray.address == "auto" and over.to_dict()["ray"] == {"address": "auto"}
+    assert over.identity() == cfg.identity()  # where the trials run is not what they record
+    ray_cfg = parse_config({**SMALL, "executor": "ray"})
+    assert ray_cfg.with_overrides(ray_address="ray://head:10001").ray.address == "ray://head:10001"
+    with pytest.raises(ConfigError, match=r"--ray-address: is used only by the Ray executor.*'local'.*--executor ray"):
+        cfg.with_overrides(ray_address="auto")
+    with pytest.raises(ConfigError, match="--ray-address: '' is not a Ray address"):
+        cfg.with_overrides(executor="ray", ray_address="")
     # the LLM settings go to LLM models only
     assert cfg.policy_options("symbolic") == {}
     assert over.policy_options("gpt41mini")["temperature"] == 0.4
