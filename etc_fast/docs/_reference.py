@@ -137,6 +137,7 @@ _SECTION_TITLES = {
     "llm": "`llm`",
     "llm.cache": "`llm.cache`",
     "sandbox": "`sandbox`",
+    "analysis": "`analysis`",
     "grids[]": "`grids`: each grid",
 }
 
@@ -144,7 +145,7 @@ _SECTION_TITLES = {
 def _classes() -> dict[str, type]:
     from etc_fast import runner
 
-    return {name: getattr(runner, name) for name in ("RunConfig", "RayConfig", "LLMSettings", "GridConfig")}
+    return {name: getattr(runner, name) for name in ("RunConfig", "RayConfig", "AnalysisConfig", "LLMSettings", "GridConfig")}
 
 
 def _key_rows(section: str) -> list[list[str]]:

@@ -5,8 +5,11 @@ one; a cell pools its modules' difficulties, law versions and rollouts. ``measur
 null = no cap (the configuration's own rule), the "uncapped" point of a curve. Failed trials
 (infrastructure failures, run again on resume) are left out: they are not results.
 
-Every interval is the percentile interval of the cluster bootstrap over modules
-(:mod:`etc_fast.report._stats`): ``n_draws`` resamples, seed ``seed``, 95%.
+Every interval is the percentile interval of the cluster bootstrap (:mod:`etc_fast.report._stats`):
+``n_draws`` resamples, seed ``seed``, 95%. The cluster is the run's ``analysis.cluster``:
+``task`` (default; a NewtonBench module, a generated law, a custom task) or ``family`` (a module,
+a generated law's class, a custom task). With ``analysis.reference`` the paired table compares
+every configuration with that one only, and Holm adjusts over those comparisons.
 """
 
 from __future__ import annotations
@@ -44,7 +47,12 @@ __all__ = [
     "table_power",
     "power_text",
     "paired_results",
+    "CLUSTERS",
+    "task_family",
 ]
+
+#: Units of the cluster bootstrap (``analysis.cluster``).
+CLUSTERS: tuple[str, ...] = ("task", "family")
 
 #: SA levels of :func:`table_budget_to_sa`.
 TARGETS: tuple[float, ...] = (0.5, 0.7, 0.9)
@@ -67,6 +75,24 @@ def role_of(acquisition: str | None, family: str | None = None) -> str:
     if acquisition == "random":
         return "random"
     return acquisition
+
+
+def task_family(task: str) -> str:
+    """A task's law family: ``generated:<class>`` for a generated law, else the task itself (a
+    NewtonBench module, a custom task)."""
+    from etc_fast.tasks.generate import is_generated_name, law_by_name
+
+    return f"generated:{law_by_name(task).task_class}" if is_generated_name(task) else task
+
+
+def _with_cluster(d: pl.DataFrame, cluster: str) -> pl.DataFrame:
+    """``d`` with the bootstrap unit in column ``cluster``."""
+    if cluster not in CLUSTERS:
+        raise ValueError(f"cluster must be one of {', '.join(CLUSTERS)}, got {cluster!r}")
+    if cluster == "task":
+        return d.with_columns(pl.col("task").alias("cluster"))
+    names = d.get_column("task").unique().to_list()
+    return d.with_columns(pl.col("task").replace_strict({t: task_family(t) for t in names}, return_dtype=pl.String).alias("cluster"))
 
 
 def has_budgets(df: pl.DataFrame) -> bool:
@@ -122,8 +148,8 @@ def _sorted(out: pl.DataFrame, keys: Sequence[str], config_cols: Sequence[str] =
 
 
 def _module_counts(d: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
-    """Credited and trial counts per (keys, configuration, task)."""
-    return d.group_by([*keys, "configuration", "task"]).agg(
+    """Credited and trial counts per (keys, configuration, cluster) (``d`` from :func:`_with_cluster`)."""
+    return d.group_by([*keys, "configuration", "cluster"]).agg(
         pl.col("credited").cast(pl.Int64).sum().alias("c"), pl.len().alias("t"))
 
 
@@ -134,7 +160,7 @@ _CURVE_SCHEMA: dict[str, Any] = {
 }
 
 
-def table_budget_curve(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED) -> pl.DataFrame:
+def table_budget_curve(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED, cluster: str = "task") -> pl.DataFrame:
     """SA of every cell with its cluster-bootstrap interval (one row per configuration, system,
     noise and budget; a run without budgets has one uncapped row per configuration, system, noise).
 
@@ -142,9 +168,10 @@ def table_budget_curve(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = 
     ``measurement_budget`` (null = uncapped), ``n`` (trials), ``credited``, ``sa`` (credited / n, a
     fraction), ``sa_ci_low`` / ``sa_ci_high`` (95% percentile interval over ``n_draws`` module
     resamples, seed ``seed``; null with one module), ``rmsle_median`` (median RMSLE of the scored
-    trials, NaN counted as +inf), ``mean_measurements``.
+    trials, NaN counted as +inf), ``mean_measurements``. ``cluster``: the resampled unit, one of
+    :data:`CLUSTERS`.
     """
-    d = _results(df)
+    d = _with_cluster(_results(df), cluster)
     keys = cell_keys(d)
     lead = ["model"] if "model" in keys else []
     schema: dict[str, Any] = {"model": pl.String} if lead else {}
@@ -156,7 +183,7 @@ def table_budget_curve(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = 
         pl.len().alias("n"), pl.col("credited").cast(pl.Int64).sum().alias("credited"),
         pl.when(rm.is_nan()).then(float("inf")).otherwise(rm).median().alias("rmsle_median"),
         pl.col("measurements").cast(pl.Float64).mean().alias("mean_measurements"))
-    by_cell = {key: part.sort("task") for key, part in _module_counts(d, keys).group_by([*keys, "configuration"])}
+    by_cell = {key: part.sort("cluster") for key, part in _module_counts(d, keys).group_by([*keys, "configuration"])}
     rows = []
     for cell in cells.iter_rows(named=True):
         mine = by_cell[tuple(cell[k] for k in [*keys, "configuration"])]
@@ -177,16 +204,21 @@ _PAIRED_TAIL: dict[str, Any] = {
 }
 
 
-def paired_results(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED) -> list[tuple[dict, PairedDifference]]:
+def paired_results(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED, cluster: str = "task",
+                   reference: str | None = None) -> list[tuple[dict, PairedDifference]]:
     """Every paired comparison of the run: ``(cell and pair names, PairedDifference)``, the rows of
-    :func:`table_paired` before the multiplicity step (also the input of :func:`table_power`)."""
-    d = _results(df)
-    return _pairs(d, cell_keys(d), n_draws, seed) if d.height else []
+    :func:`table_paired` before the multiplicity step (also the input of :func:`table_power`).
+    ``cluster``: the resampled unit (:data:`CLUSTERS`); ``reference``: compare every configuration
+    with this one only (it is then B of each pair), else every two."""
+    d = _with_cluster(_results(df), cluster)
+    return _pairs(d, cell_keys(d), n_draws, seed, reference) if d.height else []
 
 
-def _pairs(d: pl.DataFrame, keys: Sequence[str], n_draws: int, seed: int) -> list[tuple[dict, PairedDifference]]:
+def _pairs(d: pl.DataFrame, keys: Sequence[str], n_draws: int, seed: int,
+           reference: str | None = None) -> list[tuple[dict, PairedDifference]]:
     """Every pair of configurations in each cell, A before B by role (scored, gp, random,
-    baseline, others) and then preset order, with its paired difference."""
+    baseline, others) and then preset order, with its paired difference; with ``reference``,
+    every other configuration (A) against it (B)."""
     roles = {r["configuration"]: role_of(r["acquisition"], r["family"]) for r in d.select("configuration", "acquisition", "family").unique().iter_rows(named=True)}
     rank = _config_rank(d.get_column("configuration").to_list())
 
@@ -199,8 +231,12 @@ def _pairs(d: pl.DataFrame, keys: Sequence[str], n_draws: int, seed: int) -> lis
     for cell, part in counts.group_by(list(keys), maintain_order=True):
         cfgs = sorted(set(part.get_column("configuration").to_list()), key=order)
         by_cfg = {c: part.filter(pl.col("configuration") == c) for c in cfgs}
-        for a, b in itertools.combinations(cfgs, 2):
-            both = by_cfg[a].join(by_cfg[b], on="task", suffix="_b").sort("task")
+        if reference is None:
+            combos: list[tuple[str, str]] = list(itertools.combinations(cfgs, 2))
+        else:
+            combos = [(a, reference) for a in cfgs if a != reference] if reference in by_cfg else []
+        for a, b in combos:
+            both = by_cfg[a].join(by_cfg[b], on="cluster", suffix="_b").sort("cluster")
             if both.height == 0:
                 continue
             res = paired_cluster_difference(both.get_column("c").to_numpy(), both.get_column("t").to_numpy(),
@@ -212,7 +248,8 @@ def _pairs(d: pl.DataFrame, keys: Sequence[str], n_draws: int, seed: int) -> lis
 
 
 def table_paired(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED, alpha: float = 1.0 - LEVEL,
-                 pairs: list[tuple[dict, PairedDifference]] | None = None) -> pl.DataFrame:
+                 pairs: list[tuple[dict, PairedDifference]] | None = None, cluster: str = "task",
+                 reference: str | None = None) -> pl.DataFrame:
     """Paired comparisons of every two configurations at each (system, noise, budget).
 
     Columns: (``model``,) ``system``, ``noise``, ``measurement_budget``, ``config_a``, ``config_b``,
@@ -222,14 +259,15 @@ def table_paired(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED, 
     interval lies above 0, ``B better`` below 0, else ``no separation``; ``too few modules`` under
     two), ``p_boot`` (two-sided bootstrap p), ``p_holm`` (Holm-adjusted within the pairs of one
     system, noise and budget) and ``decision_holm`` (the same words at family-wise ``alpha``).
-    ``pairs``: :func:`paired_results` of ``df`` when already computed.
+    ``pairs``: :func:`paired_results` of ``df`` when already computed; else they are computed with
+    ``cluster`` and ``reference`` (see there), and ``n_modules`` counts clusters.
     """
-    d = _results(df)
+    d = _with_cluster(_results(df), cluster)
     keys = cell_keys(d)
     schema: dict[str, Any] = {k: (pl.String if k in ("model", "system") else pl.Float64 if k == "noise" else pl.Int64) for k in keys} | _PAIRED_TAIL
     if d.height == 0:
         return pl.DataFrame(schema=schema)
-    found = pairs if pairs is not None else _pairs(d, keys, n_draws, seed)
+    found = pairs if pairs is not None else _pairs(d, keys, n_draws, seed, reference)
     rows = []
     for _, group in itertools.groupby(found, key=lambda x: tuple(x[0][k] for k in keys)):
         group_list = list(group)
@@ -312,7 +350,7 @@ def table_power(df: pl.DataFrame, deltas: Sequence[float] = DELTAS, *, alpha: fl
                "modules_needed": pl.Int64, "rollouts_needed": pl.Int64, "note": pl.String}
     if d.height == 0:
         return pl.DataFrame(schema=schema)
-    found = [(h, r) for h, r in (pairs if pairs is not None else _pairs(d, keys, 1, SEED)) if r.n_modules >= 2]
+    found = [(h, r) for h, r in (pairs if pairs is not None else _pairs(_with_cluster(d, "task"), keys, 1, SEED)) if r.n_modules >= 2]
     rows = []
     for key, group in itertools.groupby(sorted(found, key=lambda x: tuple(str(x[0][k]) for k in [*lead, "system", "noise"])),
                                         key=lambda x: tuple(x[0][k] for k in [*lead, "system", "noise"])):

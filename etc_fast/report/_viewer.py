@@ -212,12 +212,14 @@ def run_data(run_dir: str | os.PathLike[str], *, run_index: int = 0) -> tuple[di
         for task, difficulty, version in sorted(set(df.select(keys).iter_rows())):
             tasks[f"{task}|{difficulty}|{version}"] = _task_facts(task, difficulty, version)
     from etc_fast.report._tables import condition_keys
+    from etc_fast.report._write import CLUSTER_WORDS, run_analysis
 
     tables, figures = _report_parts(root / "report") if (root / "report").is_dir() else ([], [])
     n_failed = int(df.filter(pl.col("status") == "failed").height) if "status" in df.columns else 0
     data = {
         "name": root.resolve().name,
         "judge": judge_label(root, judges),
+        "cluster": CLUSTER_WORDS[run_analysis(root)["cluster"]],
         "models": list(dict.fromkeys(df.get_column("model").to_list())) if "model" in df.columns else [],
         "n_trials": df.height,
         "n_failed": n_failed,

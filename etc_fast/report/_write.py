@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+import yaml
 
 from etc_fast.report import _budget, _tables
 from etc_fast.report._figures import plot_budget_curves, plot_coverage, plot_heatmap, plot_savings
@@ -70,15 +71,16 @@ _NOTES = {
     "the trials' system column, else vanilla_equation; `all` = every system and difficulty.",
     "table_budget_curve": "One row per cell (configuration × system × noise × measurement budget; empty budget = "
     "uncapped, the configuration's own rule); a cell pools its modules' difficulties, law versions and rollouts; "
-    "failed trials are left out. `sa` = credited / n (a fraction). Interval: cluster bootstrap over modules (each "
-    "resampled module brings all its trials of the cell), {n_draws} resamples, seed {seed}, 95% percentile; empty "
-    "with one module. `rmsle_median` = median RMSLE of the scored trials (NaN counted as +inf). "
+    "failed trials are left out. `sa` = credited / n (a fraction). Interval: cluster bootstrap over {clusters} (each "
+    "resampled cluster brings all its trials of the cell), {n_draws} resamples, seed {seed}, 95% percentile; empty "
+    "with one cluster. `rmsle_median` = median RMSLE of the scored trials (NaN counted as +inf). "
     "docs/guide/statistics.md.",
     "table_budget_to_sa": "For each configuration, system and noise level: the smallest capped budget whose SA "
     "reaches `target_sa` (`budget_point`) and whose 95% lower bound reaches it (`budget_ci`), with the mean "
     "measurements used there; empty = no budget of the run reaches it; `uncapped_sa` = the uncapped point's SA.",
     "table_paired": "Every pair of configurations in a cell (A before B by role: scored = variance/pairwise, gp, "
-    "random, baseline), on the modules both ran. `diff` = sa_a − sa_b; interval: paired cluster bootstrap (modules "
+    "random, baseline), or with `analysis.reference` each configuration (A) against it (B), on the {clusters} both "
+    "ran (`n_modules` counts them). `diff` = sa_a − sa_b; interval: paired cluster bootstrap (clusters "
     "resampled once for both arms), {n_draws} resamples, seed {seed}, 95% percentile. Decision rule: `A better` "
     "when the interval lies above 0, `B better` below 0, else `no separation` (`too few modules` under two). "
     "Multiplicity: `decision` is per comparison (unadjusted); `p_boot` = two-sided bootstrap p, `p_holm` = Holm "
@@ -237,11 +239,33 @@ def markdown_table(df: pl.DataFrame, digits: dict[str, int] | None = None) -> st
     return "\n".join([head, sep, *rows]) + "\n"
 
 
-def build_tables(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED) -> dict[str, pl.DataFrame]:
+def run_analysis(root: str | os.PathLike[str]) -> dict[str, Any]:
+    """The run's ``analysis`` settings (``cluster``, ``reference``) from its ``config.resolved.yaml``;
+    the defaults (``task``, none) when it has none or the file is missing."""
+    out: dict[str, Any] = {"cluster": "task", "reference": None}
+    path = Path(root) / "config.resolved.yaml"
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None
+    except (OSError, yaml.YAMLError):
+        doc = None
+    section = doc.get("analysis") if isinstance(doc, dict) else None
+    if isinstance(section, dict):
+        out.update({k: section[k] for k in ("cluster", "reference") if k in section})
+    return out
+
+
+#: How the report names each cluster unit (``analysis.cluster``).
+CLUSTER_WORDS = {"task": "tasks (a NewtonBench module, a generated law, a custom task)",
+                 "family": "law families (a NewtonBench module, a generated law's class, a custom task)"}
+
+
+def build_tables(df: pl.DataFrame, *, n_draws: int = N_DRAWS, seed: int = SEED, cluster: str = "task",
+                 reference: str | None = None) -> dict[str, pl.DataFrame]:
     """Every report table from a trials frame, keyed by file stem (``table_budget_to_sa`` only when
-    some trial ran under a measurement budget)."""
-    curve = _budget.table_budget_curve(df, n_draws=n_draws, seed=seed)
-    pairs = _budget.paired_results(df, n_draws=n_draws, seed=seed)
+    some trial ran under a measurement budget). ``cluster`` and ``reference``: the run's
+    ``analysis`` settings (:func:`etc_fast.report._budget.paired_results`)."""
+    curve = _budget.table_budget_curve(df, n_draws=n_draws, seed=seed, cluster=cluster)
+    pairs = _budget.paired_results(df, n_draws=n_draws, seed=seed, cluster=cluster, reference=reference)
     budget = {"table_budget_to_sa": _budget.table_budget_to_sa(curve)} if _budget.has_budgets(df) else {}
     return {
         "table1_families": _tables.table_families(df),
@@ -267,12 +291,13 @@ FOLDED_WHEN_SMALL = ("table_s2_sa_effects", "table_s2_module_effects", "table_sa
                      "table_paired", "table_power")
 
 
-def _section(stem: str, table: pl.DataFrame, *, n_draws: int, seed: int, variants: str, label: str) -> list[str]:
+def _section(stem: str, table: pl.DataFrame, *, n_draws: int, seed: int, variants: str, label: str,
+             clusters: str = "modules") -> list[str]:
     """One table's section of ``report.md``: title, caption, file links, the table."""
     return [
         f"## {_TITLES[stem]}",
         "",
-        _NOTES[stem].format(n_draws=n_draws, seed=seed, variants=variants) + f" Credit and SA: judge {label}.",
+        _NOTES[stem].format(n_draws=n_draws, seed=seed, variants=variants, clusters=clusters) + f" Credit and SA: judge {label}.",
         "",
         f"Files: [{stem}.csv]({stem}.csv), [{stem}.parquet]({stem}.parquet)",
         "",
@@ -336,7 +361,8 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
     out = root / "report"
     out.mkdir(exist_ok=True)
     keys = _tables.condition_keys(df)
-    tables = build_tables(df, n_draws=n_draws, seed=seed)
+    analysis = run_analysis(root)
+    tables = build_tables(df, n_draws=n_draws, seed=seed, **analysis)
     for stem, table in tables.items():
         table.write_csv(out / f"{stem}.csv")
         table.write_parquet(out / f"{stem}.parquet")
@@ -402,8 +428,11 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         *figures,
         "## Statistics",
         "",
-        f"Intervals of the budget and paired tables: cluster bootstrap over modules, {n_draws} resamples, seed {seed}, "
-        "95% percentile; paired comparisons resample the shared modules once for both arms. Decision rule: `A better` / "
+        f"Intervals of the budget and paired tables: cluster bootstrap over {CLUSTER_WORDS[analysis['cluster']]}, "
+        f"{n_draws} resamples, seed {seed}, 95% percentile; paired comparisons resample the shared clusters once for both "
+        "arms. "
+        + (f"Each configuration is compared with `{analysis['reference']}` only. " if analysis["reference"] else "")
+        + "Decision rule: `A better` / "
         "`B better` when the 95% interval of SA(A) − SA(B) excludes 0, else `no separation`; Holm-adjusted within each "
         "system × noise × budget in `decision_holm`. "
         + ("Every table groups by measurement budget (a condition like the noise level; empty = uncapped). " if budgets else "")
@@ -413,7 +442,8 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
     folded = [stem for stem in tables if small and stem in FOLDED_WHEN_SMALL]
     for stem, table in tables.items():
         if stem not in folded:
-            lines += _section(stem, table, n_draws=n_draws, seed=seed, variants=variants, label=label)
+            lines += _section(stem, table, n_draws=n_draws, seed=seed, variants=variants, label=label,
+                              clusters=CLUSTER_WORDS[analysis["cluster"]])
     if folded:
         lines += [
             "## Folded at this size",
@@ -425,7 +455,8 @@ def write_report(run_dir: str | os.PathLike[str], *, n_draws: int = N_DRAWS, see
         ]
         for stem in folded:
             lines += [f"<details><summary>{_TITLES[stem]}</summary>", "",
-                      *_section(stem, tables[stem], n_draws=n_draws, seed=seed, variants=variants, label=label),
+                      *_section(stem, tables[stem], n_draws=n_draws, seed=seed, variants=variants, label=label,
+                               clusters=CLUSTER_WORDS[analysis["cluster"]]),
                       "</details>", ""]
     report = out / "report.md"
     report.write_text("\n".join(lines), encoding="utf-8")

@@ -31,6 +31,7 @@ from etc_fast.protocol import CONFIGURATIONS, PAPER_CONFIGURATIONS, ProtocolConf
 from etc_fast.systems import SYSTEMS
 
 __all__ = [
+    "AnalysisConfig",
     "ConfigError",
     "GridConfig",
     "LLMSettings",
@@ -110,6 +111,27 @@ class RayConfig:
     """
 
     address: str | None = None
+
+
+#: Units of the report's cluster bootstrap (``analysis.cluster``; :data:`etc_fast.report.CLUSTERS`).
+ANALYSIS_CLUSTERS: tuple[str, ...] = ("task", "family")
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalysisConfig:
+    """How the report analyses the run: it changes no trial, so it is not part of the run's identity
+    and can be set (or changed) before a report is rewritten.
+
+    Attributes:
+        reference: A configuration of the grids that the paired table compares every other one
+            with, at each system, noise and budget (Holm then adjusts over those comparisons);
+            ``None``: every two configurations are compared.
+        cluster: The unit the intervals resample: ``task`` (a NewtonBench module, a generated law,
+            a custom task) or ``family`` (a module, a generated law's class, a custom task).
+    """
+
+    reference: str | None = None
+    cluster: str = "task"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -238,6 +260,7 @@ class RunConfig:
         ablations: Named protocol variants: ``{name: ProtocolConfig}`` built from a preset ``base``
             plus overridden knobs.
         grids: The trial blocks.
+        analysis: How the report analyses the run (:class:`AnalysisConfig`).
         source: Where the config came from (not part of the resolved config).
     """
 
@@ -254,6 +277,7 @@ class RunConfig:
     trial_timeout_s: float | None = None
     ablations: Mapping[str, ProtocolConfig] = dataclasses.field(default_factory=dict)
     require_isolation: bool = False
+    analysis: AnalysisConfig = AnalysisConfig()
     source: str = dataclasses.field(default="<dict>", compare=False)
 
     def __post_init__(self) -> None:
@@ -348,6 +372,8 @@ class RunConfig:
             "sandbox": {"require_isolation": self.require_isolation},
             "ablations": {name: _ablation_dict(cfg) for name, cfg in self.ablations.items()},
             "grids": [_grid_dict(g) for g in self.grids],
+            # left out at its default: resolved configs of earlier runs stay byte-identical
+            **({"analysis": dataclasses.asdict(self.analysis)} if self.analysis != AnalysisConfig() else {}),
         }
 
     def identity(self) -> dict[str, Any]:
@@ -684,7 +710,10 @@ CONFIG_KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("inputs", "mapping (written by the runner)", default="absent",
               meaning="Written into a run's config.resolved.yaml (the SHA-256 of each input file the run read); "
                       "accepted so that a resolved configuration reads back, never read from a configuration."),
+    ConfigKey("analysis", "mapping (keys below)", "RunConfig.analysis", default="{}"),
     ConfigKey("ray.address", "string, or null", "RayConfig.address"),
+    ConfigKey("analysis.reference", "a configuration of the grids, or null", "AnalysisConfig.reference"),
+    ConfigKey("analysis.cluster", "choice", "AnalysisConfig.cluster", ANALYSIS_CLUSTERS),
     ConfigKey("llm.base_url", "string (URL), or null", "LLMSettings.base_url"),
     ConfigKey("llm.api_key_env", "string", "LLMSettings.api_key_env"),
     ConfigKey("llm.temperature", "number >= 0", "LLMSettings.temperature"),
@@ -813,9 +842,25 @@ class _Parser:
                     f"grids[{i}]", f"the run would have more than {MAX_TRIALS:,} trials ({total:,} up to this grid); "
                     "split it into several runs or reduce rollouts, tasks or configurations"
                 )
+        if doc.get("analysis") is not None:
+            kwargs["analysis"] = self.analysis(doc["analysis"], kwargs["grids"])
         if "llm" in kwargs and kwargs["llm"].prompts == "newtonbench":
             kwargs["llm"] = self.newtonbench(kwargs["llm"], kwargs["grids"], kwargs.get("judge", "structural"))
         return RunConfig(**kwargs)
+
+    def analysis(self, raw: Any, grids: Sequence[GridConfig]) -> AnalysisConfig:
+        """The ``analysis`` section; its reference must be a configuration some grid plays."""
+        src = self.src
+        sec = _mapping(raw, src, "analysis")
+        _check_keys(sec, _section_keys("analysis"), src, "analysis")
+        cluster = _one_of(sec.get("cluster", "task"), ANALYSIS_CLUSTERS, src, "analysis.cluster")
+        reference = _string(sec.get("reference"), src, "analysis.reference", optional=True)
+        if reference is not None:
+            played = list(dict.fromkeys(c for g in grids for c in g.configurations))
+            if reference not in played:
+                raise self.err("analysis.reference", f"{reference!r} is not a configuration of the grids "
+                               f"({', '.join(played)}): the paired table would have nothing to compare with")
+        return AnalysisConfig(reference=reference, cluster=cluster)
 
     def _plays_baseline(self, g: GridConfig) -> bool:
         return any(

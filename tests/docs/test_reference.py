@@ -36,7 +36,7 @@ def test_the_table_is_what_the_parser_accepts():
     """An unknown key in each section is refused with exactly the table's keys listed as allowed."""
     grid = {"model": "symbolic", "configurations": ["variance_n"], "tasks": ["m0_gravity"]}
     sections = {"": {}, "ray": {"ray": {}}, "llm": {"llm": {}}, "llm.cache": {"llm": {"cache": {}}},
-                "sandbox": {"sandbox": {}}, "grids[]": {}}
+                "sandbox": {"sandbox": {}}, "analysis": {"analysis": {}}, "grids[]": {}}
     assert {k.section for k in CONFIG_KEYS} == set(sections)
     for section, doc in sections.items():
         doc = {"name": "t", "grids": [dict(grid)], **doc}

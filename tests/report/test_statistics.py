@@ -258,3 +258,62 @@ def test_a_configuration_at_one_budget_gets_an_interval_bar():
     assert len(bars) == 1
     (x,), (y,) = bars[0].lines[0].get_data()
     assert y == lone.item(0, "sa") and x != 16.0 and abs(math.log2(x) - 4.0) < 0.2
+
+
+# -- the run's analysis settings (analysis.reference, analysis.cluster) ---------------------------------
+
+
+def test_paired_against_a_reference_compares_with_it_only():
+    df = frame(known_rows())
+    every = _budget.table_paired(df, n_draws=1000, seed=0)
+    ref = _budget.table_paired(df, n_draws=1000, seed=0, reference="random_c")
+    assert ref.height == 3 * 3 and set(ref.get_column("config_b").to_list()) == {"random_c"}
+    assert set(ref.get_column("config_a").to_list()) == {"variance_c", "gp_ucb_c", "baseline_c"}
+    # the same comparison, the same interval; Holm now adjusts over three comparisons, not six
+    key = (pl.col(BUDGET) == 16) & (pl.col("config_a") == "variance_c") & (pl.col("config_b") == "random_c")
+    a, b = every.filter(key).row(0, named=True), ref.filter(key).row(0, named=True)
+    assert (a["diff"], a["ci_low"], a["ci_high"], a["p_boot"]) == (b["diff"], b["ci_low"], b["ci_high"], b["p_boot"])
+    for budget in (4, 16):
+        part = ref.filter(pl.col(BUDGET) == budget)
+        assert part.get_column("p_holm").to_list() == holm(part.get_column("p_boot").to_list())
+    # a reference the cell did not run leaves the cell without comparisons
+    assert _budget.table_paired(df, n_draws=100, seed=0, reference="pairwise_c").height == 0
+
+
+def test_family_cluster_pools_the_generated_laws_of_a_class():
+    from etc_fast.tasks.generate import generated_names, law_by_name
+
+    names = generated_names(58, 40)
+    by_class: dict[str, list[str]] = {}
+    for n in names:
+        by_class.setdefault(law_by_name(n).task_class, []).append(n)
+    laws = [n for ns in list(by_class.values())[:3] for n in ns[:2]]  # two laws of each of three classes
+    assert len(laws) == 6
+    rows = []
+    for i, t in enumerate([*laws, "m0_gravity"]):
+        rows.append(_trial("variance_c", t, 0, True, 8))
+        rows.append(_trial("random_c", t, 0, i % 2 == 0, 8))
+    df = frame(rows)
+    assert _budget.task_family(laws[0]) == f"generated:{law_by_name(laws[0]).task_class}"
+    assert _budget.task_family("m0_gravity") == "m0_gravity"
+    by_task = _budget.table_paired(df, n_draws=500, seed=0).row(0, named=True)
+    by_family = _budget.table_paired(df, n_draws=500, seed=0, cluster="family").row(0, named=True)
+    assert (by_task["n_modules"], by_family["n_modules"]) == (7, 4)  # three classes and the module
+    assert by_task["diff"] == by_family["diff"] == pytest.approx(3 / 7)
+    curve_t = _budget.table_budget_curve(df, n_draws=500, seed=0)
+    curve_f = _budget.table_budget_curve(df, n_draws=500, seed=0, cluster="family")
+    assert curve_t.get_column("sa").to_list() == curve_f.get_column("sa").to_list()
+    assert curve_t.get_column("sa_ci_low").to_list() != curve_f.get_column("sa_ci_low").to_list()
+    with pytest.raises(ValueError, match="cluster must be one of task, family, got 'law'"):
+        _budget.table_budget_curve(df, cluster="law")
+
+
+def test_report_follows_the_runs_analysis_settings(tmp_path):
+    frame(known_rows()).write_parquet(tmp_path / "trials.parquet")
+    (tmp_path / "config.resolved.yaml").write_text("name: t\nanalysis: {reference: random_c, cluster: family}\n")
+    assert main([str(tmp_path), "--draws", "200", "--no-viewer"]) == 0
+    out = tmp_path / "report"
+    paired = pl.read_csv(out / "table_paired.csv")
+    assert paired.height == 9 and set(paired.get_column("config_b").to_list()) == {"random_c"}
+    md = (out / "report.md").read_text()
+    assert "cluster bootstrap over law families" in md and "compared with `random_c` only" in md

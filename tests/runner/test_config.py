@@ -7,7 +7,7 @@ import yaml
 
 from etc_fast.protocol import CONFIGURATIONS
 from etc_fast.run import main
-from etc_fast.runner import ConfigError, expand_grid, load_config, parse_config
+from etc_fast.runner import AnalysisConfig, ConfigError, expand_grid, load_config, parse_config
 from tests.runner.conftest import SMALL
 
 
@@ -202,3 +202,20 @@ def test_run_identity_ignores_base_url_spelling():
     assert len(ids) == 1
     other = parse_config({**base, "llm": {"base_url": "http://localhost:8001/v1"}}).identity()
     assert json.dumps(other, sort_keys=True) not in ids
+
+
+def test_analysis_section_is_checked_and_kept_out_of_the_identity():
+    cfg = parse_config(SMALL)
+    assert cfg.analysis == AnalysisConfig() and "analysis" not in cfg.to_dict()  # older resolved configs unchanged
+    first = SMALL["grids"][0]["configurations"][0]
+    set_ = parse_config({**SMALL, "analysis": {"reference": first, "cluster": "family"}})
+    assert set_.analysis == AnalysisConfig(reference=first, cluster="family")
+    assert set_.to_dict()["analysis"] == {"reference": first, "cluster": "family"}
+    assert set_.identity() == cfg.identity()  # it changes no trial
+    assert parse_config(set_.to_dict()).analysis == set_.analysis  # the resolved config reads back
+    with pytest.raises(ConfigError, match=r"analysis\.reference: 'nope_c' is not a configuration of the grids"):
+        parse_config({**SMALL, "analysis": {"reference": "nope_c"}})
+    with pytest.raises(ConfigError, match=r"analysis\.cluster: 'law' is not one of task, family"):
+        parse_config({**SMALL, "analysis": {"cluster": "law"}})
+    with pytest.raises(ConfigError, match=r"analysis"):
+        parse_config({**SMALL, "analysis": {"refrence": first}})

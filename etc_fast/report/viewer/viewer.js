@@ -412,7 +412,7 @@
     });
     var box = el('section', { 'class': 'budget-curves', id: 'budget-curves-' + r });
     box.appendChild(el('h2', null, 'Budget curves'));
-    box.appendChild(el('p', { 'class': 'caption' }, 'SA (share of trials credited) at each measurement budget, with its 95% interval (cluster bootstrap over modules; ' +
+    box.appendChild(el('p', { 'class': 'caption' }, 'SA (share of trials credited) at each measurement budget, with its 95% interval (cluster bootstrap over ' + (run.cluster || 'modules') + '; ' +
       'table_budget_curve). Each cell of the tables reads SA [low, high]. Paired comparisons at each budget: table_paired below; the budget each configuration needs for an SA: table_budget_to_sa.'));
     order.forEach(function (key, k) {
       var cond = JSON.parse(key);
