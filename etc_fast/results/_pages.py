@@ -202,8 +202,42 @@ def _budget_curve(s: Mapping[str, Any]) -> list[str]:
     return [
         "## SA against the measurement budget",
         "",
-        "Each cell: SA (a fraction) [its 95% cluster-bootstrap interval over tasks] · mean measurements (the "
+        f"Each cell: SA (a fraction) [its 95% cluster-bootstrap interval over {_unit(s)}] · mean measurements (the "
         "report's `table_budget_curve`, difficulties pooled); budget `none` = the configuration's own stopping rule.",
+        "",
+        *_table(["system", "noise", "budget", *confs], body, 3),
+    ]
+
+
+def _unit(s: Mapping[str, Any]) -> str:
+    """What the study's intervals resample, in words."""
+    return "law families" if (s.get("analysis") or {}).get("cluster") == "family" else "tasks"
+
+
+def _paired(s: Mapping[str, Any]) -> list[str]:
+    """The differences against the study's reference configuration: budget rows × configuration
+    columns, each cell ``diff [low, high]``, bold where Holm separates the two."""
+    table = s["tables"].get("paired")
+    if not table:
+        return []
+    ref = s["analysis"]["reference"]
+    rows = _rows(table)
+    confs = list(dict.fromkeys(r["config_a"] for r in rows))
+    cells: dict[tuple, dict[str, str]] = {}
+    for r in rows:
+        label = tuple(_num(k, r[k], "table_paired") for k in ("system", "noise", "measurement_budget"))
+        text = (f"{_num('diff', r['diff'], 'table_paired')} [{_num('ci_low', r['ci_low'], 'table_paired')}, "
+                f"{_num('ci_high', r['ci_high'], 'table_paired')}]")
+        if r["decision_holm"] in ("A better", "B better"):
+            text = f"**{text}**"
+        cells.setdefault(label, {})[r["config_a"]] = text
+    body = [[*label, *(c.get(conf, "") for conf in confs)] for label, c in cells.items()]
+    return [
+        f"## Each configuration against `{ref}`",
+        "",
+        f"Each cell: SA(configuration) − SA(`{ref}`) on the {_unit(s)} both ran, with its 95% paired "
+        f"cluster-bootstrap interval; **bold** where Holm over the cell's comparisons separates them at 5% "
+        "(the report's `table_paired`).",
         "",
         *_table(["system", "noise", "budget", *confs], body, 3),
     ]
@@ -251,6 +285,7 @@ def _study_page(s: Mapping[str, Any]) -> str:
         *_provenance_lines(s),
         "",
         *(_budget_curve(s) if s["tables"].get("budget_curve") else _by_configuration(s)),
+        *_paired(s),
         # a study of generated laws is read by class and by inputs; a row per law would be hundreds
         *(_by_generated(s) if s["tables"].get("generated") else _by_module(s)),
         *_rerun_lines(s),

@@ -44,6 +44,9 @@ _TABLES = {
     "table_newtonbench": ("newtonbench", ("configuration", "system", "difficulty", "trials", "masked", "acc_mean_pct",
                                           "acc_std_pct", "rmsle_mean", "rmsle_std")),
 }
+#: Columns of ``table_paired`` a summary keeps when the run compares with a reference (``analysis.reference``).
+_PAIRED = ("system", "noise", "measurement_budget", "config_a", "config_b", "n_modules", "sa_a", "sa_b", "diff",
+           "ci_low", "ci_high", "p_holm", "decision_holm")
 _BUDGET_CURVE = ("configuration", "system", "noise", "measurement_budget", "n", "credited", "sa", "sa_ci_low",
                  "sa_ci_high", "mean_measurements")
 
@@ -269,6 +272,14 @@ def summarise_run(run_dir: str | Path, name: str | None = None, *, stated: State
     if budgets:
         tables["budget_curve"] = table_rows(_read_table(report, "table_budget_curve"), list(_BUDGET_CURVE),
                                             "table_budget_curve")
+    raw_analysis = config.get("analysis")
+    analysis: dict[str, Any] = raw_analysis if isinstance(raw_analysis, dict) else {}
+    if analysis.get("reference"):
+        paired = _read_table(report, "table_paired")
+        if paired.height and set(paired.get_column("config_b").to_list()) != {analysis["reference"]}:
+            raise ResultsError(f"{report}: its paired table is not against analysis.reference "
+                               f"({analysis['reference']}); rewrite it (python -m etc_fast.report {root})")
+        tables["paired"] = table_rows(paired, [c for c in _PAIRED if c in paired.columns], "table_paired")
     shipped = Path(repo) / "configs" / f"{config_name}.yaml"
     main = main or DEFAULT_MAIN
     configurations = {row[tables["configurations"]["columns"].index("configuration")]
@@ -286,6 +297,9 @@ def summarise_run(run_dir: str | Path, name: str | None = None, *, stated: State
         "main": main,
         "provenance": provenance,
         "tables": tables,
+        # left out at the defaults: summaries stored before the setting existed stay byte-identical
+        **({"analysis": {"reference": analysis.get("reference"), "cluster": analysis.get("cluster", "task")}}
+           if analysis else {}),
     }
 
 

@@ -407,3 +407,35 @@ def test_a_generated_study_pages_its_rates_by_seed(tmp_path):
     rows = [line.split(" | ")[0].lstrip("| ") for line in text.split("\n\n")[0].splitlines()[2:]]
     assert rows == [*sorted(classes), "all"]
     assert sum(r[summary["tables"]["generated"]["columns"].index("n")] for r in summary["tables"]["generated"]["rows"]) == 3
+
+
+def test_a_study_with_a_reference_pages_its_paired_table_as_the_report_printed_it(tmp_path, capsys):
+    from etc_fast.report.__main__ import main as report_main
+    from tests.runner._fakes import FakeWorker
+
+    doc = {**TINY, "out": str(tmp_path / "run"), "executor": "threads",
+           "grids": [{**TINY["grids"][0], "configurations": ["variance_c", "baseline_c", "random_c"], "budgets": [4, 8]}]}
+    run_config(parse_config(doc, source="paired.yaml"), worker=FakeWorker(), tty=False)
+    # the analysis is set after the trials (it is not part of the run's identity); resumed without a report
+    doc["analysis"] = {"reference": "random_c", "cluster": "family"}
+    run_config(parse_config(doc, source="paired.yaml"), worker=FakeWorker(), tty=False, report=False)
+    root = tmp_path / "repo"
+    root.mkdir()
+    capsys.readouterr()
+    assert main(["--root", str(root), "store", str(tmp_path / "run")]) == 2  # the report predates the analysis
+    assert "its paired table is not against analysis.reference (random_c)" in capsys.readouterr().err
+    assert report_main([str(tmp_path / "run"), "--draws", "500", "--no-viewer"]) == 0
+    assert main(["--root", str(root), "store", str(tmp_path / "run")]) == 0
+    stored = json.loads((root / "results" / "tiny.json").read_text())
+    assert stored["analysis"] == {"reference": "random_c", "cluster": "family"}
+    assert main(["--root", str(root), "pages"]) == 0
+    page = (root / "docs" / "results" / "tiny.md").read_text()
+    assert "interval over law families" in page
+    rows = _first_table(page.split("## Each configuration against `random_c`", 1)[1])
+    report = _report_rows(tmp_path / "run" / "report" / "report.md", "Paired comparisons at each system")
+    assert len(report) == 4 and {r["config_b"] for r in report} == {"random_c"}
+    cells = {(r["budget"], conf): r[conf] for r in rows for conf in ("variance_c", "baseline_c")}
+    for want in report:
+        text = f"{want['diff']} [{want['ci_low']}, {want['ci_high']}]"
+        got = cells[(want["measurement_budget"], want["config_a"])]
+        assert got.strip("*") == text and got.startswith("**") == (want["decision_holm"] in ("A better", "B better"))
