@@ -154,8 +154,18 @@ def _compress(blob: bytes) -> str:
     return base64.b64encode(zlib.compress(blob, 9)).decode("ascii")
 
 
-def run_data(run_dir: str | os.PathLike[str], *, run_index: int = 0) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+#: The most transcript text (deflated, base64) one run embeds in a page. Past it, trials in table order
+#: keep their row, final law and SHA-256 but not their transcript, and the page says so: a study of
+#: tens of thousands of trials would otherwise write a page no browser opens.
+EMBED_LIMIT_BYTES = 64 * 2**20
+
+
+def run_data(run_dir: str | os.PathLike[str], *, run_index: int = 0,
+             embed_limit: int = EMBED_LIMIT_BYTES) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """The page's data for one run and its compressed transcripts.
+
+    At most ``embed_limit`` bytes of transcripts are embedded (:data:`EMBED_LIMIT_BYTES`); the
+    data's ``transcripts_left_out`` counts the stored transcripts past it.
 
     Returns:
         ``(data, transcripts)``: ``data`` is the run's JSON object (name, judge, trials with every
@@ -177,6 +187,7 @@ def run_data(run_dir: str | os.PathLike[str], *, run_index: int = 0) -> tuple[di
     shas: list[str | None] = []
     finals: list[str | None] = []
     origins: list[str | None] = []
+    embedded = left_out = 0
     for i, tid in enumerate(ids):
         entry = entries.get(tid) if tid is not None else None
         blob = None
@@ -194,9 +205,15 @@ def run_data(run_dir: str | os.PathLike[str], *, run_index: int = 0) -> tuple[di
             finals.append(None)
             origins.append(None)
             continue
-        element = f"tx-{run_index}-{i}"
-        transcripts.append((element, _compress(blob)))
-        tx_ids.append(element)
+        packed = _compress(blob)
+        if embedded + len(packed) > embed_limit:
+            left_out += 1
+            tx_ids.append(None)
+        else:
+            element = f"tx-{run_index}-{i}"
+            transcripts.append((element, packed))
+            tx_ids.append(element)
+            embedded += len(packed)
         shas.append(hashlib.sha256(blob).hexdigest())
         try:
             record = json.loads(blob)
@@ -223,6 +240,8 @@ def run_data(run_dir: str | os.PathLike[str], *, run_index: int = 0) -> tuple[di
         "models": list(dict.fromkeys(df.get_column("model").to_list())) if "model" in df.columns else [],
         "n_trials": df.height,
         "n_failed": n_failed,
+        "transcripts_left_out": left_out,
+        "embed_limit_mib": embed_limit / 2**20,
         "condition_keys": condition_keys(df) if df.height else [],
         "trials": trials,
         "transcript": tx_ids,
@@ -284,15 +303,16 @@ def _write(path: Path, html: str) -> Path:
     return path
 
 
-def build_viewer(run_dir: str | os.PathLike[str]) -> Path:
+def build_viewer(run_dir: str | os.PathLike[str], *, embed_limit: int = EMBED_LIMIT_BYTES) -> Path:
     """Write ``RUN_DIR/report/index.html`` (the report's tables and figures must already be there,
     as :func:`etc_fast.report.write_report` leaves them; without them the page has trials only).
+    ``embed_limit``: bytes of transcripts the page embeds (:func:`run_data`).
 
     Raises:
         FileNotFoundError: The run has no results table.
     """
     root = Path(run_dir)
-    data = run_data(root)
+    data = run_data(root, embed_limit=embed_limit)
     return _write(root / "report" / VIEWER_FILE, render_page([data], title=f"etc_fast run {data[0]['name']}", mode="run"))
 
 

@@ -404,3 +404,25 @@ def test_budget_curves_in_the_study_view(browser, tmp_path):
     want = trials.filter((pl.col("task") == "m3_task") & (pl.col("configuration") == "random_c") & pl.col("measurement_budget").is_null())
     assert _count(page) == want.height == 3
     t.close("budget_curves")
+
+
+def test_a_run_past_the_embed_limit_keeps_every_row_and_names_what_is_left_out(browser, tmp_path):
+    from etc_fast.report._viewer import run_data
+
+    root = make_run(tmp_path / "run", tasks=("m0_gravity", "m9_hooke_law"), n_draws=50)
+    full, packed = run_data(root)
+    assert full["transcripts_left_out"] == 0 and len(packed) == full["n_trials"] >= 3
+    limit = len(packed[0][1]) + len(packed[1][1])  # room for the first two transcripts only
+    data, kept = run_data(root, embed_limit=limit)
+    assert [e for e, _ in kept] == [e for e, _ in packed[:2]] and data["transcripts_left_out"] == full["n_trials"] - 2
+    assert data["sha256"] == full["sha256"] and data["final_source"] == full["final_source"]  # every row keeps its facts
+    t = Page(browser, build_viewer(root, embed_limit=limit).as_uri(), tmp_path)
+    page = t.open("#view=study")
+    assert f"the {full['n_trials'] - 2} trials after them" in page.locator("#left-out-0").inner_text()
+    last = next(i for i, tx in enumerate(data["transcript"]) if tx is None)
+    names = [c["name"] for c in data["trials"]["columns"]]
+    page = t.open(f"#view=trial&run=0&id={data['trials']['rows'][last][names.index('trial_id')]}")
+    page.wait_for_selector("#trial-body[data-ready]")
+    assert "not in this page" in page.locator("#trial-body .err").inner_text()
+    assert _count(t.open("#view=trials")) == full["n_trials"]
+    t.close("embed_limit")

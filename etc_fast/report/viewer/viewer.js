@@ -227,6 +227,9 @@
   // ------------------------------------------------------------------------------------
   function loadRecord(t) {
     if (t.record) return Promise.resolve(t.record);
+    if (!t.tx && t.sha) return Promise.reject(new Error('its transcript is not in this page (a page embeds ' + fmtNum(RUNS[t.r].embed_limit_mib) +
+      ' MiB of transcripts per run, and ' + RUNS[t.r].transcripts_left_out + ' trials of this run come after that): read transcripts/' + t.id +
+      '.json in the run directory'));
     if (!t.tx) return Promise.reject(new Error('no transcript is stored for this trial'));
     var node = document.getElementById(t.tx);
     var bin = atob(node.textContent.trim());
@@ -428,6 +431,9 @@
       out.push(el('p', null, run.n_trials + ' trials (' + run.n_failed + ' failed); models: ' + (run.models.join(', ') || '\u2013') +
         '; judge: ', el('strong', { id: r === 0 ? 'judge-name' : null }, run.judge),
         '. SA = share of trials credited by that judge; RMSLE = NewtonBench magnitude RMSLE on the shared grid.'));
+      if (run.transcripts_left_out) out.push(el('p', { 'class': 'muted', id: 'left-out-' + r }, 'This page embeds the first ' +
+        fmtNum(run.embed_limit_mib) + ' MiB of transcripts; the ' + run.transcripts_left_out + ' trials after them keep their row and final law, ' +
+        'and their transcripts are in the run directory (transcripts/TRIAL_ID.json).'));
       var heat = run.tables.filter(function (t) { return t.stem === 'table_heatmap'; })[0];
       if (heat) out.push(heatmap(run, r, heat));
       out.push(budgetCurves(run, r));
