@@ -278,7 +278,10 @@ def _study_page(s: Mapping[str, Any]) -> str:
         GENERATED.format(name=s["name"]),
         f"# Study `{s['name']}`",
         "",
-        f"{t['done']} trials ({t['failed']} failed), model {', '.join(f'`{m}`' for m in s['models'])}, judge "
+        f"{t['done']} trials ({t['failed']} failed)"
+        + (f", a run in progress: {t['done']:,} of its {t['planned']:,} planned trials, so every number below is "
+           "partial" if t.get("planned") else "")
+        + f", model {', '.join(f'`{m}`' for m in s['models'])}, judge "
         f"{s['judge']['label']}. Main configuration `{s['main']}`: {credited}/{n} credited ({_pct(credited, n)}%), "
         f"{_num('measurements_mean', meas) if meas is not None else '–'} mean measurements.",
         "",
@@ -304,7 +307,8 @@ def _index_page(summaries: Mapping[str, Mapping[str, Any]]) -> str:
         commit = f"`{p['commit'][:10]}`" if p.get("commit") else "–"
         if p.get("dirty"):
             commit += " (modified)"
-        body.append([f"[{name}]({name}.md)", str(s["trials"]["done"]),
+        planned = s["trials"].get("planned")
+        body.append([f"[{name}]({name}.md)", str(s["trials"]["done"]) + (f" of {planned} (in progress)" if planned else ""),
                      f"`{s['main']}` {credited}/{n} ({_pct(credited, n)}%)",
                      _num("measurements_mean", meas) if meas is not None else "–",
                      commit, p.get("date") or "–", machines[p.get("machine") or "–"]])

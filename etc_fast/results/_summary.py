@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +208,17 @@ def _provenance(root: Path, stated: StatedProvenance | None) -> dict[str, Any]:
     return {"source": "stated", "commit": stated.commit, "dirty": None, "date": stated.date, "machine": stated.machine}
 
 
+def _planned(config: Mapping[str, Any], root: Path) -> int | None:
+    """The trials of the run's grid (None when its resolved config no longer expands here, e.g. a
+    custom task file that is not at its path)."""
+    from etc_fast.runner import ConfigError, expand_grid, parse_config
+
+    try:
+        return len(expand_grid(parse_config(dict(config), source=str(root))))
+    except (ConfigError, OSError, ValueError):
+        return None
+
+
 def summarise_run(run_dir: str | Path, name: str | None = None, *, stated: StatedProvenance | None = None,
                   main: str | None = None, repo: str | Path = ".") -> dict[str, Any]:
     """The summary of a finished run that ``results/NAME.json`` stores.
@@ -293,7 +305,9 @@ def summarise_run(run_dir: str | Path, name: str | None = None, *, stated: State
                    "shipped": f"configs/{config_name}.yaml" if shipped.is_file() else None},
         "judge": {"name": str(config.get("judge")), "label": judge_label(root, judges)},
         "models": list(dict.fromkeys(trials.get_column("model").to_list())),
-        "trials": {"done": trials.height, "failed": failed},
+        # "planned" only for a run stored before its grid is played out (a study run in parts)
+        "trials": {"done": trials.height, "failed": failed,
+                   **({"planned": planned} if (planned := _planned(config, root)) not in (None, trials.height) else {})},
         "main": main,
         "provenance": provenance,
         "tables": tables,

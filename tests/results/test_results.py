@@ -439,3 +439,21 @@ def test_a_study_with_a_reference_pages_its_paired_table_as_the_report_printed_i
         text = f"{want['diff']} [{want['ci_low']}, {want['ci_high']}]"
         got = cells[(want["measurement_budget"], want["config_a"])]
         assert got.strip("*") == text and got.startswith("**") == (want["decision_holm"] in ("A better", "B better"))
+
+
+def test_a_run_stored_in_parts_says_it_is_partial(tmp_path):
+    from tests.runner._fakes import FakeWorker
+
+    cfg = parse_config({**TINY, "out": str(tmp_path / "run"), "executor": "threads"}, source="tiny.yaml")
+    run_config(cfg, worker=FakeWorker(), tty=False, limit=3)
+    root = tmp_path / "repo"
+    root.mkdir()
+    assert main(["--root", str(root), "store", str(tmp_path / "run"), "--main", "random_c"]) == 0
+    stored = json.loads((root / "results" / "tiny.json").read_text())
+    assert stored["trials"] == {"done": 3, "failed": 0, "planned": 8}
+    assert main(["--root", str(root), "pages"]) == 0
+    assert "a run in progress: 3 of its 8 planned trials" in (root / "docs" / "results" / "tiny.md").read_text()
+    assert "| 3 of 8 (in progress) |" in (root / "docs" / "results" / "index.md").read_text()
+    run_config(cfg, worker=FakeWorker(), tty=False)  # the rest: a finished run's summary has no "planned"
+    assert main(["--root", str(root), "store", str(tmp_path / "run"), "--main", "random_c"]) == 0
+    assert json.loads((root / "results" / "tiny.json").read_text())["trials"] == {"done": 8, "failed": 0}
