@@ -119,9 +119,26 @@ def _provenance_lines(s: Mapping[str, Any]) -> list[str]:
     stated = " (stated when stored: the run predates provenance.json)" if p.get("source") == "stated" else ""
     return [
         f"- Code: {commit}{stated}; made {when}.",
+        *([f"- Made in {len(p['parts'])} parts: " + "; ".join(_part_text(e) for e in p["parts"]) + "."]
+          if p.get("parts") else []),
         f"- Machine: {p.get('machine') or '–'}.",
         f"- Config: `{s['config']['name']}`, SHA-256 of its `config.resolved.yaml` `{s['config']['sha256'][:16]}`.",
     ]
+
+
+def _part_text(part: Mapping[str, Any]) -> str:
+    """One invocation of a run made in parts: its trials, wall time and executor."""
+    from datetime import datetime
+
+    try:
+        start, end = (datetime.fromisoformat(str(part[k]).replace("Z", "+00:00")) for k in ("started_utc", "ended_utc"))
+        wall = f"{(end - start).total_seconds() / 60:.0f} min"
+    except (KeyError, TypeError, ValueError):
+        wall = "time unknown"
+    where = part.get("executor") or "?"
+    if part.get("workers"):
+        where += f", {part['workers']} workers"
+    return f"{part.get('trials_run', 0):,} trials in {wall} ({where}, from {part.get('started_utc')})"
 
 
 def _rerun_lines(s: Mapping[str, Any]) -> list[str]:

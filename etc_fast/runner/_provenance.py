@@ -14,6 +14,8 @@ Fields::
     ended_utc      when the last invocation ended (null while one is running or after a crash)
     machine        platform, cpu, logical_cores, python, numpy, numba (:func:`machine_info`)
     later          [{"code", "machine", "started_utc"}] for invocations that differ (optional)
+    invocations    [{"started_utc", "ended_utc", "trials_run", "executor", "workers"}], one per
+                   invocation that ran trials (optional; the parts of a study run in parts)
 """
 
 from __future__ import annotations
@@ -164,8 +166,10 @@ def write_provenance_start(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     return data
 
 
-def write_provenance_end(run_dir: str | os.PathLike[str]) -> None:
-    """Record the end of the invocation that wrote the start (nothing when there is no record)."""
+def write_provenance_end(run_dir: str | os.PathLike[str], *, started_utc: str | None = None, trials_run: int = 0,
+                         executor: str | None = None, workers: int | None = None) -> None:
+    """Record the end of the invocation that wrote the start (nothing when there is no record);
+    one that ran trials is added to ``invocations`` (from ``started_utc``, with how many and where)."""
     root = Path(run_dir)
     try:
         data = read_provenance(root)
@@ -174,4 +178,8 @@ def write_provenance_end(run_dir: str | os.PathLike[str]) -> None:
     if data is None:
         return
     data["ended_utc"] = utc_now()
+    if trials_run > 0:
+        data["invocations"] = [*data.get("invocations", []), {
+            "started_utc": started_utc, "ended_utc": data["ended_utc"], "trials_run": int(trials_run),
+            "executor": executor, "workers": workers}]
     _write(root, data)

@@ -19,7 +19,7 @@ from etc_fast.runner._executors import TrialWorker, _llm_stop, create_executor
 from etc_fast.runner._grid import expand_grid
 from etc_fast.runner._ledger import RunLedger, open_run_ledger
 from etc_fast.runner._progress import Progress, format_duration
-from etc_fast.runner._provenance import write_provenance_end
+from etc_fast.runner._provenance import utc_now, write_provenance_end
 from etc_fast.runner._store import RunStore
 from etc_fast.store import RunDirError, write_manifest, writing
 
@@ -118,6 +118,7 @@ def run_config(
         RunDirError: The output directory cannot be used.
     """
     t0 = time.perf_counter()
+    began = utc_now()
     stream = stream if stream is not None else sys.stderr
     _llm_stop(False)  # calls stopped by an earlier run in this process may go again
     specs = expand_grid(config)
@@ -143,7 +144,8 @@ def run_config(
 
     report_path, report_error = _write_report(config) if report else (None, None)
     with writing(config.out, "write manifest.sha256"):
-        write_provenance_end(config.out)
+        write_provenance_end(config.out, started_utc=began, trials_run=progress.ran, executor=config.executor,
+                             workers=None if config.executor == "ray" and config.ray.address else config.workers)
         write_manifest(config.out)
     wall = time.perf_counter() - t0
     ran = progress.ran

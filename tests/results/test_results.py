@@ -457,3 +457,22 @@ def test_a_run_stored_in_parts_says_it_is_partial(tmp_path):
     run_config(cfg, worker=FakeWorker(), tty=False)  # the rest: a finished run's summary has no "planned"
     assert main(["--root", str(root), "store", str(tmp_path / "run"), "--main", "random_c"]) == 0
     assert json.loads((root / "results" / "tiny.json").read_text())["trials"] == {"done": 8, "failed": 0}
+
+
+def test_a_run_made_in_parts_pages_each_part(tmp_path):
+    from etc_fast.runner._provenance import read_provenance
+    from tests.runner._fakes import FakeWorker
+
+    cfg = parse_config({**TINY, "out": str(tmp_path / "run"), "executor": "threads", "workers": 1}, source="tiny.yaml")
+    run_config(cfg, worker=FakeWorker(), tty=False, limit=3)
+    run_config(cfg, worker=FakeWorker(), tty=False, limit=0)  # ran nothing: not a part
+    run_config(cfg, worker=FakeWorker(), tty=False)
+    parts = read_provenance(tmp_path / "run")["invocations"]
+    assert [(p["trials_run"], p["executor"], p["workers"]) for p in parts] == [(3, "threads", 1), (5, "threads", 1)]
+    assert all(p["started_utc"] <= p["ended_utc"] for p in parts)
+    root = tmp_path / "repo"
+    root.mkdir()
+    assert main(["--root", str(root), "store", str(tmp_path / "run"), "--main", "random_c"]) == 0
+    assert main(["--root", str(root), "pages"]) == 0
+    page = (root / "docs" / "results" / "tiny.md").read_text()
+    assert "- Made in 2 parts: 3 trials in 0 min (threads, 1 workers, from " in page and "; 5 trials in 0 min" in page
