@@ -119,11 +119,19 @@ def _provenance_lines(s: Mapping[str, Any]) -> list[str]:
     stated = " (stated when stored: the run predates provenance.json)" if p.get("source") == "stated" else ""
     return [
         f"- Code: {commit}{stated}; made {when}.",
-        *([f"- Made in {len(p['parts'])} parts: " + "; ".join(_part_text(e) for e in p["parts"]) + "."]
+        *([("- Time, by part: " if len(p["parts"]) > 1 or _untimed(s) else "- Time: ")
+           + "; ".join(_part_text(e) for e in p["parts"]) + _untimed(s) + "."]
           if p.get("parts") else []),
         f"- Machine: {p.get('machine') or '–'}.",
         f"- Config: `{s['config']['name']}`, SHA-256 of its `config.resolved.yaml` `{s['config']['sha256'][:16]}`.",
     ]
+
+
+def _untimed(s: Mapping[str, Any]) -> str:
+    """The trials of a run made in parts that no recorded part ran (invocations of code that did not
+    record its parts)."""
+    rest = int(s["trials"]["done"]) - sum(int(e.get("trials_run") or 0) for e in s["provenance"]["parts"])
+    return f"; and {rest:,} trials in earlier parts whose time the run does not record" if rest > 0 else ""
 
 
 def _part_text(part: Mapping[str, Any]) -> str:
@@ -138,7 +146,7 @@ def _part_text(part: Mapping[str, Any]) -> str:
     where = part.get("executor") or "?"
     if part.get("workers"):
         where += f", {part['workers']} workers"
-    return f"{part.get('trials_run', 0):,} trials in {wall} ({where}, from {part.get('started_utc')})"
+    return f"{part.get('trials_run') or 0:,} trials in {wall} ({where}, from {part.get('started_utc')})"
 
 
 def _rerun_lines(s: Mapping[str, Any]) -> list[str]:

@@ -201,10 +201,10 @@ def _provenance(root: Path, stated: StatedProvenance | None) -> dict[str, Any]:
             "ended_utc": ended,
             "date": (ended or found.get("started_utc") or "")[:10] or None,
             "machine": machine_text(found.get("machine") or {}),
-            # a run made in several invocations (a study run in parts): each one's time and trials
+            # each invocation that ran trials (a study run in parts has several): its time and trials
             **({"parts": [{k: e.get(k) for k in ("started_utc", "ended_utc", "trials_run", "executor", "workers")}
                           for e in parts]}
-               if len(parts := found.get("invocations") or []) > 1 else {}),
+               if (parts := found.get("invocations") or []) else {}),
         }
     if stated is None:
         raise ResultsError(f"{root} has no provenance.json (a run made before runs recorded it): say where it was "

@@ -475,4 +475,10 @@ def test_a_run_made_in_parts_pages_each_part(tmp_path):
     assert main(["--root", str(root), "store", str(tmp_path / "run"), "--main", "random_c"]) == 0
     assert main(["--root", str(root), "pages"]) == 0
     page = (root / "docs" / "results" / "tiny.md").read_text()
-    assert "- Made in 2 parts: 3 trials in 0 min (threads, 1 workers, from " in page and "; 5 trials in 0 min" in page
+    assert "- Time, by part: 3 trials in 0 min (threads, 1 workers, from " in page and "; 5 trials in 0 min" in page
+    assert "earlier parts" not in page
+    from etc_fast.results._pages import _untimed
+
+    # parts run by code that did not record them are counted, not hidden
+    assert _untimed({"trials": {"done": 10}, "provenance": {"parts": [{"trials_run": 4}]}}) == (
+        "; and 6 trials in earlier parts whose time the run does not record")
