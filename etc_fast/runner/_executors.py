@@ -611,7 +611,9 @@ class RayExecutor:
             else:
                 root = str(Path(__file__).resolve().parents[2])
                 path = os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-                ray.init(num_cpus=self.workers, runtime_env={"env_vars": {"PYTHONPATH": path}}, **common)
+                # "local": a new instance even where `ray start` left a cluster on this machine (which a
+                # bare init would join, refusing num_cpus)
+                ray.init(address="local", num_cpus=self.workers, runtime_env={"env_vars": {"PYTHONPATH": path}}, **common)
             started = True
         remote = ray.remote(num_cpus=1, max_retries=1)(_ray_entry)
         pending: dict[Any, TrialSpec] = {}
