@@ -12,7 +12,7 @@ its submitted law beside the true one, and folds the statistics over modules awa
 its numbers with their magnitude and a custom task by its name.
 """
 
-from etc_fast.report._budget import table_budget_curve, table_budget_to_sa, table_paired, table_power
+from etc_fast.report._budget import table_budget_curve, table_budget_to_sa, table_paired, table_power, task_family
 from etc_fast.report._format import task_label
 from etc_fast.report._load import CONFIG_ORDER, FAMILY_GROUPS, config_label, load_trials
 from etc_fast.report._rejudge import JUDGE_FILE, judge_label
@@ -75,6 +75,7 @@ __all__ = [
     "table_budget_curve",
     "table_budget_to_sa",
     "table_paired",
+    "task_family",
     "table_power",
     "table_savings",
     "write_report",

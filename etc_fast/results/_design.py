@@ -185,13 +185,9 @@ def _is_custom(task: str) -> bool:
 def family_of(task: str) -> str:
     """A law's family, the cluster of the design's intervals: a NewtonBench module, a generated
     law's class (``generated:<class>``), or a custom task file's own law (``custom:<path>``)."""
-    from etc_fast.tasks.generate import is_generated_name, law_by_name
+    from etc_fast.report import task_family
 
-    if is_generated_name(task):
-        return f"generated:{law_by_name(task).task_class}"
-    if _is_custom(task):
-        return f"custom:{task}"
-    return task
+    return f"custom:{task}" if _is_custom(task) else task_family(task)
 
 
 def suite_of(spec: Any) -> str:

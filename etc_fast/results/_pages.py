@@ -117,10 +117,11 @@ def _provenance_lines(s: Mapping[str, Any]) -> list[str]:
     if p.get("started_utc") and p.get("ended_utc"):
         when = f"{p['started_utc']} to {p['ended_utc']}"
     stated = " (stated when stored: the run predates provenance.json)" if p.get("source") == "stated" else ""
+    untimed = _untimed(s) if p.get("parts") else ""
     return [
         f"- Code: {commit}{stated}; made {when}.",
-        *([("- Time, by part: " if len(p["parts"]) > 1 or _untimed(s) else "- Time: ")
-           + "; ".join(_part_text(e) for e in p["parts"]) + _untimed(s) + "."]
+        *([("- Time, by part: " if len(p["parts"]) > 1 or untimed else "- Time: ")
+           + "; ".join(_part_text(e) for e in p["parts"]) + untimed + "."]
           if p.get("parts") else []),
         f"- Machine: {p.get('machine') or '–'}.",
         f"- Config: `{s['config']['name']}`, SHA-256 of its `config.resolved.yaml` `{s['config']['sha256'][:16]}`.",
