@@ -571,6 +571,8 @@ def _import_ray() -> Any:
 
 
 _RAY_THREADS_SET = False
+#: Seconds the Ray driver waits for a trial before it looks at signals again.
+_RAY_POLL_S = 0.5
 
 
 def _ray_entry(worker: TrialWorker, spec_dict: dict[str, Any]) -> dict[str, Any]:
@@ -605,6 +607,10 @@ class RayExecutor:
         ray = _import_ray()
         started = False
         if not ray.is_initialized():
+            # ray.init puts its own SIGTERM handler (sys.exit) in place of the caller's, which would skip
+            # the graceful stop (exit 130, the manifest written); the caller's is put back afterwards
+            main = threading.current_thread() is threading.main_thread()
+            previous = signal.getsignal(signal.SIGTERM) if main else None
             common = dict(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
             if self.address:
                 ray.init(address=self.address, **common)
@@ -615,6 +621,8 @@ class RayExecutor:
                 # bare init would join, refusing num_cpus)
                 ray.init(address="local", num_cpus=self.workers, runtime_env={"env_vars": {"PYTHONPATH": path}}, **common)
             started = True
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
         remote = ray.remote(num_cpus=1, max_retries=1)(_ray_entry)
         pending: dict[Any, TrialSpec] = {}
         try:
@@ -622,7 +630,8 @@ class RayExecutor:
             for spec in specs:
                 pending[remote.remote(worker_ref, spec.to_dict())] = spec
             while pending:
-                done, _ = ray.wait(list(pending), num_returns=1)
+                # a bounded wait: a blocking one holds off Ctrl-C and SIGTERM until some trial returns
+                done, _ = ray.wait(list(pending), num_returns=1, timeout=_RAY_POLL_S)
                 for ref in done:
                     spec = pending.pop(ref)
                     try:

@@ -1,8 +1,9 @@
 """Stopping ``python -m etc_fast.run`` (SIGTERM, SIGINT, SIGKILL) leaves no process behind and no
-request goes out afterwards, with the thread executor and with the process pool."""
+request goes out afterwards, with the thread executor, the process pool and a local Ray instance."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
@@ -17,6 +18,8 @@ from tests.llm._server import ChatServer, model_like
 from tests.llm.test_run_llm import write_config
 
 REPO = Path(__file__).resolve().parents[2]
+# a local Ray instance of the run's own: its raylet and workers inherit the mark, so all of them are looked for
+_NEEDS_RAY = pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed")
 
 
 def _marked(mark: str) -> list[int]:
@@ -49,6 +52,7 @@ def _wait_gone(mark: str, seconds: float) -> list[int]:
 @pytest.mark.parametrize("sig, executor", [
     (signal.SIGTERM, "threads"), (signal.SIGTERM, "processes"), (signal.SIGKILL, "threads"), (signal.SIGKILL, "processes"),
     (signal.SIGINT, "processes"),
+    pytest.param(signal.SIGTERM, "ray", marks=_NEEDS_RAY), pytest.param(signal.SIGINT, "ray", marks=_NEEDS_RAY),
 ])
 def test_no_process_survives_the_run(tmp_path, executor, sig):
     mark = f"ETC_FAST_TEST_MARK={uuid.uuid4().hex}"
