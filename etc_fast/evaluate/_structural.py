@@ -17,7 +17,11 @@ NewtonBench's question, answered offline and deterministically:
    fails for a changed exponent, literal, term, sign or function, however small the change is over
    the grid (e.g. a linearised Bose-Einstein law pinned near 0.5). A constant must keep its sign
    (zero means the term is missing); a missing constant counts as 1. Nothing else is free: no
-   offset, no overall scale, no literal or exponent refit.
+   offset, no overall scale, no literal or exponent refit. Where that fails, the submission is
+   compared once more with its logs of products and exponentials of sums taken apart, and then
+   with its decimals moved together, each by at most 1e-6 of itself, while the constants are
+   solved (decimals that hold the law's numbers only jointly: a fitted ``1/sqrt(a - b*v**2)`` for
+   ``K/sqrt(1 - v**2/13400**2)``, where ``b/a`` is the literal and ``a`` the free ``K``).
 3. **Confirm numerically** on the evaluation grid: with the solved constants, every point with a
    finite target must agree to relative ``rel_tol`` (1e-6) and be finite.
 4. **Say why**: the reason names the difference (extra additive term, exponent on a variable,
@@ -42,7 +46,7 @@ from etc_fast.tasks import Task
 __all__ = ["StructuralJudge", "JUDGE_VERSION"]
 
 #: Version of the structural judge's rules (recorded with every re-judged run).
-JUDGE_VERSION = "2.4"
+JUDGE_VERSION = "2.5"
 
 _DPS = 60
 #: Seconds the algebra on one submission may take (in a killable judge child) before the verdict
@@ -60,6 +64,11 @@ _SNAP_TOL = 1e-6
 _RATIONAL_TOL = 1e-9
 _MAX_DENOMINATOR = 10**6
 _N_CHECK = 8
+#: The joint move of a submission's decimals (StructuralJudge._relaxed): at most this many decimals,
+#: tried only within this relative difference of the law, in this many Gauss-Newton steps.
+_RELAX_MAX = 12
+_RELAX_START = 1e-4
+_RELAX_STEPS = 8
 
 
 _MAX_LOG = 1e5  # |log| of the largest magnitude an exact evaluation may build (doubles stop near 709)
@@ -208,6 +217,19 @@ def _expanded(expr: sp.Expr) -> sp.Expr:
         return expr
 
 
+def _split(expr: sp.Expr) -> sp.Expr | None:
+    """``expr`` with logs of products and exponentials of sums taken apart where that holds on the
+    variables' domains (``log(5*x)`` is ``log(5) + log(x)`` for a positive ``x``), or ``None`` when
+    nothing changes. The exact comparison that follows still decides whether the law is the same."""
+    try:
+        e = sp.expand_log(expr)
+        e = e.replace(lambda n: isinstance(n, sp.exp) and isinstance(n.args[0], sp.Add),
+                      lambda n: sp.Mul(*[sp.exp(a) for a in n.args[0].args]))
+    except Exception:  # noqa: BLE001 - best effort, like _canonical
+        return None
+    return None if e == expr else e
+
+
 #: Largest |exponent| of a number in a combined number (4 in a product of three), how many of
 #: the truth's numbers one may multiply, and how many the truth offers (pi, e, then the rest by size).
 _COMBINED_MAX_EXP = 6
@@ -329,12 +351,26 @@ class _Combined:
         return out
 
 
-def _snap(expr: sp.Expr, numbers: dict, combined: _Combined | None = None) -> tuple[sp.Expr, list]:
+def _fraction(node: sp.Float, max_denominator: int) -> sp.Rational | None:
+    """The fraction of denominator at most ``max_denominator`` within :data:`_RATIONAL_TOL` of the
+    decimal ``node``, or ``None``; a numerator above :data:`_PRIME_PART_MAX` makes no fraction, as
+    with the truth's numbers (``8.988004e16`` is a rounded number, not the integer 89880040000000000)."""
+    v = float(node)
+    f = fractions.Fraction(str(node)).limit_denominator(max_denominator)
+    if f and abs(f.numerator) <= _PRIME_PART_MAX and abs(float(f) - v) <= _RATIONAL_TOL * abs(v):
+        return sp.Rational(f.numerator, f.denominator)
+    return None
+
+
+def _snap(expr: sp.Expr, numbers: dict, combined: _Combined | None = None, *,
+          wide_fractions: bool = True) -> tuple[sp.Expr, list]:
     """Set numbers of ``expr`` within relative 1e-6 of a number of the truth to it.
 
     A decimal that no number of the truth is within 1e-6 of is read, in this order, as a fraction
     of denominator at most :data:`_SMALL_DENOMINATOR` (to 1e-9), as a combined number of the truth
-    (``combined``, to 1e-6), or as a fraction of denominator at most 1e6 (to 1e-9).
+    (``combined``, to 1e-6), or as a fraction of denominator at most 1e6 (to 1e-9; not with
+    ``wide_fractions=False``, which leaves such decimals as they are: nearly every decimal of 12
+    digits is within 1e-9 of one of those fractions).
     """
     changed: list = []
     items = list(numbers.items())
@@ -356,21 +392,19 @@ def _snap(expr: sp.Expr, numbers: dict, combined: _Combined | None = None) -> tu
                     continue  # exact rationals must be equal
                 best, bd = t, d
         if best is None and isinstance(node, sp.Float):
-            small = fractions.Fraction(str(node)).limit_denominator(_SMALL_DENOMINATOR)
-            if small and abs(float(small) - v) <= _RATIONAL_TOL * abs(v):
-                return sp.Rational(small.numerator, small.denominator)
+            small = _fraction(node, _SMALL_DENOMINATOR)
+            if small is not None:
+                return small
         if best is None and combined is not None and not node.is_Rational:
             best = combined.match(v)
             if best is not None and best in numbers:
                 best = None if node == best else best
-        if best is None and isinstance(node, sp.Float):
+        if best is None and wide_fractions and isinstance(node, sp.Float):
             # A decimal that is a simple fraction to 1e-9 is that fraction (0.333333333333 -> 1/3,
             # 0.00294117647059 -> 1/340): a law rewritten with rounded coefficients, such as
             # 1/(0.3333/b + 0.2333/(a*b)) for 3*a*b/(a + 0.7), stays the same law. Numbers that are not
             # simple fractions keep their value, so an extra term or a changed number still shows.
-            f = fractions.Fraction(str(node)).limit_denominator(_MAX_DENOMINATOR)
-            if f and abs(float(f) - v) <= _RATIONAL_TOL * abs(v):
-                return sp.Rational(f.numerator, f.denominator)
+            return _fraction(node, _MAX_DENOMINATOR) or best
         return best
 
     def walk(node):
@@ -513,9 +547,32 @@ class StructuralJudge:
             return Verdict(self.name, False, f"not finite at {int(bad.sum())}/{n_fin} finite-target points")
         pts = [i for i in T.order if np.isfinite(pred[i])]
         consts, mp_consts, solved = self._solve(T, S, pts)
+        same = solved and self._identical(T, S, mp_consts, pts)
+        if not same:
+            # the submission taken apart as the truth's numbers were: a number of the law may sit
+            # inside a log of a product or an exponential of a sum (log(116.75*b**0.4343) holds 4.76)
+            alt = _split(sub.expr)
+            if alt is not None:
+                S2, changed2 = _snap(alt, T.numbers, T.combined)
+                S2 = sp.sympify(S2)
+                pred2 = numeric(S2, T.syms, T.X) if not S2.free_symbols - set(T.syms) else None
+                if pred2 is not None and np.all(np.isfinite(pred2[T.finite])):
+                    c2, m2, ok2 = self._solve(T, S2, pts)
+                    if ok2 and self._identical(T, S2, m2, pts):
+                        S, changed, pred, consts, mp_consts, solved, same = S2, changed2, pred2, c2, m2, True, True
+        moved = 0.0
+        if not same:
+            # decimals that hold the law's numbers only together (a fitted 1/sqrt(a - b*v**2) for
+            # K/sqrt(1 - v**2/13400**2): b/a is 1/13400**2, K is free): moved jointly within _SNAP_TOL
+            near, _ = _snap(sub.expr, T.numbers, T.combined, wide_fractions=False)
+            relaxed = self._relaxed(T, sp.sympify(near), pts, mp_consts if solved else None)
+            if relaxed is not None:
+                S3, moved = relaxed
+                c3, m3, ok3 = self._solve(T, S3, pts)
+                if ok3 and self._identical(T, S3, m3, pts):
+                    S, consts, mp_consts, solved, same = S3, c3, m3, True, True
         if not solved:
             return Verdict(self.name, False, self._explain(T, S, sub, pts, None))
-        same = self._identical(T, S, mp_consts, pts)
         if not same:
             return Verdict(self.name, False, self._explain(T, S, sub, pts, consts))
         for name, c, ct in zip(T.used, consts, T.ctrue):
@@ -537,6 +594,8 @@ class StructuralJudge:
             return Verdict(self.name, False, f"symbolically the law, but {nbad}/{n_fin} grid points differ by more than "
                                              f"{self.rel_tol:.0e} (max {worst:.1e}): a branch or min/max differs")
         parts = [f"{n} {_fmt(c)} vs {_fmt(ct)}: allowed" for n, c, ct in zip(T.used, consts, T.ctrue)]
+        if moved:
+            parts.append(f"decimals moved together by at most {moved:.1e} (relative) to make the law exact")
         if changed:
             parts.append("numbers taken as the law's: " + ", ".join(f"{_fmt(a)}~{_show(b)}" for a, b in changed[:3]))
         if not parts:
@@ -599,6 +658,89 @@ class StructuralJudge:
             except (ZeroDivisionError, ValueError, TypeError):
                 return [], [], False
         return [], [], False
+
+    def _relaxed(self, T: _Truth, S: sp.Expr, pts: Sequence[int | np.integer], consts: list | None
+                 ) -> tuple[sp.Expr, float] | None:
+        """``S`` with its decimals moved, each by at most :data:`_SNAP_TOL` of itself, to where it is the
+        law exactly for some hidden constants, and the largest move; ``None`` where there is no such place.
+
+        Decimals and constants are solved for together (Gauss-Newton at 60 digits, minimum-norm steps,
+        which the many equivalent placements of a free constant need) on points that the exact check
+        afterwards does not use. Only a submission already within 1e-4 of the law is tried.
+        """
+        floats = sorted({f for f in S.atoms(sp.Float) if f != 0}, key=lambda f: (float(f), str(f)))
+        k, m = len(T.csyms), len(floats)
+        if not floats or m > _RELAX_MAX or (k and consts is None) and not T.linear:
+            return None
+        checked = set(pts[:_N_CHECK]) | set(pts[len(pts) // 2: len(pts) // 2 + 4]) | set(pts[-k:] if k else [])
+        free = [i for i in pts if i not in checked]
+        n = k + m + 4
+        if len(free) < n:
+            return None
+        use = [free[int(j)] for j in np.linspace(0, len(free) - 1, n).round()]
+        qs = [sp.Symbol(f"_relax_{i}") for i in range(m)]
+        s_mp = _mp_lambda(list(T.syms) + qs, S.xreplace(dict(zip(floats, qs))))
+        with mpmath.workdps(_DPS):
+            xs = [[mpmath.mpf(float(v)) for v in T.X[i]] for i in use]
+            d = [mpmath.mpf(str(f)) for f in floats]
+            if k and consts is None:  # constants entering linearly: solved from the first points
+                lin = self._exact_linear(T, _mp_lambda(T.syms, S), use[:k], 1)
+                if lin is None:
+                    return None
+                consts = lin
+            c0 = [mpmath.mpf(mpmath.re(c)) for c in (consts or [])]
+            scale = [abs(c) if c != 0 else mpmath.mpf(1) for c in c0]
+            tiny = mpmath.mpf(10) ** -300
+
+            def resid(z: list) -> list | None:
+                c = [c0[j] + scale[j] * z[j] for j in range(k)]
+                p = [d[i] * (1 + z[k + i]) for i in range(m)]
+                out = []
+                for x in xs:
+                    try:
+                        a, b = s_mp(*x, *p), T.f_mp(*x, *c)
+                    except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+                        return None
+                    if isinstance(a, mpmath.mpc) or isinstance(b, mpmath.mpc):
+                        return None
+                    out.append((a - b) / (abs(b) + tiny))
+                return out
+
+            z = [mpmath.mpf(0)] * (k + m)
+            r = resid(z)
+            if r is None or max(abs(v) for v in r) > _RELAX_START:
+                return None
+            h = mpmath.mpf(10) ** -30
+            for _ in range(_RELAX_STEPS):
+                if max(abs(v) for v in r) <= _IDENTITY_TOL ** 2:
+                    break
+                J = mpmath.matrix(n, k + m)
+                for j in range(k + m):
+                    zj = list(z)
+                    zj[j] += h
+                    rj = resid(zj)
+                    if rj is None:
+                        return None
+                    for i in range(n):
+                        J[i, j] = (rj[i] - r[i]) / h
+                try:
+                    U, sv, V = mpmath.svd_r(J)
+                except (ZeroDivisionError, ValueError):
+                    return None
+                top = max(abs(sv[i]) for i in range(sv.rows))
+                ur = U.T * mpmath.matrix([-v for v in r])
+                w = mpmath.matrix([ur[i] / sv[i] if abs(sv[i]) > top * mpmath.mpf(10) ** -20 else 0
+                                   for i in range(sv.rows)])
+                step = V.T * w
+                z = [z[j] + step[j] for j in range(k + m)]
+                r = resid(z)
+                if r is None:
+                    return None
+            worst = max(abs(z[k + i]) for i in range(m))
+            if max(abs(v) for v in r) > _IDENTITY_TOL or worst > _SNAP_TOL:
+                return None
+            moved = {f: sp.Float(d[i] * (1 + z[k + i]), _DPS) for i, f in enumerate(floats)}
+        return S.xreplace(moved), float(worst)
 
     def _identical(self, T: _Truth, S: sp.Expr, consts: list, pts: Sequence[int | np.integer], *,
                    sign: int = 1) -> bool:
