@@ -65,14 +65,24 @@ def sandbox_processes(*, zygotes: bool = False) -> list[int]:
 
 
 def judge_processes() -> list[int]:
-    """Pids of live structural-judge servers (and their children) started from this interpreter."""
+    """Pids of live structural-judge servers started from this checkout.
+
+    A judge server's environment names the checkout it runs (``PYTHONPATH``): those of a study run
+    from another checkout on the same machine are left out, as :func:`sandbox_processes` leaves out
+    the sandboxes of another checkout's runner.
+    """
     found = []
+    mine = b"\0PYTHONPATH=" + str(Path(__file__).resolve().parents[2]).encode() + b"\0"
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if b"etc_fast.evaluate._judge_worker" in f.read():
-                        found.append(int(entry))
+                    if b"etc_fast.evaluate._judge_worker" not in f.read():
+                        continue
+                with open(f"/proc/{entry}/environ", "rb") as f:
+                    env = b"\0" + f.read() + b"\0"
             except OSError:
                 continue
+            if mine in env:
+                found.append(int(entry))
     return found
