@@ -711,9 +711,12 @@ class StructuralJudge:
             if r is None or max(abs(v) for v in r) > _RELAX_START:
                 return None
             h = mpmath.mpf(10) ** -30
+            last = None
             for _ in range(_RELAX_STEPS):
-                if max(abs(v) for v in r) <= _IDENTITY_TOL ** 2:
-                    break
+                size = max(abs(v) for v in r)
+                if size <= _IDENTITY_TOL ** 2 or last is not None and not size <= last / 100:
+                    break  # exact, or stalled: a consistent system converges fast, another one does not
+                last = size
                 J = mpmath.matrix(n, k + m)
                 for j in range(k + m):
                     zj = list(z)
