@@ -64,6 +64,9 @@ _SNAP_TOL = 1e-6
 _RATIONAL_TOL = 1e-9
 _MAX_DENOMINATOR = 10**6
 _N_CHECK = 8
+#: Newton's method for two or more constants entering nonlinearly: steps, and halvings of a step.
+_NEWTON_STEPS = 100
+_NEWTON_HALVINGS = 40
 #: The joint move of a submission's decimals (StructuralJudge._relaxed): at most this many decimals,
 #: tried only within this relative difference of the law, in this many Gauss-Newton steps.
 _RELAX_MAX = 12
@@ -215,6 +218,47 @@ def _expanded(expr: sp.Expr) -> sp.Expr:
         return sp.expand_log(e, force=True)
     except Exception:  # noqa: BLE001 - best effort, like _canonical
         return expr
+
+
+def _newton(eqs, start: list) -> list:
+    """Damped Newton's method on the square system ``eqs(*u) = 0`` at the working precision, bounded by
+    counts: at most :data:`_NEWTON_STEPS` steps, each halved at most :data:`_NEWTON_HALVINGS` times
+    until the residual falls (a forward-difference Jacobian of step 1e-30). Returns the point reached;
+    the caller checks its residual. A complex residual counts as no decrease."""
+    k = len(start)
+    u = [mpmath.mpf(v) for v in start]
+    r = eqs(*u)
+    if any(isinstance(v, mpmath.mpc) for v in r):
+        raise ValueError("complex at the start")
+    size = max(abs(v) for v in r)
+    h = mpmath.mpf(10) ** -30
+    for _ in range(_NEWTON_STEPS):
+        if size <= mpmath.mpf(10) ** (-2 * _DPS + 20):
+            break
+        J = mpmath.matrix(k, k)
+        for j in range(k):
+            uj = list(u)
+            uj[j] += h
+            rj = eqs(*uj)
+            for i in range(k):
+                J[i, j] = (rj[i] - r[i]) / h
+        step = mpmath.lu_solve(J, mpmath.matrix([-v for v in r]))
+        lam = mpmath.mpf(1)
+        for _ in range(_NEWTON_HALVINGS):
+            cand = [u[j] + lam * mpmath.re(step[j]) for j in range(k)]
+            try:
+                rc = eqs(*cand)
+            except (ValueError, ZeroDivisionError, OverflowError):
+                rc = None
+            if rc is not None and not any(isinstance(v, mpmath.mpc) for v in rc):
+                new_size = max(abs(v) for v in rc)
+                if new_size < size:
+                    u, r, size = cand, rc, new_size
+                    break
+            lam /= 2
+        else:
+            break  # no decrease along Newton's direction
+    return u
 
 
 def _split(expr: sp.Expr) -> sp.Expr | None:
@@ -642,7 +686,7 @@ class StructuralJudge:
                             u = [mpmath.findroot(lambda a: eqs(a)[0], (st[0], st[0] + mpmath.mpf("0.1")),
                                                  solver="secant", tol=mpmath.mpf(10) ** (-2 * _DPS + 20), maxsteps=200)]
                         else:
-                            u = list(mpmath.findroot(eqs, st, tol=mpmath.mpf(10) ** (-2 * _DPS + 20), maxsteps=200))
+                            u = _newton(eqs, st)
                     except (ValueError, ZeroDivisionError, TypeError, OverflowError):
                         continue
                     if any(isinstance(v, mpmath.mpc) and v.imag != 0 for v in u):
