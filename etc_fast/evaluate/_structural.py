@@ -220,6 +220,21 @@ def _expanded(expr: sp.Expr) -> sp.Expr:
         return expr
 
 
+def _jacobian(f, z: list, r: list, h):
+    """The forward-difference Jacobian (step ``h``) of ``f`` (a list of values from a list of
+    unknowns) at ``z``, where ``f(z) = r``; ``None`` where ``f`` gives ``None``."""
+    J = mpmath.matrix(len(r), len(z))
+    for j in range(len(z)):
+        zj = list(z)
+        zj[j] += h
+        rj = f(zj)
+        if rj is None:
+            return None
+        for i in range(len(r)):
+            J[i, j] = (rj[i] - r[i]) / h
+    return J
+
+
 def _newton(eqs, start: list) -> list:
     """Damped Newton's method on the square system ``eqs(*u) = 0`` at the working precision, bounded by
     counts: at most :data:`_NEWTON_STEPS` steps, each halved at most :data:`_NEWTON_HALVINGS` times
@@ -235,13 +250,7 @@ def _newton(eqs, start: list) -> list:
     for _ in range(_NEWTON_STEPS):
         if size <= mpmath.mpf(10) ** (-2 * _DPS + 20):
             break
-        J = mpmath.matrix(k, k)
-        for j in range(k):
-            uj = list(u)
-            uj[j] += h
-            rj = eqs(*uj)
-            for i in range(k):
-                J[i, j] = (rj[i] - r[i]) / h
+        J = _jacobian(lambda z: eqs(*z), u, r, h)
         step = mpmath.lu_solve(J, mpmath.matrix([-v for v in r]))
         lam = mpmath.mpf(1)
         for _ in range(_NEWTON_HALVINGS):
@@ -592,29 +601,12 @@ class StructuralJudge:
         pts = [i for i in T.order if np.isfinite(pred[i])]
         consts, mp_consts, solved = self._solve(T, S, pts)
         same = solved and self._identical(T, S, mp_consts, pts)
-        if not same:
-            # the submission taken apart as the truth's numbers were: a number of the law may sit
-            # inside a log of a product or an exponential of a sum (log(116.75*b**0.4343) holds 4.76)
-            alt = _split(sub.expr)
-            if alt is not None:
-                S2, changed2 = _snap(alt, T.numbers, T.combined)
-                S2 = sp.sympify(S2)
-                pred2 = numeric(S2, T.syms, T.X) if not S2.free_symbols - set(T.syms) else None
-                if pred2 is not None and np.all(np.isfinite(pred2[T.finite])):
-                    c2, m2, ok2 = self._solve(T, S2, pts)
-                    if ok2 and self._identical(T, S2, m2, pts):
-                        S, changed, pred, consts, mp_consts, solved, same = S2, changed2, pred2, c2, m2, True, True
         moved = 0.0
         if not same:
-            # decimals that hold the law's numbers only together (a fitted 1/sqrt(a - b*v**2) for
-            # K/sqrt(1 - v**2/13400**2): b/a is 1/13400**2, K is free): moved jointly within _SNAP_TOL
-            near, _ = _snap(sub.expr, T.numbers, T.combined, wide_fractions=False)
-            relaxed = self._relaxed(T, sp.sympify(near), pts, mp_consts if solved else None)
-            if relaxed is not None:
-                S3, moved = relaxed
-                c3, m3, ok3 = self._solve(T, S3, pts)
-                if ok3 and self._identical(T, S3, m3, pts):
-                    S, consts, mp_consts, solved, same = S3, c3, m3, True, True
+            other = self._other_form(T, sub, pts, pred, mp_consts if solved else None)
+            if other is not None:
+                S, changed, pred, consts, mp_consts, moved = other
+                solved = same = True
         if not solved:
             return Verdict(self.name, False, self._explain(T, S, sub, pts, None))
         if not same:
@@ -703,6 +695,35 @@ class StructuralJudge:
                 return [], [], False
         return [], [], False
 
+    def _other_form(self, T: _Truth, sub, pts: Sequence[int | np.integer], pred: np.ndarray, consts: list | None
+                    ) -> tuple[sp.Expr, list, np.ndarray, list, list, float] | None:
+        """The submission read another way in which it is the law exactly: ``(S, changed, pred, consts,
+        mp_consts, moved)`` as :meth:`_judge` uses them, or ``None``.
+
+        First taken apart as the truth's numbers were (a number of the law may sit inside a log of a
+        product or an exponential of a sum: ``log(116.75*b**0.4343)`` holds 4.76), then with its
+        decimals moved jointly within :data:`_SNAP_TOL` (:meth:`_relaxed`: a fitted
+        ``1/sqrt(a - b*v**2)`` for ``K/sqrt(1 - v**2/13400**2)``, where ``b/a`` is the literal).
+        """
+        alt = _split(sub.expr)
+        if alt is not None:
+            S, changed = _snap(alt, T.numbers, T.combined)
+            S = sp.sympify(S)
+            if not S.free_symbols - set(T.syms):
+                alt_pred = numeric(S, T.syms, T.X)
+                if np.all(np.isfinite(alt_pred[T.finite])):
+                    c, m, ok = self._solve(T, S, pts)
+                    if ok and self._identical(T, S, m, pts):
+                        return S, changed, alt_pred, c, m, 0.0
+        near, changed = _snap(sub.expr, T.numbers, T.combined, wide_fractions=False)
+        relaxed = self._relaxed(T, sp.sympify(near), pts, consts)
+        if relaxed is not None:
+            S, moved = relaxed
+            c, m, ok = self._solve(T, S, pts)
+            if ok and self._identical(T, S, m, pts):
+                return S, changed, pred, c, m, moved
+        return None
+
     def _relaxed(self, T: _Truth, S: sp.Expr, pts: Sequence[int | np.integer], consts: list | None
                  ) -> tuple[sp.Expr, float] | None:
         """``S`` with its decimals moved, each by at most :data:`_SNAP_TOL` of itself, to where it is the
@@ -761,15 +782,9 @@ class StructuralJudge:
                 if size <= _IDENTITY_TOL ** 2 or last is not None and not size <= last / 100:
                     break  # exact, or stalled: a consistent system converges fast, another one does not
                 last = size
-                J = mpmath.matrix(n, k + m)
-                for j in range(k + m):
-                    zj = list(z)
-                    zj[j] += h
-                    rj = resid(zj)
-                    if rj is None:
-                        return None
-                    for i in range(n):
-                        J[i, j] = (rj[i] - r[i]) / h
+                J = _jacobian(resid, z, r, h)
+                if J is None:
+                    return None
                 try:
                     U, sv, V = mpmath.svd_r(J)
                 except (ZeroDivisionError, ValueError):
