@@ -220,6 +220,12 @@ def _expanded(expr: sp.Expr) -> sp.Expr:
         return expr
 
 
+def _check_points(pts: Sequence[int | np.integer]) -> list:
+    """The grid points :meth:`StructuralJudge._identical` compares at: the first :data:`_N_CHECK` and
+    four from the middle (the joint move of decimals fits on others)."""
+    return list(pts[:_N_CHECK]) + list(pts[len(pts) // 2: len(pts) // 2 + 4])
+
+
 def _jacobian(f, z: list, r: list, h):
     """The forward-difference Jacobian (step ``h``) of ``f`` (a list of values from a list of
     unknowns) at ``z``, where ``f(z) = r``; ``None`` where ``f`` gives ``None``."""
@@ -457,7 +463,7 @@ def _snap(expr: sp.Expr, numbers: dict, combined: _Combined | None = None, *,
             # 0.00294117647059 -> 1/340): a law rewritten with rounded coefficients, such as
             # 1/(0.3333/b + 0.2333/(a*b)) for 3*a*b/(a + 0.7), stays the same law. Numbers that are not
             # simple fractions keep their value, so an extra term or a changed number still shows.
-            return _fraction(node, _MAX_DENOMINATOR) or best
+            best = _fraction(node, _MAX_DENOMINATOR)
         return best
 
     def walk(node):
@@ -737,7 +743,7 @@ class StructuralJudge:
         k, m = len(T.csyms), len(floats)
         if not floats or m > _RELAX_MAX or (k and consts is None) and not T.linear:
             return None
-        checked = set(pts[:_N_CHECK]) | set(pts[len(pts) // 2: len(pts) // 2 + 4]) | set(pts[-k:] if k else [])
+        checked = set(_check_points(pts)) | set(pts[-k:] if k else [])
         free = [i for i in pts if i not in checked]
         n = k + m + 4
         if len(free) < n:
@@ -814,7 +820,7 @@ class StructuralJudge:
                     return False
             else:
                 cs = list(consts)
-            check = list(pts[: _N_CHECK]) + list(pts[len(pts) // 2: len(pts) // 2 + 4])
+            check = _check_points(pts)
             for i in check:
                 x = [mpmath.mpf(float(v)) for v in T.X[i]]
                 try:
