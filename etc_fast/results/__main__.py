@@ -35,7 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("machine", help="print the line naming this machine, as provenance.json records it")
     d = sub.add_parser("design", help="print a study design's power per cell and time per part, from results/*.json")
     d.add_argument("config", help="the study's config (e.g. configs/answer.yaml), read before its run")
-    d.add_argument("--hours", type=float, default=2.0, help="longest part, in estimated hours on two workers (default 2)")
+    d.add_argument("--hours", type=float, default=2.0, help="longest part, in estimated hours (default 2)")
+    d.add_argument("--workers", type=int, default=2, help="workers the run has: trials at once (default 2)")
+    d.add_argument("--run", default=None, metavar="RUN_DIR",
+                   help="a run of this config: time what is left of it from its own finished trials")
     d.add_argument("--target", type=float, default=0.05, help="the paired difference equation cells must detect (default 0.05)")
     return p
 
@@ -116,11 +119,12 @@ def _design(args: argparse.Namespace, root: Path) -> int:
     from etc_fast.results import ResultsError, design_report
     from etc_fast.runner import ConfigError
 
-    if args.hours <= 0 or not 0 < args.target < 1:
-        print("error: --hours must be > 0 and --target in (0, 1)", file=sys.stderr)
+    if args.hours <= 0 or not 0 < args.target < 1 or args.workers < 1:
+        print("error: --hours must be > 0, --target in (0, 1) and --workers at least 1", file=sys.stderr)
         return 2
     try:
-        print(design_report(args.config, root, hours=args.hours, target=args.target), end="")
+        print(design_report(args.config, root, hours=args.hours, target=args.target, run=args.run,
+                            workers=args.workers), end="")
     except (ResultsError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

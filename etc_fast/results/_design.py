@@ -25,6 +25,10 @@ the generated class (generated laws), the law itself (a custom task file).
 class (:data:`TIMING_SOURCES`), from its provenance (``ended - started`` over its trials); a suite
 and noise class without its own study scales the noiseless one by the NewtonBench noisy/noiseless
 ratio. Uncapped studies: a budget only shortens a trial, so the estimate is an upper bound.
+With a run of the design (``--run RUN_DIR``) its own finished trials time the rest instead: per
+suite and noise class, the mean of their ``wall_s`` (a trial's play and judge on one worker)
+divided by the workers; a suite and noise class it has not reached keeps the stored studies'
+estimate. Its parts cover the trials still to run, in grid order (``--limit`` counts those).
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ __all__ = [
     "cell_power",
     "seconds_per_trial",
     "parts",
+    "run_timing",
     "design_report",
 ]
 
@@ -263,6 +268,42 @@ def seconds_per_trial(summaries: Mapping[str, Mapping[str, Any]]) -> dict[tuple[
     return out
 
 
+def run_timing(run_dir: str | Path, specs: Sequence[Any], workers: int = 2
+               ) -> tuple[set[str], dict[tuple[str, str], tuple[float, str]]]:
+    """A run of the design's finished trials (ids in the grid) and, per (suite, noise class) it has
+    reached, wall seconds per trial on ``workers`` workers: the mean ``wall_s`` over ``workers``.
+
+    Raises:
+        ResultsError: ``run_dir`` has no ``trials.jsonl``, or none of its finished trials is in the grid.
+    """
+    from etc_fast.store import TRIALS, RunDirError, is_finished, read_trials
+
+    path = Path(run_dir) / TRIALS
+    if not path.is_file():
+        raise ResultsError(f"--run {run_dir}: no {TRIALS} there (is it a run directory?)")
+    try:
+        entries = {e["trial_id"]: e for e in read_trials(path)}
+    except RunDirError as exc:
+        raise ResultsError(f"--run {run_dir}: {exc}") from None
+    done: set[str] = set()
+    sums: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for s in specs:
+        e = entries.get(s.trial_id)
+        if e is None or not is_finished(e):
+            continue
+        done.add(s.trial_id)
+        wall = e["summary"].get("wall_s")
+        if isinstance(wall, (int, float)) and math.isfinite(wall) and wall >= 0:
+            acc = sums[(suite_of(s), _noise_class(s.noise))]
+            acc[0] += float(wall)
+            acc[1] += 1
+    if not done:
+        raise ResultsError(f"--run {run_dir}: none of its {len(entries):,} stored trials is a finished trial "
+                           f"of this design (another config's run?)")
+    timing = {k: (t / n / workers, f"this run: {int(n):,} trials") for k, (t, n) in sums.items() if n}
+    return done, timing
+
+
 def parts(specs: Sequence[Any], timing: Mapping[tuple[str, str], tuple[float, str]], hours: float) -> list[tuple[int, float]]:
     """The run split, in grid order, into parts of at most ``hours`` each (estimated):
     ``(trials, seconds)`` per part. A single trial longer than a part makes a part of its own."""
@@ -284,9 +325,11 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def design_report(config_path: str | Path, root: str | Path = ".", *, hours: float = 2.0, target: float = 0.05) -> str:
+def design_report(config_path: str | Path, root: str | Path = ".", *, hours: float = 2.0, target: float = 0.05,
+                  run: str | Path | None = None, workers: int = 2) -> str:
     """The Markdown of ``python -m etc_fast.results design``: the variance components, the power per
-    cell, the time per suite and the parts of at most ``hours``, each with its command."""
+    cell, the time per suite and the parts of at most ``hours`` on ``workers`` workers, each with its
+    command; with ``run`` (a run of the design) the time and parts of what is left of it."""
     from etc_fast.results._pages import load_summaries
     from etc_fast.runner import expand_grid, load_config
 
@@ -313,21 +356,33 @@ def design_report(config_path: str | Path, root: str | Path = ".", *, hours: flo
         lines.append(f"| {c.system} | {c.noise:g} | {c.budget if c.budget is not None else 'none'} | {c.families} | "
                      f"{c.laws} | {c.trials_per_arm} | {'/'.join(map(str, c.rollouts))} | {c.comparisons} | "
                      f"{_pct(c.detectable)}{ok} | {_pct(c.floor)} | {c.families_needed or '-'} |")
-    timing = seconds_per_trial(summaries)
-    by_suite: dict[tuple[str, str], int] = defaultdict(int)
+    # the stored studies' seconds per trial were measured on two workers
+    timing = {k: (sec * 2 / workers, src) for k, (sec, src) in seconds_per_trial(summaries).items()}
+    done: set[str] = set()
+    if run is not None:
+        done, measured = run_timing(run, specs, workers)
+        timing.update(measured)
+    left = [s for s in specs if s.trial_id not in done]
+    by_suite: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for s in specs:
-        by_suite[(suite_of(s), _noise_class(s.noise))] += 1
-    total = sum(timing[k][0] * n for k, n in by_suite.items())
-    lines += ["", "Time on two workers (wall; twice that in CPU), from the stored studies' seconds per trial "
-              "(uncapped runs: an upper bound):", "",
-              "| suite | noise | trials | s/trial | hours | timed by |", "|---|---|---:|---:|---:|---|"]
+        by_suite[(suite_of(s), _noise_class(s.noise))][0] += 1
+    for s in left:
+        by_suite[(suite_of(s), _noise_class(s.noise))][1] += 1
+    total = sum(timing[k][0] * n for k, (_, n) in by_suite.items())
+    where = ("from this run's finished trials where it has them, else from the stored studies"
+             if run is not None else "from the stored studies' seconds per trial (uncapped runs: an upper bound)")
+    lines += ["", f"Time on {workers} worker{'s' if workers != 1 else ''} (wall; {workers}x that in CPU), {where}:", "",
+              "| suite | noise | trials | to run | s/trial | hours | timed by |", "|---|---|---:|---:|---:|---:|---|"]
     for k in sorted(by_suite):
         sec, src = timing[k]
-        lines.append(f"| {k[0]} | {k[1]} | {by_suite[k]:,} | {sec:.3f} | {sec * by_suite[k] / 3600:.2f} | {src} |")
-    lines.append(f"| all | | {len(specs):,} | | {total / 3600:.2f} | |")
-    split = parts(specs, timing, hours)
-    lines += ["", f"Parts of at most {hours:g} h each (estimated), in grid order; a run resumes, so each part is the "
-              "same command with its own `--limit`:", "", "| part | trials | hours | command |", "|---:|---:|---:|---|"]
+        n, n_left = by_suite[k]
+        lines.append(f"| {k[0]} | {k[1]} | {n:,} | {n_left:,} | {sec:.3f} | {sec * n_left / 3600:.2f} | {src} |")
+    lines.append(f"| all | | {len(specs):,} | {len(left):,} | | {total / 3600:.2f} | |")
+    split = parts(left, timing, hours)
+    run_opt = f" --out {run}" if run is not None else ""
+    lines += ["", f"Parts of at most {hours:g} h each (estimated) of the {len(left):,} trials to run, in grid order; "
+              "a run resumes, so each part is the same command with its own `--limit`:", "",
+              "| part | trials | hours | command |", "|---:|---:|---:|---|"]
     for i, (n, sec) in enumerate(split, 1):
-        lines.append(f"| {i} | {n:,} | {sec / 3600:.2f} | `python -m etc_fast.run {config_path} --limit {n}` |")
+        lines.append(f"| {i} | {n:,} | {sec / 3600:.2f} | `python -m etc_fast.run {config_path}{run_opt} --limit {n}` |")
     return "\n".join(lines) + "\n"

@@ -128,3 +128,66 @@ def test_design_command_on_the_shipped_answer_config(capsys):
     rows = [r for r in out.splitlines() if r.startswith("| vanilla_equation | 0 |")]
     assert len(rows) == 5 and all("✓" in r for r in rows)  # noiseless equation cells meet 5 points
     assert main(["--root", str(ROOT), "design", str(ROOT / "configs/answer.yaml"), "--hours", "0"]) == 2
+
+
+def _tiny_config(tmp_path: Path) -> Path:
+    import yaml
+
+    cfg = {"name": "tiny", "grids": [{"model": "symbolic", "configurations": ["variance_c", REFERENCE],
+                                      "tasks": ["m0_gravity", "m1_coulomb_force"], "noise": [0.0, 0.01],
+                                      "budgets": [4], "rollouts": 2}]}
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def test_design_times_what_is_left_of_a_run_from_its_own_trials(tmp_path):
+    import json
+
+    from etc_fast.results import ResultsError
+    from etc_fast.results._design import design_report, run_timing
+    from etc_fast.runner import expand_grid, load_config
+
+    path = _tiny_config(tmp_path)
+    specs = expand_grid(load_config(path))
+    assert len(specs) == 16
+    run = tmp_path / "run"
+    run.mkdir()
+    noiseless = [s for s in specs if s.noise == 0.0]
+    lines = [{"trial_id": s.trial_id, "spec": s.to_dict(), "summary": {"status": "completed", "judge_status": "ok",
+                                                                         "wall_s": 6.0 + 2 * i}}
+             for i, s in enumerate(noiseless[:3])]
+    # a failed trial and a trial whose judge was not reached are still to run; another design's trial is ignored
+    lines.append({"trial_id": noiseless[3].trial_id, "summary": {"status": "failed", "wall_s": 100.0}})
+    lines.append({"trial_id": noiseless[4].trial_id, "summary": {"status": "completed", "judge_status": "error"}})
+    lines.append({"trial_id": "not-in-grid", "summary": {"status": "completed", "judge_status": "ok", "wall_s": 1e6}})
+    (run / "trials.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
+    done, timing = run_timing(run, specs, workers=2)
+    assert done == {s.trial_id for s in noiseless[:3]}
+    assert timing == {("newtonbench", "noiseless"): (4.0, "this run: 3 trials")}  # mean 8 s over 2 workers
+    out = design_report(path, ROOT, run=run, workers=2, hours=1.0)
+    assert "| newtonbench | noiseless | 8 | 5 | 4.000 | 0.01 | this run: 3 trials |" in out
+    assert "| newtonbench | noisy | 8 | 8 |" in out and "| all | | 16 | 13 |" in out
+    # one part holds the 13 trials left (5 x 4 s, and 8 noisy ones timed by the stored studies)
+    assert f"| 1 | 13 | 0.01 | `python -m etc_fast.run {path} --out {run} --limit 13` |" in out
+    # on one worker a trial takes twice as long, whether this run or a stored study times it
+    def noisy(text: str) -> float:
+        return float(next(r for r in text.splitlines() if r.startswith("| newtonbench | noisy |")).split("|")[5])
+
+    assert noisy(design_report(path, ROOT, run=run, workers=1)) == pytest.approx(2 * noisy(out), abs=2e-3)
+    assert run_timing(run, specs, workers=1)[1][("newtonbench", "noiseless")][0] == 8.0
+    with pytest.raises(ResultsError, match="no trials.jsonl"):
+        run_timing(tmp_path, specs)
+    (run / "trials.jsonl").write_text(json.dumps(lines[-1]) + "\n")
+    with pytest.raises(ResultsError, match="none of its 1 stored trials"):
+        run_timing(run, specs)
+
+
+def test_design_command_refuses_a_bad_run_or_workers(tmp_path, capsys):
+    from etc_fast.results.__main__ import main
+
+    path = _tiny_config(tmp_path)
+    assert main(["--root", str(ROOT), "design", str(path), "--run", str(tmp_path / "nowhere")]) == 2
+    assert "--run" in capsys.readouterr().err
+    assert main(["--root", str(ROOT), "design", str(path), "--workers", "0"]) == 2
+    assert "--workers" in capsys.readouterr().err
