@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from etc_fast.sandbox import LAYERS, SandboxLimits
@@ -42,6 +43,19 @@ def load_corpus() -> dict:
     return out
 
 
+def processes(*fields: str) -> Iterator[tuple[int, dict[str, bytes]]]:
+    """``(pid, {field: bytes})`` of every live process whose ``/proc/PID/<field>`` files this user can
+    read (``cmdline`` always among them); a process that ends during the scan is skipped."""
+    names = ("cmdline", *(f for f in fields if f != "cmdline"))
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            yield int(entry), {name: Path(f"/proc/{entry}/{name}").read_bytes() for name in names}
+        except OSError:
+            continue
+
+
 def sandbox_processes(*, zygotes: bool = False) -> list[int]:
     """Pids of live sandbox processes started from this checkout (zygotes and their children).
 
@@ -50,18 +64,8 @@ def sandbox_processes(*, zygotes: bool = False) -> list[int]:
     from etc_fast.sandbox._zygote import zygote_pids
 
     own = set() if zygotes else zygote_pids()
-    found = []
     needle = RUNNER.encode()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if needle in f.read() and int(entry) not in own:
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
+    return [pid for pid, f in processes() if needle in f["cmdline"] and pid not in own]
 
 
 def judge_processes() -> list[int]:
@@ -71,18 +75,6 @@ def judge_processes() -> list[int]:
     from another checkout on the same machine are left out, as :func:`sandbox_processes` leaves out
     the sandboxes of another checkout's runner.
     """
-    found = []
     mine = b"\0PYTHONPATH=" + str(Path(__file__).resolve().parents[2]).encode() + b"\0"
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as f:
-                    if b"etc_fast.evaluate._judge_worker" not in f.read():
-                        continue
-                with open(f"/proc/{entry}/environ", "rb") as f:
-                    env = b"\0" + f.read() + b"\0"
-            except OSError:
-                continue
-            if mine in env:
-                found.append(int(entry))
-    return found
+    return [pid for pid, f in processes("environ") if b"etc_fast.evaluate._judge_worker" in f["cmdline"]
+            and mine in b"\0" + f["environ"] + b"\0"]

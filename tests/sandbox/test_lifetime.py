@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox._util import judge_processes, sandbox_processes
+from tests.sandbox._util import judge_processes, processes, sandbox_processes
 
 REPO = Path(__file__).resolve().parents[2]
 SLEEPER = ("def discovered_law(mass1, mass2, distance):\n"
@@ -64,16 +64,7 @@ def test_sandbox_dies_with_its_harness(sig, tmp_path):
 
 def _run_processes() -> list[int]:
     """Pool helpers (forkserver and its workers) started from this checkout."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"multiprocessing" in cmd and f"'{REPO}'".encode() in cmd:
-                found.append(int(entry))
-    return found
+    return [pid for pid, f in processes() if b"multiprocessing" in f["cmdline"] and f"'{REPO}'".encode() in f["cmdline"]]
 
 
 def test_sigterm_of_a_run_leaves_nothing(tmp_path):

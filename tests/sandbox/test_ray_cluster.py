@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox._util import full_isolation, sandbox_processes
+from tests.sandbox._util import full_isolation, processes, sandbox_processes
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [
@@ -36,14 +36,13 @@ def _ray(*args: str, env: dict) -> subprocess.CompletedProcess:
 
 
 def _procs() -> dict[int, tuple[int, bytes]]:
+    """``{pid: (parent pid, command line)}`` of the live processes."""
     out = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                ppid = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
-                out[int(d)] = (ppid, Path(f"/proc/{d}/cmdline").read_bytes())
-            except (OSError, ValueError, IndexError):
-                continue
+    for pid, f in processes("stat"):
+        try:
+            out[pid] = (int(f["stat"].rsplit(b")", 1)[1].split()[1]), f["cmdline"])
+        except (ValueError, IndexError):
+            continue
     return out
 
 
