@@ -13,6 +13,7 @@ import pytest
 from etc_fast.evaluate._judge_worker import judge_server
 from etc_fast.evaluate._structural import StructuralJudge
 from etc_fast.tasks import get_task
+from tests.sandbox._util import processes
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pidfds and fork are Linux-only here")
 GRAV = get_task("m0_gravity", "easy", "v0")
@@ -22,16 +23,7 @@ SLOW = "def discovered_law(mass1, mass2, distance):\n    return " + " + ".join(
 
 
 def _children(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry))
-    return out
+    return [c for c, f in processes("stat") if int(f["stat"].rsplit(b")", 1)[1].split()[1]) == pid]
 
 
 def test_verdicts_in_the_worker_equal_those_in_process():
