@@ -269,6 +269,51 @@ def _paired(s: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _verdicts(s: Mapping[str, Any]) -> list[str]:
+    """A line per system and noise level read off the paired table: the configurations Holm separates
+    from the reference (better, worse), at which budgets, each with its largest difference."""
+    table = s["tables"].get("paired")
+    if not table:
+        return []
+    ref = s["analysis"]["reference"]
+    rows = _rows(table)
+    confs = list(dict.fromkeys(r["config_a"] for r in rows))
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((str(r["system"]), _num("noise", r["noise"], "table_paired")), []).append(r)
+
+    def points(x: float) -> str:
+        return f"{100 * x:+.1f}".replace("-", "−")
+
+    lines = [f"## Where a configuration differs from `{ref}`", "",
+             f"Read off the table below: per system and noise level, the configurations whose difference from "
+             f"`{ref}` Holm separates at 5% (over a budget's comparisons), the budgets where it does, and the "
+             "largest such difference in points with its 95% interval.", ""]
+    for (system, noise), rs in groups.items():
+        found = {"better": {}, "worse": {}}
+        for r in rs:
+            side = {"A better": "better", "B better": "worse"}.get(r["decision_holm"])
+            if side:
+                found[side].setdefault(r["config_a"], []).append(r)
+        said = []
+        for side, by_conf in found.items():
+            items = []
+            for conf in (c for c in confs if c in by_conf):
+                hits = by_conf[conf]
+                top = max(hits, key=lambda r: abs(r["diff"]))
+                budgets = ", ".join(_num("measurement_budget", r["measurement_budget"]) for r in hits)
+                items.append(f"`{conf}` at {budgets} ({points(top['diff'])} [{points(top['ci_low'])}, "
+                             f"{points(top['ci_high'])}] at {_num('measurement_budget', top['measurement_budget'])})")
+            if items:
+                said.append(f"{side} than `{ref}`: " + "; ".join(items))
+        rest = [c for c in confs if c not in found["better"] and c not in found["worse"]
+                and any(r["config_a"] == c for r in rs)]
+        if rest:
+            said.append("not separated at any budget: " + ", ".join(f"`{c}`" for c in rest))
+        lines.append(f"- **{system}, noise {noise}**: " + "; ".join(said) + ".")
+    return [*lines, ""]
+
+
 def generated_tables(s: Mapping[str, Any], configuration: str | None = None) -> str:
     """The rates of a study's generated laws by class and by number of inputs, a column per seed:
     each cell ``credited/trials (mean measurements)`` (docs/guide/generated.md prints the same)."""
@@ -314,6 +359,7 @@ def _study_page(s: Mapping[str, Any]) -> str:
         *_provenance_lines(s),
         "",
         *(_budget_curve(s) if s["tables"].get("budget_curve") else _by_configuration(s)),
+        *_verdicts(s),
         *_paired(s),
         # a study of generated laws is read by class and by inputs; a row per law would be hundreds
         *(_by_generated(s) if s["tables"].get("generated") else _by_module(s)),

@@ -434,6 +434,9 @@ def test_a_study_with_a_reference_pages_its_paired_table_as_the_report_printed_i
     rows = _first_table(page.split("## Each configuration against `random_c`", 1)[1])
     report = _report_rows(tmp_path / "run" / "report" / "report.md", "Paired comparisons at each system")
     assert len(report) == 4 and {r["config_b"] for r in report} == {"random_c"}
+    verdicts = [line for line in page.split("## Where a configuration differs from `random_c`", 1)[1]
+                .split("## Each configuration", 1)[0].splitlines() if line.startswith("- **")]
+    assert len(verdicts) == len({(r["system"], r["noise"]) for r in report})
     cells = {(r["budget"], conf): r[conf] for r in rows for conf in ("variance_c", "baseline_c")}
     for want in report:
         text = f"{want['diff']} [{want['ci_low']}, {want['ci_high']}]"
@@ -482,3 +485,28 @@ def test_a_run_made_in_parts_pages_each_part(tmp_path):
     # parts run by code that did not record them are counted, not hidden
     assert _untimed({"trials": {"done": 10}, "provenance": {"parts": [{"trials_run": 4}]}}) == (
         "; and 6 trials in earlier parts whose time the run does not record")
+
+
+def test_the_paired_table_is_read_as_a_line_per_system_and_noise():
+    from etc_fast.results._pages import _verdicts
+
+    cols = ["system", "noise", "measurement_budget", "config_a", "config_b", "diff", "ci_low", "ci_high", "decision_holm"]
+
+    def row(noise, budget, conf, diff, lo, hi, decision):
+        return ["vanilla_equation", noise, budget, conf, "random_c", diff, lo, hi, decision]
+
+    rows = [row(0.0, 4, "mi_c", 0.02, -0.01, 0.05, "no difference"),
+            row(0.0, 8, "mi_c", 0.061, 0.02, 0.103, "A better"),
+            row(0.0, 12, "mi_c", 0.04, 0.01, 0.07, "A better"),
+            row(0.0, 4, "baseline_c", -0.12, -0.2, -0.05, "B better"),
+            row(0.0, 8, "baseline_c", -0.01, -0.05, 0.03, "no difference"),
+            row(0.01, 4, "mi_c", 0.01, -0.02, 0.04, "no difference"),
+            row(0.01, 4, "baseline_c", 0.0, -0.03, 0.03, "no difference")]
+    s = {"analysis": {"reference": "random_c"}, "tables": {"paired": {"columns": cols, "rows": rows}}}
+    lines = [line for line in _verdicts(s) if line.startswith("- ")]
+    assert lines == [
+        "- **vanilla_equation, noise 0**: better than `random_c`: `mi_c` at 8, 12 (+6.1 [+2.0, +10.3] at 8); "
+        "worse than `random_c`: `baseline_c` at 4 (−12.0 [−20.0, −5.0] at 4).",
+        "- **vanilla_equation, noise 0.01**: not separated at any budget: `mi_c`, `baseline_c`.",
+    ]
+    assert _verdicts({"analysis": {"reference": None}, "tables": {}}) == []
