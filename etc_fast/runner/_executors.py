@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
@@ -575,6 +575,24 @@ _RAY_THREADS_SET = False
 _RAY_POLL_S = 0.5
 
 
+def _in_windows(specs: Iterable[TrialSpec], inflight: dict[Any, TrialSpec], submit: Callable[[TrialSpec], Any],
+               wait: Callable[[list[Any]], list[Any]], window: int) -> Generator[tuple[TrialSpec, Any], None, None]:
+    """Yield ``(spec, ref)`` as submitted trials finish, with at most ``window`` submitted and not yet
+    finished at any time (kept in ``inflight``, which the caller cancels if it stops early), submitted
+    in ``specs`` order. ``wait`` returns the finished refs among those given (possibly none)."""
+    todo = iter(specs)
+    while True:
+        while len(inflight) < window:
+            spec = next(todo, None)
+            if spec is None:
+                break
+            inflight[submit(spec)] = spec
+        if not inflight:
+            return
+        for ref in wait(list(inflight)):
+            yield inflight.pop(ref), ref
+
+
 def _ray_entry(worker: TrialWorker, spec_dict: dict[str, Any]) -> dict[str, Any]:
     global _RAY_THREADS_SET
     if not _RAY_THREADS_SET:
@@ -624,22 +642,24 @@ class RayExecutor:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
         remote = ray.remote(num_cpus=1, max_retries=1)(_ray_entry)
-        pending: dict[Any, TrialSpec] = {}
+        # a window of trials on the cluster, twice its CPUs: every worker has its next trial queued,
+        # and the driver's waits scan a short list however long the grid
+        window = max(4, 2 * int(ray.cluster_resources().get("CPU", self.workers)))
+        inflight: dict[Any, TrialSpec] = {}
         try:
             worker_ref = ray.put(worker)
-            for spec in specs:
-                pending[remote.remote(worker_ref, spec.to_dict())] = spec
-            while pending:
+
+            def wait(refs: list[Any]) -> list[Any]:
                 # a bounded wait: a blocking one holds off Ctrl-C and SIGTERM until some trial returns
-                done, _ = ray.wait(list(pending), num_returns=1, timeout=_RAY_POLL_S)
-                for ref in done:
-                    spec = pending.pop(ref)
-                    try:
-                        yield spec, ray.get(ref)
-                    except Exception as exc:  # noqa: BLE001 - a task error or a dead worker
-                        yield spec, failed_record(spec, f"{type(exc).__name__}: {exc}")
+                return ray.wait(refs, num_returns=1, timeout=_RAY_POLL_S)[0]
+
+            for spec, ref in _in_windows(specs, inflight, lambda s: remote.remote(worker_ref, s.to_dict()), wait, window):
+                try:
+                    yield spec, ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 - a task error or a dead worker
+                    yield spec, failed_record(spec, f"{type(exc).__name__}: {exc}")
         finally:
-            for ref in pending:
+            for ref in inflight:
                 with contextlib.suppress(Exception):
                     ray.cancel(ref, force=True)
             if started:

@@ -72,3 +72,29 @@ def test_ray_and_local_records_identical(small_config):
     assert [local[s.trial_id]["status"] == "failed" for s in specs] == [False, False, True]
     assert all(local[s.trial_id]["final_source"] for s in cheap)
     assert ray == local
+
+
+def test_the_ray_driver_keeps_a_window_of_trials_in_flight():
+    from etc_fast.runner._executors import _in_windows
+
+    specs = list(range(10))  # stand-ins: the window only submits, waits and yields them
+    inflight: dict = {}
+    submitted, most = [], 0
+
+    def submit(spec):
+        submitted.append(spec)
+        return f"ref{spec}"
+
+    def wait(refs):
+        nonlocal most
+        most = max(most, len(refs))
+        return refs[1:2] if len(refs) > 1 else refs  # finishes out of order, sometimes none ready
+    got = list(_in_windows(specs, inflight, submit, wait, 3))
+    assert submitted == specs and most == 3 and not inflight
+    assert sorted(s for s, _ in got) == specs and all(ref == f"ref{s}" for s, ref in got)
+    # a consumer that stops early leaves the unfinished trials in inflight, for the caller to cancel
+    inflight = {}
+    gen = _in_windows(specs, inflight, submit, lambda refs: refs[:1], 3)
+    assert next(gen)[0] == 0
+    gen.close()
+    assert sorted(inflight.values()) == [1, 2]
