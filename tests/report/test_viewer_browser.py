@@ -392,9 +392,13 @@ def test_budget_curves_in_the_study_view(browser, tmp_path):
         assert cell.inner_text() == f"{r['sa']:.3f} [{r['sa_ci_low']:.3f}, {r['sa_ci_high']:.3f}]"
     dot = section.locator('circle.pt[data-configuration="random_c"][data-budget="none"]')
     assert float(dot.get_attribute("data-sa")) == 0.5
-    # the paired table is among the study view's tables
+    # the paired table follows the curves, ahead of the heatmaps and the other tables, once
     assert page.locator('section.report-table[data-stem="table_paired"] tbody tr').count() == pl.read_parquet(
         root / "report" / "table_paired.parquet").height
+    order = page.eval_on_selector_all("#budget-curves-0, section.report-table, #heatmap-0",
+                                      "els => els.map(e => e.id || e.dataset.stem)")
+    assert order[:3] == ["budget-curves-0", "table_paired", "heatmap-0"] and order.count("table_paired") == 1
+    assert page.locator("#heatmap-0 details.heat-group[open]").count() == 3  # a few conditions: all open
     # heatmaps: one per budget, the uncapped one last; its cell lists the uncapped trials only
     heads = page.locator("#heatmap-0 h3").all_inner_texts()
     assert len(heads) == 3 and heads[-1].endswith("uncapped") and "budget 4" in heads[0]
@@ -404,6 +408,56 @@ def test_budget_curves_in_the_study_view(browser, tmp_path):
     want = trials.filter((pl.col("task") == "m3_task") & (pl.col("configuration") == "random_c") & pl.col("measurement_budget").is_null())
     assert _count(page) == want.height == 3
     t.close("budget_curves")
+
+
+def test_a_study_of_many_conditions_lists_its_heatmaps_closed(browser, tmp_path):
+    """Five budgets make five heatmaps: each is a line that opens on a click, with its task count."""
+    from etc_fast.report.__main__ import main
+    from tests.report.test_statistics import frame as budget_frame
+    from tests.report.test_statistics import known_rows
+
+    root = tmp_path / "budgets"
+    root.mkdir()
+    budget_frame(known_rows((4, 8, 12, 16, None))).write_parquet(root / "trials.parquet")
+    assert main([str(root), "--draws", "50"]) == 0
+    t = Page(browser, (root / "report" / VIEWER_FILE).as_uri(), tmp_path)
+    page = t.open()
+    groups = page.locator("#heatmap-0 details.heat-group")
+    assert groups.count() == 5 and page.locator("#heatmap-0 details.heat-group[open]").count() == 0
+    assert groups.first.locator("summary").inner_text().endswith("(12 tasks)")
+    cell = groups.nth(1).locator('td.heat-cell[data-task="m3_task"][data-configuration="random_c"]')
+    expect(cell).to_be_hidden()
+    groups.nth(1).locator("summary").click()
+    expect(cell).to_be_visible()
+    cell.click()
+    page.wait_for_selector("#trials-table")
+    assert "c.measurement_budget=8" in page.url and _count(page) == 3
+    # a long report table shows its row count and builds its rows when opened; a short one shows them
+    page.goto(page.url.split("#")[0] + "#view=study")
+    sections = page.locator("section.report-table")
+    sizes = [int(sections.nth(i).get_attribute("data-rows")) for i in range(sections.count())]
+    long = sections.nth(next(i for i, n in enumerate(sizes) if n > 60))
+    short = sections.nth(next(i for i, n in enumerate(sizes) if 0 < n <= 60))
+    n = int(long.get_attribute("data-rows"))
+    assert long.locator("summary").inner_text() == f"{n} rows" and long.locator("tbody tr").count() == 0
+    long.locator("summary").click()
+    assert long.locator("tbody tr").count() == n
+    assert short.locator("tbody tr").count() == int(short.get_attribute("data-rows"))
+    # the trials table draws 500 rows at a time; the count, sort and CSV cover every trial
+    page.goto(page.url.split("#")[0] + "#view=trials&sort=-measurement_budget")
+    rows = page.locator("#trials-table tbody tr")
+    assert _count(page) == 720 and rows.count() == 500
+    expect(page.locator("#more-rows")).to_have_text("Show 220 more (220 not drawn)")
+    page.locator("#more-rows").click()
+    assert rows.count() == 720 and page.locator("#more-rows").is_hidden()
+    page.goto(page.url.split("#")[0] + "#view=trials&c.configuration=random_c")  # 180 rows: all drawn
+    assert _count(page) == rows.count() == 180 and page.locator("#more-rows").is_hidden()
+    page.goto(page.url.split("#")[0] + "#view=trials")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    for _ in range(501):  # j past the last row drawn draws the next page
+        page.keyboard.press("j")
+    assert rows.count() == 720 and rows.nth(500).get_attribute("class") == "current"
+    t.close("heatmaps_closed")
 
 
 def test_a_run_past_the_embed_limit_keeps_every_row_and_names_what_is_left_out(browser, tmp_path):

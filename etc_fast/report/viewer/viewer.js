@@ -262,6 +262,17 @@
     return el('div', { 'class': 'scroll' }, el('table', { 'class': 'data' + (opts.cls ? ' ' + opts.cls : '') }, thead, tbody));
   }
 
+  // A <details> whose body is built when it is first opened (at once when ``open``): a closed one
+  // costs the page nothing, however many rows it holds.
+  function lazyDetails(cls, open, summaryKids, build) {
+    var d = el('details', { 'class': cls, open: open }, el('summary', null, summaryKids));
+    var built = false;
+    function fill() { if (!built && d.open) { built = true; add(d, [build()]); } }
+    if (open) fill();
+    d.addEventListener('toggle', fill);
+    return d;
+  }
+
   // ------------------------------------------------------------------------------------
   // Study view
   // ------------------------------------------------------------------------------------
@@ -288,9 +299,7 @@
       groups[key].rows.push(row);
     });
     var box = el('div', { 'class': 'heat', id: 'heatmap-' + r });
-    order.forEach(function (key) {
-      var g = groups[key];
-      var label = keys.map(function (k, j) { return condText(k, g.cond[j]); }).join(' / ');
+    function heatTable(g) {
       var thead = el('thead', null, el('tr', null, labels.map(function (n) { return el('th', null, n); }), cfgs.map(function (c) { return el('th', null, c.name); })));
       var tbody = el('tbody');
       g.rows.forEach(function (row) {
@@ -312,12 +321,23 @@
           return td;
         })));
       });
-      box.appendChild(el('h3', null, 'SA (%) by module and configuration' + (label ? ': ' + label : '')));
-      box.appendChild(el('p', { 'class': 'caption' }, 'Click a cell to list its trials.'));
-      box.appendChild(el('div', { 'class': 'scroll' }, el('table', { 'class': 'data' }, thead, tbody)));
+      return el('div', { 'class': 'scroll' }, el('table', { 'class': 'data' }, thead, tbody));
+    }
+    order.forEach(function (key) {
+      var g = groups[key];
+      var label = keys.map(function (k, j) { return condText(k, g.cond[j]); }).join(' / ');
+      // a few conditions are shown open; a study of many (noise x budget x tier) lists them, one click each
+      box.appendChild(lazyDetails('heat-group', order.length <= HEAT_OPEN,
+        [el('h3', null, 'SA (%) by module and configuration' + (label ? ': ' + label : '')),
+          el('span', { 'class': 'muted' }, ' (' + g.rows.length + ' task' + (g.rows.length === 1 ? '' : 's') + ')')],
+        function () {
+          return [el('p', { 'class': 'caption' }, 'Click a cell to list its trials.'), heatTable(g)];
+        }));
     });
     return box;
   }
+  // heatmaps (conditions) shown open; past this many, each opens on a click
+  var HEAT_OPEN = 4;
   function condText(k, v) {
     if (k === 'measurement_budget') return v === null || v === undefined ? 'uncapped' : 'budget ' + fmtNum(num(v));
     return k + ' ' + fmt(v, KIND[k] || (typeof v === 'number' ? 'num' : 'str'));
@@ -416,13 +436,22 @@
     var box = el('section', { 'class': 'budget-curves', id: 'budget-curves-' + r });
     box.appendChild(el('h2', null, 'Budget curves'));
     box.appendChild(el('p', { 'class': 'caption' }, 'SA (share of trials credited) at each measurement budget, with its 95% interval (cluster bootstrap over ' + (run.cluster || 'modules') + '; ' +
-      'table_budget_curve). Each cell of the tables reads SA [low, high]. Paired comparisons at each budget: table_paired below; the budget each configuration needs for an SA: table_budget_to_sa.'));
+      'table_budget_curve). Each cell of the tables reads SA [low, high]. Paired comparisons at each budget: table_paired, next; the budget each configuration needs for an SA: table_budget_to_sa, under Tables.'));
     order.forEach(function (key, k) {
       var cond = JSON.parse(key);
       var title = keys.map(function (kk, j) { return kk === 'noise' ? 'noise ' + fmtNum(num(cond[j])) : String(cond[j]); }).join(' / ');
       box.appendChild(budgetPanel(panels[key], cfgs.filter(function (c) { return panels[key].some(function (o) { return o.configuration === c; }); }), budgets, title, r + '-' + k));
     });
     return box;
+  }
+  // report tables longer than this show their rows on a click (every row, built then)
+  var TABLE_OPEN_ROWS = 60;
+  function reportTable(t, open) {
+    var n = t.rows.length;
+    var body = !n ? el('p', { 'class': 'muted' }, '(no rows)') : open || n <= TABLE_OPEN_ROWS ? dataTable(t.columns, t.rows)
+      : lazyDetails('table-rows', false, n + ' rows', function () { return dataTable(t.columns, t.rows); });
+    return el('section', { 'class': 'report-table', 'data-stem': t.stem, 'data-rows': n }, el('h3', null, t.title),
+      t.caption ? el('p', { 'class': 'caption' }, t.caption) : null, body);
   }
   function viewStudy() {
     var out = [];
@@ -434,19 +463,19 @@
       if (run.transcripts_left_out) out.push(el('p', { 'class': 'muted', id: 'left-out-' + r }, 'This page embeds the first ' +
         fmtNum(run.embed_limit_mib) + ' MiB of transcripts; the ' + run.transcripts_left_out + ' trials after them keep their row and final law, ' +
         'and their transcripts are in the run directory (transcripts/TRIAL_ID.json).'));
+      // an equal-budget study is read first by its curves and the paired comparisons at each budget
+      var curves = budgetCurves(run, r);
+      var paired = curves ? run.tables.filter(function (t) { return t.stem === 'table_paired'; })[0] : null;
+      out.push(curves);
+      if (paired) out.push(reportTable(paired, true));  // the answer of such a study: every row shown
       var heat = run.tables.filter(function (t) { return t.stem === 'table_heatmap'; })[0];
       if (heat) out.push(heatmap(run, r, heat));
-      out.push(budgetCurves(run, r));
       if (run.figures.length) out.push(el('h2', null, 'Figures'));
       out.push(el('div', { 'class': 'figures' }, run.figures.map(function (f) {
         return el('figure', null, el('img', { src: 'data:image/png;base64,' + f.png, alt: f.title }), el('figcaption', { 'class': 'muted' }, f.title + ' (' + f.name + ')'));
       })));
       if (run.tables.length) out.push(el('h2', null, 'Tables'));
-      run.tables.forEach(function (t) {
-        out.push(el('section', { 'class': 'report-table', 'data-stem': t.stem }, el('h3', null, t.title),
-          t.caption ? el('p', { 'class': 'caption' }, t.caption) : null,
-          t.rows.length ? dataTable(t.columns, t.rows) : el('p', { 'class': 'muted' }, '(no rows)')));
-      });
+      run.tables.forEach(function (t) { if (t !== paired) out.push(reportTable(t)); });
       if (!run.tables.length) out.push(el('p', { 'class': 'muted' }, 'No report tables in this run\u2019s report/ directory.'));
     });
     return out;
@@ -482,7 +511,9 @@
     a.remove();
     setTimeout(function () { URL.revokeObjectURL(url); }, 2000);
   }
-  var current = { list: [], pos: -1 };
+  var current = { list: [], pos: -1, more: null };
+  // rows of the trials table drawn at once (and at each "Show more")
+  var PAGE_ROWS = 500;
   function viewTrials(s) {
     var countEl = el('strong', { id: 'trial-count' }, '0');
     var tbody = el('tbody');
@@ -502,21 +533,33 @@
           onclick: function () { s.sort = s.sort === c.name ? '-' + c.name : (s.sort === '-' + c.name ? '' : c.name); replace(s); refresh(); }
         }, c.name));
       });
-      var frag = document.createDocumentFragment();
-      list.forEach(function (t, k) {
-        var tr = el('tr', { 'data-trial-id': t.id, 'data-run': String(t.r), 'class': k === current.pos ? 'current' : null, onclick: function () { openTrial(t, s); } });
-        TABLE_COLUMNS.forEach(function (c) {
-          var v = trialValue(t, c.name);
-          var cls = c.kind === 'num' ? 'num' : (c.name === 'final law' ? 'law' : (c.name === 'judge_reason' || c.name === 'error' ? 'text' : null));
-          var td = el('td', cls ? { 'class': cls } : null, fmt(v, c.kind));
-          if (cls === 'law' || cls === 'text') td.title = cellText(v);
-          tr.appendChild(td);
-        });
-        frag.appendChild(tr);
-      });
       while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
-      tbody.appendChild(frag);
+      showRows(Math.max(PAGE_ROWS, current.pos + 1));
     }
+    // rows are drawn a page at a time: a run of tens of thousands of trials filters and sorts them
+    // all, and draws those a reader scrolls to (the button, or j past the last row drawn)
+    function showRows(upto) {
+      var list = current.list;
+      var frag = document.createDocumentFragment();
+      for (var k = tbody.childNodes.length; k < Math.min(upto, list.length); k++) frag.appendChild(trialRow(list[k], k));
+      tbody.appendChild(frag);
+      var rest = list.length - tbody.childNodes.length;
+      more.hidden = rest <= 0;
+      more.textContent = 'Show ' + Math.min(PAGE_ROWS, rest) + ' more (' + rest + ' not drawn)';
+    }
+    function trialRow(t, k) {
+      var tr = el('tr', { 'data-trial-id': t.id, 'data-run': String(t.r), 'class': k === current.pos ? 'current' : null, onclick: function () { openTrial(t, s); } });
+      TABLE_COLUMNS.forEach(function (c) {
+        var v = trialValue(t, c.name);
+        var cls = c.kind === 'num' ? 'num' : (c.name === 'final law' ? 'law' : (c.name === 'judge_reason' || c.name === 'error' ? 'text' : null));
+        var td = el('td', cls ? { 'class': cls } : null, fmt(v, c.kind));
+        if (cls === 'law' || cls === 'text') td.title = cellText(v);
+        tr.appendChild(td);
+      });
+      return tr;
+    }
+    var more = el('button', { id: 'more-rows', hidden: true, onclick: function () { showRows(tbody.childNodes.length + PAGE_ROWS); } });
+    current.more = function () { showRows(tbody.childNodes.length + PAGE_ROWS); };
     var cats = el('div', { 'class': 'filters', id: 'category-filters' }, CATEGORIES.map(function (c) {
       var sel = el('select', { 'data-filter': c.name, onchange: function () { if (sel.value === '') delete s.cat[c.name]; else s.cat[c.name] = sel.value; current.pos = -1; replace(s); refresh(); } },
         el('option', { value: '' }, 'all'), c.values.map(function (v) { return el('option', { value: v === '' ? EMPTY : v }, v === '' ? EMPTY : v); }));
@@ -556,7 +599,7 @@
       el('span', { 'class': 'muted' }, 'Keys: ', el('span', { 'class': 'kbd' }, 'j'), '/', el('span', { 'class': 'kbd' }, 'k'), ' next/previous row, ',
         el('span', { 'class': 'kbd' }, 'Enter'), ' open; in a trial ', el('span', { 'class': 'kbd' }, 'j'), '/', el('span', { 'class': 'kbd' }, 'k'), ' next/previous trial.'));
     refresh();
-    return [el('h2', null, 'Trials'), cats, hiddenLine, rangeBox, bar, el('div', { 'class': 'scroll tall' }, table)];
+    return [el('h2', null, 'Trials'), cats, hiddenLine, rangeBox, bar, el('div', { 'class': 'scroll tall' }, table, more)];
   }
   function openTrial(t, s) {
     var st = filterOnly(s);
@@ -567,6 +610,10 @@
   }
   function moveRow(step) {
     var rows = document.querySelectorAll('#trials-table tbody tr');
+    if (current.more && current.pos + step >= rows.length && rows.length < current.list.length) {
+      current.more();
+      rows = document.querySelectorAll('#trials-table tbody tr');
+    }
     if (!rows.length) return;
     if (current.pos >= 0 && rows[current.pos]) rows[current.pos].classList.remove('current');
     current.pos = Math.max(0, Math.min(rows.length - 1, current.pos + step));
