@@ -53,6 +53,29 @@ def _conditions(frame: pl.DataFrame, keys: list[str]) -> list[tuple]:
     return list(dict.fromkeys(tuple(r[k] for k in keys) for r in frame.iter_rows(named=True)))
 
 
+#: Most module rows the heatmap figure stacks, and most panels of the coverage figure: a study of
+#: hundreds of laws under many conditions would make a figure of millions of pixels. The figures
+#: then show the first conditions and say so in their title; every condition is in the tables.
+HEATMAP_MAX_ROWS = 600
+COVERAGE_MAX_PANELS = 36
+
+
+def _first(conds: list[tuple], sizes: list[int], limit: int) -> list[tuple]:
+    """The leading conditions whose ``sizes`` add up to at most ``limit`` (the first one always)."""
+    kept, total = [], 0
+    for cond, n in zip(conds, sizes):
+        if kept and total + n > limit:
+            break
+        kept.append(cond)
+        total += n
+    return kept
+
+
+def _shown_note(fig, kept: int, total: int, where: str) -> None:
+    if kept < total:
+        fig.suptitle(f"The first {kept} of {total} conditions; every condition: {where}", fontsize=9)
+
+
 def _rows_of(frame: pl.DataFrame, keys: list[str], cond: tuple) -> pl.DataFrame:
     """The rows of ``frame`` whose ``keys`` equal ``cond``."""
     return frame.filter(pl.all_horizontal([pl.col(k).eq_missing(v) for k, v in zip(keys, cond)]))
@@ -104,7 +127,8 @@ def plot_coverage(curves: pl.DataFrame, keys: list[str], path: Path) -> Path:
 
 def coverage_figure(curves: pl.DataFrame, keys: list[str]):
     """The figure of :func:`plot_coverage` (each group its own colour, line style and marker)."""
-    conds = _conditions(curves, keys)
+    every = _conditions(curves, keys)
+    conds = every[:COVERAGE_MAX_PANELS]
     ncol = min(3, len(conds))
     nrow = math.ceil(len(conds) / ncol)
     fig = _figure(4.2 * ncol, 3.3 * nrow)
@@ -127,6 +151,9 @@ def coverage_figure(curves: pl.DataFrame, keys: list[str]):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
+    if len(conds) < len(every):
+        fig.subplots_adjust(top=1 - 0.3 / fig.get_figheight())
+        _shown_note(fig, len(conds), len(every), "table_s3_coverage (Q at three thresholds)")
     return fig
 
 
@@ -143,14 +170,16 @@ def plot_heatmap(heat: pl.DataFrame, keys: list[str], path: Path) -> Path:
 def heatmap_figure(heat: pl.DataFrame, keys: list[str]):
     """The figure of :func:`plot_heatmap` (configurations under the paper's labels)."""
     cfgs = [c for c in heat.columns if c not in keys + ["task"]]
-    conds = _conditions(heat, keys)
+    every = _conditions(heat, keys)
+    parts = {c: _rows_of(heat, keys, c) for c in every}
+    conds = _first(every, [parts[c].height for c in every], HEATMAP_MAX_ROWS)
     ncol, nrow = 1, len(conds)  # stacked: module names never run into the neighbouring panel
-    n_tasks = max(_rows_of(heat, keys, c).height for c in conds)
+    n_tasks = max(parts[c].height for c in conds)
     fig = _figure(max(5.0, 0.7 * len(cfgs) + 2.5) * ncol, (0.32 * n_tasks + 1.8) * nrow)
     image = None
     for i, cond in enumerate(conds):
         ax = fig.add_subplot(nrow, ncol, i + 1)
-        part = _rows_of(heat, keys, cond)
+        part = parts[cond]
         values = part.select(cfgs).to_numpy().astype(np.float64)
         image = ax.imshow(np.ma.masked_invalid(values), vmin=0, vmax=100, cmap="viridis", aspect="auto")
         for (r, c), v in np.ndenumerate(values):
@@ -162,6 +191,7 @@ def heatmap_figure(heat: pl.DataFrame, keys: list[str]):
     fig.subplots_adjust(hspace=0.5)
     if image is not None:
         fig.colorbar(image, ax=fig.axes, shrink=0.6, label="SA (%)")
+    _shown_note(fig, len(conds), len(every), "table_heatmap and the viewer's heatmaps")
     return fig
 
 

@@ -128,3 +128,26 @@ def test_report_on_damaged_results_exits_2_with_one_line(tmp_path, capsys, damag
     assert err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err
     assert "trials" in err
     assert not (tmp_path / "manifest.sha256").exists()
+
+
+def test_figures_of_a_study_of_many_conditions_stay_bounded_and_say_so():
+    from etc_fast.report._figures import COVERAGE_MAX_PANELS, HEATMAP_MAX_ROWS, coverage_figure, heatmap_figure
+
+    keys = ["noise", "measurement_budget"]
+    conds = [(n, b) for n in (0.0, 0.001, 0.01) for b in (4, 8, 12, 16, 24)] * 3  # 45 (15 distinct x 3 systems)
+    conds = [(n, b, s) for (n, b), s in zip(conds, [s for s in ("a", "b", "c") for _ in range(15)])]
+    keys3 = [*keys, "system"]
+    tasks = [f"law{i:03d}" for i in range(100)]
+    heat = pl.DataFrame([{**dict(zip(keys3, c)), "task": t, "variance_c": 50.0, "random_c": 25.0}
+                         for c in conds for t in tasks])
+    fig = heatmap_figure(heat, keys3)
+    panels = [ax for ax in fig.axes if ax.get_title().startswith("SA (%)")]
+    assert len(panels) == HEATMAP_MAX_ROWS // 100 and fig.get_figheight() * fig.dpi < 30_000
+    assert fig._suptitle.get_text() == (f"The first {len(panels)} of 45 conditions; every condition: table_heatmap "
+                                        "and the viewer's heatmaps")
+    few = heatmap_figure(heat.filter(pl.col("system") == "a").head(300), keys3)
+    assert few._suptitle is None  # three conditions of 100 rows: all drawn, no note
+    curves = pl.DataFrame([{**dict(zip(keys3, c)), "group": "Planner C", "tau": tau, "q": 50.0}
+                           for c in conds for tau in (0.01, 0.1, 1.0)])
+    cov = coverage_figure(curves, keys3)
+    assert len(cov.axes) == COVERAGE_MAX_PANELS and "of 45 conditions" in cov._suptitle.get_text()
