@@ -40,6 +40,7 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -242,6 +243,18 @@ def verify_before_rewrite(run_dir: str | os.PathLike[str]) -> None:
         )
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it (``os.umask`` sets it, racing other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o022
+
+
 @contextlib.contextmanager
 def replacing(path: Path) -> Iterator[str]:
     """Yield a temporary path beside ``path``; renamed onto ``path`` when the block succeeds, removed if not.
@@ -249,7 +262,16 @@ def replacing(path: Path) -> Iterator[str]:
     Temporary names start with ``.tmp-``, which :func:`file_hashes` skips.
     """
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    os.close(fd)
+    try:
+        # mkstemp makes the file private (0600); the result gets the mode a plain open() would give
+        # (0666 less the umask), or that of the file it replaces
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:
+            mode = 0o666 & ~_umask()
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
     try:
         yield tmp
         os.replace(tmp, path)

@@ -193,3 +193,27 @@ def test_a_line_written_by_an_earlier_protocol_version_is_named_as_such(small_co
     store.trials_path.write_text(json.dumps(entry) + "\n")
     with pytest.raises(RunDirError, match="line 1: .*earlier version of etc_fast.*new --out"):
         RunStore.open(small_config)
+
+
+def test_files_written_whole_get_the_mode_of_a_plain_write(tmp_path):
+    """atomic_write goes through a private temporary file; the result is not private: 0666 less the
+    umask for a new file (a viewer page or a results page others may read), the old mode on replace."""
+    import os
+    import stat
+
+    from etc_fast.store import atomic_write
+
+    old = os.umask(0o022)
+    try:
+        atomic_write(tmp_path / "page.html", b"x")
+        assert stat.S_IMODE((tmp_path / "page.html").stat().st_mode) == 0o644
+        os.umask(0o077)
+        atomic_write(tmp_path / "private.json", b"x")
+        assert stat.S_IMODE((tmp_path / "private.json").stat().st_mode) == 0o600
+        (tmp_path / "page.html").chmod(0o640)
+        atomic_write(tmp_path / "page.html", b"y")
+        assert stat.S_IMODE((tmp_path / "page.html").stat().st_mode) == 0o640
+        assert (tmp_path / "page.html").read_bytes() == b"y"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html", "private.json"]  # no temporary left
+    finally:
+        os.umask(old)
