@@ -62,7 +62,8 @@ COVERAGE_MAX_PANELS = 36
 
 def _first(conds: list[tuple], sizes: list[int], limit: int) -> list[tuple]:
     """The leading conditions whose ``sizes`` add up to at most ``limit`` (the first one always)."""
-    kept, total = [], 0
+    kept: list[tuple] = []
+    total = 0
     for cond, n in zip(conds, sizes):
         if kept and total + n > limit:
             break

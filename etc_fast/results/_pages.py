@@ -290,7 +290,7 @@ def _verdicts(s: Mapping[str, Any]) -> list[str]:
              f"`{ref}` Holm separates at 5% (over a budget's comparisons), the budgets where it does, and the "
              "largest such difference in points with its 95% interval.", ""]
     for (system, noise), rs in groups.items():
-        found = {"better": {}, "worse": {}}
+        found: dict[str, dict[str, list[dict[str, Any]]]] = {"better": {}, "worse": {}}
         for r in rs:
             side = {"A better": "better", "B better": "worse"}.get(r["decision_holm"])
             if side:
