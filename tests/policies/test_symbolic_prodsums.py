@@ -1,9 +1,12 @@
 """The common-factor sums family of the symbolic search: a monomial times a sum of products over a
 few core inputs (etc_fast/policies/symbolic/_prodsums.py)."""
 
+import itertools
+
 import numpy as np
 import pytest
 
+from bench.bench_best_sets import best_sets_chunked
 from etc_fast.policies.symbolic import search
 from etc_fast.policies.symbolic._forms import Form, _complexity, common_factor
 from etc_fast.policies.symbolic._grammar import OUTERS, make_atoms
@@ -12,6 +15,7 @@ from etc_fast.policies.symbolic._prodsums import (
     _best_pairs,
     _best_sets,
     _common_exponents,
+    _exact_rss,
     core_library,
     fit_common_sums,
     largest_core,
@@ -196,3 +200,27 @@ def test_a_shared_factor_is_described_once():
     assert common_factor(one) == ((0, 0, 0, 0), ((1, 1, 1, 0),)) and _n_params(one) == 4
     assert _complexity(shared) < _complexity(Form(atoms, OUTERS[0], "sum", ((1, 1, 1, 0), (1, 1, 0, 1), (0, 0, 1, 1)),
                                                   (1.0, 2.0, 3.0)))
+
+
+
+@pytest.mark.parametrize("keep", [1, 3, 16])
+@pytest.mark.parametrize("case", ["well", "collinear", "nan"])
+def test_best_sets_returns_what_a_chunk_at_a_time_search_returns(keep, case):
+    """_best_sets computes residuals a doubling block of chunks at a time and skips a chunk none of
+    whose sets can enter: its answer, residuals and ties included, is the one-chunk-at-a-time
+    search's, whether few sets need the exact check (well conditioned), nearly all do (bounds of
+    0, the slow case of a many-input law), or some residuals are NaN."""
+    rng = np.random.default_rng(11)
+    U = _unit(rng.normal(size=(14, 24)))
+    if case == "collinear":
+        U[:, 12:] = U[:, :12] + 1e-9 * rng.normal(size=(14, 12))
+    t = U[:, 1] - 0.5 * U[:, 7] + 0.01 * rng.normal(size=14)
+    if case == "nan":
+        U[5, 20] = np.nan  # every set with column 20 has a NaN residual
+    sets = np.array(list(itertools.combinations(range(24), 3)))
+    rss = _exact_rss(U, t, sets) + rng.normal(scale=1e-3, size=len(sets))
+    rss = np.round(rss, 2)  # many equal residuals, so ties are decided by order
+    err = {"well": 1e-6, "collinear": 10.0, "nan": 0.05}[case] * np.ones(len(sets))
+    got = _best_sets(U, t, sets, rss, err, keep)
+    want = best_sets_chunked(U, t, sets, rss, err, keep)
+    assert len(got) == keep and got == want

@@ -108,8 +108,13 @@ def _best_sets(U: np.ndarray, t: np.ndarray, sets: np.ndarray, rss: np.ndarray, 
     chunk = max(4 * keep, 64)
     best: list[tuple[float, tuple[int, ...]]] = []
 
-    def confirm(idx: np.ndarray) -> None:
-        exact = _exact_rss(U, t, sets[idx])
+    def confirm(idx: np.ndarray, exact: np.ndarray) -> None:
+        if len(best) == keep and np.isfinite(exact).all() and all(math.isfinite(f[0]) for f in best):
+            # A set whose residual is not below the keep-th kept one lands after it in the stable
+            # sort and is cut, so only those below are built: the same list, without a tuple for
+            # every set of a large, ill-conditioned search (most of its time before).
+            below = exact < best[-1][0]
+            exact, idx = exact[below], idx[below]
         best.extend((float(v), tuple(sorted(int(c) for c in sets[i]))) for v, i in zip(exact, idx, strict=True))
         best.sort(key=lambda f: f[0])
         del best[keep:]
@@ -117,7 +122,7 @@ def _best_sets(U: np.ndarray, t: np.ndarray, sets: np.ndarray, rss: np.ndarray, 
     first = np.arange(lower.size)
     if lower.size > chunk:  # a partial sort finds the first chunk
         first = np.argpartition(lower, chunk - 1)[:chunk]
-    confirm(first)
+    confirm(first, _exact_rss(U, t, sets[first]))
     if lower.size <= chunk:
         return best
     # only sets whose bound is below the keep-th exact residual can still enter
@@ -126,11 +131,22 @@ def _best_sets(U: np.ndarray, t: np.ndarray, sets: np.ndarray, rss: np.ndarray, 
     rest &= lower <= best[-1][0]
     cand = np.flatnonzero(rest)
     cand = cand[np.lexsort((cand, lower[cand]))]
+    # The residuals are computed a block of chunks at a time, the block doubling while the search
+    # goes on (each set's factorization is its own, so the values are those of chunk-sized calls,
+    # and the stop is still checked chunk by chunk): a search that stops early computes at most
+    # twice the chunks it needed; one that runs through many makes few calls.
+    done, block, exact, lowest = 0, 1, np.empty(0), np.empty(0)
     for lo in range(0, cand.size, chunk):
         idx = cand[lo:lo + chunk]
         if lower[idx[0]] > best[-1][0]:
             break
-        confirm(idx)
+        if lo >= done + exact.size:
+            done, exact = lo, _exact_rss(U, t, sets[cand[lo:lo + block * chunk]])
+            lowest = np.minimum.reduceat(exact, np.arange(0, exact.size, chunk))
+            block = min(2 * block, 64)
+        if lowest[(lo - done) // chunk] >= best[-1][0]:
+            continue  # nothing in this chunk can enter (a NaN minimum does not compare, so it goes in)
+        confirm(idx, exact[lo - done:lo - done + idx.size])
     return best
 
 
