@@ -38,19 +38,16 @@ def best_sets_chunked(U: np.ndarray, t: np.ndarray, sets: np.ndarray, rss: np.nd
         best.sort(key=lambda f: f[0])
         del best[keep:]
 
-    first = np.arange(lower.size)
-    if lower.size > chunk:
-        first = np.argpartition(lower, chunk - 1)[:chunk]
+    # the first chunk: the sets of least bound (argpartition's pick, as _best_sets makes it)
+    first = np.argpartition(lower, chunk - 1)[:chunk] if lower.size > chunk else np.arange(lower.size)
     confirm(first)
     if lower.size <= chunk:
         return best
-    rest = np.ones(lower.size, dtype=bool)
-    rest[first] = False
-    rest &= lower <= best[-1][0]
-    cand = np.flatnonzero(rest)
-    cand = cand[np.lexsort((cand, lower[cand]))]
-    for lo in range(0, cand.size, chunk):
-        idx = cand[lo:lo + chunk]
+    # then every other set whose bound is at most the keep-th residual, by bound, then index
+    order = np.flatnonzero((lower <= best[-1][0]) & ~np.isin(np.arange(lower.size), first))
+    order = order[np.argsort(lower[order], kind="stable")]  # stable: equal bounds by index
+    while order.size:
+        idx, order = order[:chunk], order[chunk:]
         if lower[idx[0]] > best[-1][0]:
             break
         confirm(idx)
