@@ -202,7 +202,6 @@ def test_a_shared_factor_is_described_once():
                                                   (1.0, 2.0, 3.0)))
 
 
-
 @pytest.mark.parametrize("keep", [1, 3, 16])
 @pytest.mark.parametrize("case", ["well", "collinear", "nan"])
 def test_best_sets_returns_what_a_chunk_at_a_time_search_returns(keep, case):

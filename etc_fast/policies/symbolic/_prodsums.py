@@ -112,7 +112,7 @@ def _best_sets(U: np.ndarray, t: np.ndarray, sets: np.ndarray, rss: np.ndarray, 
         if len(best) == keep and np.isfinite(exact).all() and all(math.isfinite(f[0]) for f in best):
             # A set whose residual is not below the keep-th kept one lands after it in the stable
             # sort and is cut, so only those below are built: the same list, without a tuple for
-            # every set of a large, ill-conditioned search (most of its time before).
+            # every set of a large, ill-conditioned search.
             below = exact < best[-1][0]
             exact, idx = exact[below], idx[below]
         best.extend((float(v), tuple(sorted(int(c) for c in sets[i]))) for v, i in zip(exact, idx, strict=True))
