@@ -117,15 +117,44 @@ def _provenance_lines(s: Mapping[str, Any]) -> list[str]:
     if p.get("started_utc") and p.get("ended_utc"):
         when = f"{p['started_utc']} to {p['ended_utc']}"
     stated = " (stated when stored: the run predates provenance.json)" if p.get("source") == "stated" else ""
-    untimed = _untimed(s) if p.get("parts") else ""
     return [
         f"- Code: {commit}{stated}; made {when}.",
-        *([("- Time, by part: " if len(p["parts"]) > 1 or untimed else "- Time: ")
-           + "; ".join(_part_text(e) for e in p["parts"]) + untimed + "."]
-          if p.get("parts") else []),
+        *([_time_line(s)] if p.get("parts") else []),
         f"- Machine: {p.get('machine') or '–'}.",
         f"- Config: `{s['config']['name']}`, SHA-256 of its `config.resolved.yaml` `{s['config']['sha256'][:16]}`.",
     ]
+
+
+#: a run made in more parts than this is paged as their sum, not part by part
+PARTS_LISTED = 4
+
+
+def _time_line(s: Mapping[str, Any]) -> str:
+    """The run's time: each part (a run made in a few parts), or the parts summed (a run made in many)."""
+    parts = s["provenance"]["parts"]
+    untimed = _untimed(s)
+    if len(parts) <= PARTS_LISTED:
+        return (("- Time, by part: " if len(parts) > 1 or untimed else "- Time: ")
+                + "; ".join(_part_text(e) for e in parts) + untimed + ".")
+    minutes = [m for m in map(_part_minutes, parts) if m is not None]
+    timed = f"{sum(minutes) / 60:.1f} h" if len(minutes) == len(parts) else \
+        f"{sum(minutes) / 60:.1f} h over the {len(minutes)} parts whose time is recorded"
+    where = sorted({(e.get("executor") or "?") + (f", {e['workers']} workers" if e.get("workers") else "")
+                    for e in parts})
+    trials = sum(int(e.get("trials_run") or 0) for e in parts)
+    return (f"- Time: {len(parts)} parts ({'; '.join(where)}) ran {trials:,} trials in {timed}"
+            + (f" (the longest part {max(minutes):.0f} min)" if minutes else "") + untimed + ".")
+
+
+def _part_minutes(part: Mapping[str, Any]) -> float | None:
+    """A part's wall time in minutes (None when its start or end is not recorded)."""
+    from datetime import datetime
+
+    try:
+        start, end = (datetime.fromisoformat(str(part[k]).replace("Z", "+00:00")) for k in ("started_utc", "ended_utc"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (end - start).total_seconds() / 60
 
 
 def _untimed(s: Mapping[str, Any]) -> str:
@@ -137,13 +166,8 @@ def _untimed(s: Mapping[str, Any]) -> str:
 
 def _part_text(part: Mapping[str, Any]) -> str:
     """One invocation of a run made in parts: its trials, wall time and executor."""
-    from datetime import datetime
-
-    try:
-        start, end = (datetime.fromisoformat(str(part[k]).replace("Z", "+00:00")) for k in ("started_utc", "ended_utc"))
-        wall = f"{(end - start).total_seconds() / 60:.0f} min"
-    except (KeyError, TypeError, ValueError):
-        wall = "time unknown"
+    minutes = _part_minutes(part)
+    wall = "time unknown" if minutes is None else f"{minutes:.0f} min"
     where = part.get("executor") or "?"
     if part.get("workers"):
         where += f", {part['workers']} workers"

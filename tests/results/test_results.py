@@ -487,6 +487,25 @@ def test_a_run_made_in_parts_pages_each_part(tmp_path):
         "; and 6 trials in earlier parts whose time the run does not record")
 
 
+def test_a_run_made_in_many_parts_pages_their_sum():
+    from etc_fast.results._pages import PARTS_LISTED, _time_line
+
+    def part(hour, minutes, trials, executor="ray"):
+        return {"started_utc": f"2026-12-07T{hour:02d}:00:00Z", "ended_utc": f"2026-12-07T{hour:02d}:{minutes:02d}:00Z",
+                "trials_run": trials, "executor": executor, "workers": None}
+
+    parts = [part(h, 30, 100) for h in range(PARTS_LISTED)] + [part(9, 48, 50, "local")]
+    line = _time_line({"trials": {"done": 1000}, "provenance": {"parts": parts}})
+    assert line == ("- Time: 5 parts (local; ray) ran 450 trials in 2.8 h (the longest part 48 min); "
+                    "and 550 trials in earlier parts whose time the run does not record.")
+    parts[0]["ended_utc"] = None  # a part with no end counts its trials, not its time
+    line = _time_line({"trials": {"done": 450}, "provenance": {"parts": parts}})
+    assert line == "- Time: 5 parts (local; ray) ran 450 trials in 2.3 h over the 4 parts whose time is recorded " \
+                   "(the longest part 48 min)."
+    few = _time_line({"trials": {"done": 200}, "provenance": {"parts": parts[1:3]}})
+    assert few.startswith("- Time, by part: 100 trials in 30 min (ray, from 2026-12-07T01:00:00Z); 100 trials")
+
+
 def test_the_paired_table_is_read_as_a_line_per_system_and_noise():
     from etc_fast.results._pages import _verdicts
 
