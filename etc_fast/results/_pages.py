@@ -338,6 +338,54 @@ def _verdicts(s: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _detectable(s: Mapping[str, Any], power: float = 0.8, alpha: float = 0.05) -> list[str]:
+    """What the study could detect, read off its paired intervals: per system and noise level, a
+    column per budget, the largest over the cell's comparisons of the difference found with
+    ``power`` at two-sided ``alpha``, Holm over the cell (its first step), taking a comparison's
+    standard error as its 95% interval's width over ``2 * 1.96`` (the same formula as the design's
+    power before the run, :func:`etc_fast.report.detectable_difference`)."""
+    from statistics import NormalDist
+
+    from etc_fast.report import detectable_difference
+
+    table = s["tables"].get("paired")
+    if not table:
+        return []
+    ref = s["analysis"]["reference"]
+    z = NormalDist().inv_cdf(0.975)
+    cells: dict[tuple[str, str], dict[str, list[float]]] = {}
+    budgets: list[str] = []
+    for r in _rows(table):
+        if r["ci_low"] is None or r["ci_high"] is None:
+            continue
+        budget = _num("measurement_budget", r["measurement_budget"])
+        budgets.append(budget)
+        key = (str(r["system"]), _num("noise", r["noise"], "table_paired"))
+        cells.setdefault(key, {}).setdefault(budget, []).append((float(r["ci_high"]) - float(r["ci_low"])) / (2 * z))
+    if not cells:
+        return []
+    budgets = list(dict.fromkeys(budgets))
+
+    def text(ses: list[float] | None) -> str:
+        if not ses:
+            return ""
+        if max(ses) <= 0.0:
+            return "–"
+        return f"{100 * detectable_difference(max(ses) ** 2, comparisons=len(ses), alpha=alpha, power=power):.1f}"
+
+    body = [[system, noise, *(text(by.get(b)) for b in budgets)] for (system, noise), by in cells.items()]
+    return [
+        "## What each cell could detect",
+        "",
+        f"Each cell: the difference from `{ref}`, in points, that the cell's comparisons detect with "
+        f"{power:.0%} power at two-sided {alpha:g}, Holm over the cell's comparisons (the largest over them), "
+        "each comparison's standard error taken as its 95% interval's width over 3.92; – where no trial pair "
+        "of the cell differs. The same formula gives a design's power before its run.",
+        "",
+        *_table(["system", "noise", *(f"budget {b}" for b in budgets)], body, 2),
+    ]
+
+
 def generated_tables(s: Mapping[str, Any], configuration: str | None = None) -> str:
     """The rates of a study's generated laws by class and by number of inputs, a column per seed:
     each cell ``credited/trials (mean measurements)`` (docs/guide/generated.md prints the same)."""
@@ -385,6 +433,7 @@ def _study_page(s: Mapping[str, Any]) -> str:
         *(_budget_curve(s) if s["tables"].get("budget_curve") else _by_configuration(s)),
         *_verdicts(s),
         *_paired(s),
+        *_detectable(s),
         # a study of generated laws is read by class and by inputs; a row per law would be hundreds
         *(_by_generated(s) if s["tables"].get("generated") else _by_module(s)),
         *_rerun_lines(s),

@@ -529,3 +529,22 @@ def test_the_paired_table_is_read_as_a_line_per_system_and_noise():
         "- **vanilla_equation, noise 0.01**: not separated at any budget: `mi_c`, `baseline_c`.",
     ]
     assert _verdicts({"analysis": {"reference": None}, "tables": {}}) == []
+
+
+def test_what_each_cell_could_detect_is_read_off_its_intervals():
+    from etc_fast.results._pages import _detectable
+
+    cols = ["system", "noise", "measurement_budget", "config_a", "config_b", "ci_low", "ci_high"]
+
+    def row(noise, budget, conf, lo, hi):
+        return ["vanilla_equation", noise, budget, conf, "random_c", lo, hi]
+
+    # standard errors 0.01 and 0.005 in the first cell: the larger one, Holm over its two comparisons:
+    # (z(1 - 0.05/4) + z(0.8)) * 0.01 = (2.2414 + 0.8416) * 0.01 = 3.1 points
+    rows = [row(0.0, 4, "mi_c", -0.0196, 0.0196), row(0.0, 4, "baseline_c", 0.0, 0.0196),
+            row(0.0, 8, "mi_c", 0.0, 0.0), row(0.0, 8, "baseline_c", 0.0, 0.0),  # no trial pair differs
+            row(0.01, 4, "mi_c", 0.1, 0.1392)]  # one comparison: (1.96 + 0.8416) * 0.01
+    s = {"analysis": {"reference": "random_c"}, "tables": {"paired": {"columns": cols, "rows": rows}}}
+    table = [line for line in _detectable(s) if line.startswith("| vanilla")]
+    assert table == ["| vanilla_equation | 0 | 3.1 | – |", "| vanilla_equation | 0.01 | 2.8 |  |"]
+    assert _detectable({"analysis": {"reference": None}, "tables": {}}) == []
