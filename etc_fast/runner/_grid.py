@@ -31,6 +31,7 @@ def expand_grid(config: RunConfig) -> list[TrialSpec]:
         The trial specs.
     """
     specs: dict[str, TrialSpec] = {}
+    configs: dict[tuple[str, int | None], ProtocolConfig] = {}  # one object per configuration and budget
     for grid in config.grids:
         for task in grid.tasks:
             custom = _is_task_path(task)
@@ -41,7 +42,9 @@ def expand_grid(config: RunConfig) -> list[TrialSpec]:
                 for noise in grid.noise:
                     for budget in grid.budgets or (None,):
                         for cfg_name in grid.configurations:
-                            cfg = _with_budget(config.configuration(cfg_name), budget)
+                            cfg = configs.get((cfg_name, budget))
+                            if cfg is None:
+                                cfg = configs[(cfg_name, budget)] = _with_budget(config.configuration(cfg_name), budget)
                             for rollout in range(grid.rollouts):
                                 spec = TrialSpec(
                                     model=grid.model,

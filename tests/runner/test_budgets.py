@@ -174,6 +174,24 @@ def test_grids_without_budgets_keep_their_trial_ids():
     assert ids == MAIN_SYSTEM_IDS
 
 
+def test_a_spec_dict_is_its_fields_converted_whatever_the_config_dicts_kept():
+    from etc_fast.core._config import _config_dict
+    from etc_fast.core._json import to_jsonable
+
+    base = load_config(ROOT / "configs" / "paper.yaml")
+    grids = tuple(dataclasses.replace(g, budgets=(8, 4)) for g in base.grids)
+    specs = expand_grid(dataclasses.replace(base, grids=grids))
+    assert len({id(s.config) for s in specs}) == 16  # a grid shares one object per configuration and budget
+    for s in specs:
+        want = to_jsonable(dataclasses.asdict(s))  # the whole spec converted, then the config's view of it
+        want["config"] = _config_dict(s.config)
+        del want["system"]  # vanilla: left out
+        got = s.to_dict()
+        assert json.dumps(got) == json.dumps(want)
+        got["config"]["batch_cap"] = -1  # a caller's change reaches no other dict
+    assert all(s.to_dict()["config"]["batch_cap"] == 4 for s in specs)
+
+
 def test_each_budget_is_its_own_trial_and_the_order_keeps_budgets_together():
     base = load_config(ROOT / "configs" / "paper.yaml")
     plain = expand_grid(base)
