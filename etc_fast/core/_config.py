@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from typing import Any, Literal
@@ -383,9 +384,10 @@ class TrialSpec:
         d["config"] = ProtocolConfig(**d["config"])
         return cls(**d)
 
-    @property
+    @functools.cached_property
     def trial_id(self) -> str:
-        """Stable 16-hex-digit hash of the spec (same spec -> same id on every machine)."""
+        """Stable 16-hex-digit hash of the spec (same spec -> same id on every machine); computed
+        once per spec object (a spec is frozen)."""
         blob = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
