@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -338,6 +338,63 @@ def _verdicts(s: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def matching_budget(curve: Sequence[tuple[float, float]], target: float) -> tuple[str, float]:
+    """Where the reference's SA curve (``(budget, sa)`` points, budget order) first reaches
+    ``target``, read linearly between its budgets: ``("=", b)``; ``("<=", first budget)`` when it
+    is there from the first; ``(">", last budget)`` when it never is."""
+    if not curve:
+        raise ValueError("no reference curve")
+    if curve[0][1] >= target:
+        return "<=", curve[0][0]
+    for (b0, s0), (b1, s1) in zip(curve, curve[1:]):
+        if s1 >= target:
+            return "=", b0 + (target - s0) / (s1 - s0) * (b1 - b0)
+    return ">", curve[-1][0]
+
+
+def _matching(s: Mapping[str, Any]) -> list[str]:
+    """The budget the reference configuration needs to match each configuration's SA at each budget
+    (the sample-efficiency reading of an equal-budget study), with its ratio to that budget."""
+    table = s["tables"].get("budget_curve")
+    ref = (s.get("analysis") or {}).get("reference")
+    if not table or not ref:
+        return []
+    rows = [r for r in _rows(table) if r["measurement_budget"] is not None and r["sa"] is not None]
+    confs = [c for c in _order(s, rows) if c != ref]
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((str(r["system"]), _num("noise", r["noise"], "table_budget_curve")), []).append(r)
+    body = []
+    for (system, noise), rs in groups.items():
+        curve = sorted((float(r["measurement_budget"]), float(r["sa"])) for r in rs if r["configuration"] == ref)
+        if not curve:
+            continue
+        for budget in sorted({float(r["measurement_budget"]) for r in rs}):
+            cells = []
+            for conf in confs:
+                got = [r for r in rs if r["configuration"] == conf and float(r["measurement_budget"]) == budget]
+                if not got:
+                    cells.append("")
+                    continue
+                how, b = matching_budget(curve, float(got[0]["sa"]))
+                sign = {"=": "", "<=": "≤ ", ">": "> "}[how]
+                cells.append(f"{sign}{b:.1f} ({sign}×{b / budget:.2f})")
+            body.append([system, noise, f"{budget:g}", *cells])
+    if not body:
+        return []
+    return [
+        f"## The budget `{ref}` needs to match",
+        "",
+        f"Each cell: the measurement budget at which `{ref}`'s SA curve reaches the configuration's SA at the "
+        f"row's budget (read linearly between the budgets played; ≤ the first, > the last where it is "
+        f"already there or never gets there), and in brackets that budget over the row's: ×2 means `{ref}` "
+        "needs twice the measurements for the same SA. Point estimates: the paired table above says "
+        "which differences are beyond chance.",
+        "",
+        *_table(["system", "noise", "budget", *confs], body, 3),
+    ]
+
+
 def _detectable(s: Mapping[str, Any], power: float = 0.8, alpha: float = 0.05) -> list[str]:
     """What the study could detect, read off its paired intervals: per system and noise level, a
     column per budget, the largest over the cell's comparisons of the difference found with
@@ -434,6 +491,7 @@ def _study_page(s: Mapping[str, Any]) -> str:
         *_verdicts(s),
         *_paired(s),
         *_detectable(s),
+        *_matching(s),
         # a study of generated laws is read by class and by inputs; a row per law would be hundreds
         *(_by_generated(s) if s["tables"].get("generated") else _by_module(s)),
         *_rerun_lines(s),

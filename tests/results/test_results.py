@@ -531,6 +531,30 @@ def test_the_paired_table_is_read_as_a_line_per_system_and_noise():
     assert _verdicts({"analysis": {"reference": None}, "tables": {}}) == []
 
 
+def test_the_budget_the_reference_needs_is_read_off_its_curve():
+    from etc_fast.results._pages import _matching, matching_budget
+
+    curve = [(4.0, 0.2), (8.0, 0.5), (12.0, 0.6), (16.0, 0.55)]
+    assert matching_budget(curve, 0.1) == ("<=", 4.0)
+    assert matching_budget(curve, 0.35) == ("=", 6.0)  # halfway from 0.2 to 0.5
+    assert matching_budget(curve, 0.58) == ("=", 11.2)
+    assert matching_budget(curve, 0.61) == (">", 16.0)  # the curve falls back after 12: never reached
+    with pytest.raises(ValueError):
+        matching_budget([], 0.5)
+
+    cols = ["configuration", "system", "noise", "measurement_budget", "sa"]
+    rows = [["random_c", "vanilla_equation", 0.01, b, sa] for b, sa in curve]
+    rows += [["mi_c", "vanilla_equation", 0.01, 4, 0.35], ["mi_c", "vanilla_equation", 0.01, 8, 0.7],
+             ["baseline_c", "vanilla_equation", 0.01, 8, 0.1]]
+    s = {"analysis": {"reference": "random_c"}, "main": "mi_c",
+         "tables": {"budget_curve": {"columns": cols, "rows": rows},
+                    "configurations": {"columns": ["configuration"], "rows": [["mi_c"], ["baseline_c"], ["random_c"]]}}}
+    table = [line for line in _matching(s) if line.startswith("| vanilla")]
+    assert table[:2] == ["| vanilla_equation | 0.01 | 4 | 6.0 (×1.50) |  |",
+                         "| vanilla_equation | 0.01 | 8 | > 16.0 (> ×2.00) | ≤ 4.0 (≤ ×0.50) |"]
+    assert _matching({"analysis": {}, "tables": {"budget_curve": {"columns": cols, "rows": rows}}}) == []
+
+
 def test_what_each_cell_could_detect_is_read_off_its_intervals():
     from etc_fast.results._pages import _detectable
 
