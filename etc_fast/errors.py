@@ -31,6 +31,8 @@ ERROR_KINDS: dict[str, str] = {
     "stopped": "the run was stopped before this call finished",
     "search_time_limit": "the offline agent's search ran past its wall-clock limit (never a shorter search)",
     "memory_limit": "the offline agent's search needed more memory than its bound (symbolic.memory_limit_mb)",
+    "judge_time_limit": "the structural judge reached no verdict within its wall-clock limit (never a verdict)",
+    "judge_failed": "the structural judge's process or server failed before a verdict (never a verdict)",
 }
 
 #: Kinds that no retry and no other trial can cure: the run stops at the first one.
@@ -38,7 +40,8 @@ FATAL_KINDS: frozenset[str] = frozenset({"auth", "permission", "not_found", "quo
 
 
 class InfrastructureError(Exception):
-    """A model call that produced no reply for reasons outside the model.
+    """A model call that produced no reply for reasons outside the model, or a result the machinery
+    did not reach (the offline agent's search past its limits, a judge with no verdict).
 
     Attributes:
         kind: One of :data:`ERROR_KINDS`.

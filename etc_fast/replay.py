@@ -7,7 +7,8 @@ Usage::
     python -m etc_fast.replay RUN_DIR [--workers N] [--json]
 
 Exit status: 0 when the law could be scored or was rejected as invalid (and, for a run directory, when
-the replay reproduces every stored value), 1 when a run replay finds differences, 2 for bad arguments
+the replay reproduces every stored value), 1 when a run replay finds differences or the judge reaches
+no verdict on a law (its deadline passed, its model gave no reply), 2 for bad arguments
 (unknown task, missing file) or, with ``--require-isolation``, a sandbox without every isolation
 layer; 130 when interrupted (Ctrl-C or SIGTERM).
 """
@@ -84,6 +85,7 @@ def _score_law(args) -> int:
         limits = _limits(args)
     except ValueError as exc:
         return _fail(str(exc))
+    from etc_fast.errors import InfrastructureError
     from etc_fast.evaluate import JUDGES, create_judge
 
     if args.judge not in JUDGES:
@@ -93,7 +95,11 @@ def _score_law(args) -> int:
     except (ValueError, RuntimeError, ImportError) as exc:
         return _fail(f"cannot build judge {args.judge!r}: {exc}")
     ev = evaluate_submission(source, task, limits=limits)
-    verdict = judge.judge(source, task)
+    try:
+        verdict = judge.judge(source, task)
+    except InfrastructureError as exc:  # no verdict is not a verdict: say so, score nothing as judged
+        print(f"etc_fast.replay: error: the judge reached no verdict ({exc.kind}): {exc.one_line()}", file=sys.stderr)
+        return 1
     record = {"task": task.key, "law": str(path), **ev.to_dict(), "judge": verdict.judge,
               "judge_version": getattr(judge, "version", None), "credited": verdict.credited,
               "judge_reason": verdict.reason}

@@ -472,7 +472,7 @@ COLUMN_SOURCES: dict[str, tuple[str, str] | str] = {
     "llm_calls": "The policy's model calls in the trial.",
     "wall_s": ("TrialRecord", "wall_s"),
     "error_kind": ("TrialRecord", "error_kind"),
-    "judge_status": "`ok`, `error` (the judge's model gave no reply: judged again on resume) or `skipped`.",
+    "judge_status": "`ok`, `error` (no verdict: no reply from the judge's model, or the structural judge's deadline; judged again on resume, failed in the report) or `skipped`.",
     "calls_paid": "The policy's model calls that were sent (not served by the reply cache).",
     "calls_cached": "The policy's model calls served by the reply cache (no request made, nothing paid).",
     "prompt_tokens_paid": "Prompt tokens of the calls that were sent.",

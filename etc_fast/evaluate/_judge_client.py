@@ -221,17 +221,32 @@ def judge_server() -> JudgeServer:
         return _SERVER
 
 
+#: Why a judge child gave no verdict (:data:`etc_fast.errors.ERROR_KINDS`): past its deadline, or
+#: its process or server failed.
+TIME_LIMIT, FAILED = "judge_time_limit", "judge_failed"
+
+
 def judge_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | None, timeout_s: float):
     """The structural judge's verdict on ``source``, computed in a judge child killed after ``timeout_s``.
 
-    Returns a :class:`etc_fast.evaluate.Verdict`; never raises for a submission.
+    Returns a :class:`etc_fast.evaluate.Verdict`.
+
+    Raises:
+        etc_fast.errors.InfrastructureError: no verdict was reached (kind ``judge_time_limit`` or
+            ``judge_failed``); a deadline or a failure of the machinery is never a verdict.
     """
-    return verdict_in_worker(options, source, task, grid, timeout_s)[0]
+    verdict, failure = verdict_in_worker(options, source, task, grid, timeout_s)
+    if failure is not None:
+        from etc_fast.errors import InfrastructureError
+
+        raise InfrastructureError(verdict.reason, kind=failure)
+    return verdict
 
 
 def verdict_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | None, timeout_s: float):
-    """``(verdict, reached)``: as :func:`judge_in_worker`; ``reached`` is False when the verdict only
-    reports a deadline or a failure of the machinery (such a verdict must not be remembered)."""
+    """``(verdict, failure)``: as :func:`judge_in_worker`, without raising. ``failure`` is ``None``
+    for a verdict reached, else :data:`TIME_LIMIT` or :data:`FAILED`: the verdict then only says why
+    there is none, and must be neither remembered nor recorded as a verdict."""
     from etc_fast.evaluate._judge import Verdict
     from etc_fast.sampling import evaluation_grid
 
@@ -239,8 +254,8 @@ def verdict_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | 
         X = np.ascontiguousarray(grid if grid is not None else evaluation_grid(task), dtype=np.float64)
         portable = dataclasses.replace(task, truth_fn=_Tabled(X, np.asarray(task.truth(X), dtype=np.float64)),
                                        request_transform=None)
-    except Exception as exc:  # noqa: BLE001 - as the in-process judge: a failure is not credited
-        return Verdict("structural", False, f"structural judge failed: {type(exc).__name__}: {exc}"), False
+    except Exception as exc:  # noqa: BLE001 - as the in-process judge: a task that fails is a verdict
+        return Verdict("structural", False, f"structural judge failed: {type(exc).__name__}: {exc}"), None
     request = {"options": dict(options), "grid": None if grid is None else X, "source": source, "task": portable}
     why = ""
     for _ in range(2):
@@ -269,24 +284,25 @@ def verdict_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | 
                     reply = _recv_frame(sock)
                 except TimeoutError:
                     return (Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s"),
-                            False)
+                            TIME_LIMIT)
                 except (EOFError, OSError, pickle.UnpicklingError) as exc:
                     if time.monotonic() - start >= timeout_s:
                         return (Verdict("structural", False,
-                                        f"structural judge stopped: no verdict within {timeout_s:g} s"), False)
+                                        f"structural judge stopped: no verdict within {timeout_s:g} s"), TIME_LIMIT)
                     if proc.poll() is not None:  # the server itself went: a new one gets the request
                         server.replace(proc)
                         why = "the judge server died"
                         continue
                     return (Verdict("structural", False,
-                                    f"structural judge failed: its process ended ({exc or 'no reply'})"), False)
+                                    f"structural judge failed: its process ended ({exc or 'no reply'})"), FAILED)
         finally:
             sock.close()  # a child still running is killed by the server
         if isinstance(reply, dict) and "verdict" in reply:
             v = reply["verdict"]
-            return Verdict(str(v[0]), bool(v[1]), str(v[2])), True
-        return Verdict("structural", False, f"structural judge failed: {reply.get('error') if isinstance(reply, dict) else reply}"), False
-    return Verdict("structural", False, f"structural judge failed: {why}"), False
+            return Verdict(str(v[0]), bool(v[1]), str(v[2])), None
+        return (Verdict("structural", False,
+                        f"structural judge failed: {reply.get('error') if isinstance(reply, dict) else reply}"), FAILED)
+    return Verdict("structural", False, f"structural judge failed: {why}"), FAILED
 
 
 def _after_fork_in_child() -> None:

@@ -39,6 +39,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
+from etc_fast.errors import InfrastructureError
 from etc_fast.evaluate._judge import Verdict
 from etc_fast.evaluate._translate import Untranslatable, numeric, translate
 from etc_fast.tasks import Task
@@ -49,8 +50,9 @@ __all__ = ["StructuralJudge", "JUDGE_VERSION"]
 JUDGE_VERSION = "2.5"
 
 _DPS = 60
-#: Seconds the algebra on one submission may take (in a killable judge child) before the verdict
-#: is "not credited: no verdict within the limit"; ``timeout_s=None`` judges in the calling process.
+#: Seconds the algebra on one submission may take (in a killable judge child); past it there is no
+#: verdict (an infrastructure failure, kind ``judge_time_limit``: the trial is judged again later,
+#: never counted as not credited). ``timeout_s=None`` judges in the calling process.
 DEFAULT_TIMEOUT_S = 60.0
 #: Verdicts remembered per process, shared by every judge instance (a trial thread has its own):
 #: ``{(source, task, rel_tol, grid): Verdict}``, at most ``_MAX_VERDICTS`` (then it starts afresh);
@@ -498,8 +500,12 @@ class StructuralJudge:
             submitted number and the truth's.
         grid: Optional float64[n, d] points to judge on (default: the task's evaluation grid).
         timeout_s: Seconds one verdict's algebra may take; it runs in a child of the judge server
-            (:mod:`etc_fast.evaluate._judge_client`) that is killed at the limit, the verdict then
-            being "not credited: no verdict within the limit". ``None``: judge in this process.
+            (:mod:`etc_fast.evaluate._judge_client`) that is killed at the limit. ``None``: judge in
+            this process.
+
+    :meth:`judge` raises :class:`etc_fast.errors.InfrastructureError` when the child reaches no
+    verdict (past ``timeout_s``: kind ``judge_time_limit``; its process or server failed:
+    ``judge_failed``): a deadline depends on the machine, so it is never a verdict.
     """
 
     name = "structural"
@@ -531,7 +537,7 @@ class StructuralJudge:
         except Exception:  # noqa: BLE001 - an odd task object: judge without remembering
             key = None
         if key is None:
-            return verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s)[0]
+            return _reached(*verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s))
         while True:
             with _VERDICTS_LOCK:
                 v = _VERDICTS.get(key)
@@ -543,13 +549,13 @@ class StructuralJudge:
                     break
             busy.wait()
         try:
-            v, reached = verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s)
-            if reached:
+            v, failure = verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s)
+            if failure is None:
                 with _VERDICTS_LOCK:
                     if len(_VERDICTS) >= _MAX_VERDICTS:
                         _VERDICTS.clear()
                     _VERDICTS[key] = v
-            return v
+            return _reached(v, failure)
         finally:
             with _VERDICTS_LOCK:
                 _PENDING.pop(key, None)
@@ -1013,3 +1019,10 @@ def _expand_small(e: sp.Expr) -> sp.Expr:
         if isinstance(n, sp.Function) and any(isinstance(m, sp.Function) for a in n.args for m in sp.preorder_traversal(a)):
             return e
     return sp.expand(e)
+
+
+def _reached(verdict: Verdict, failure: str | None) -> Verdict:
+    """``verdict`` when the judge child reached it, else the :class:`InfrastructureError` of ``failure``."""
+    if failure is not None:
+        raise InfrastructureError(verdict.reason, kind=failure)
+    return verdict

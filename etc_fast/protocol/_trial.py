@@ -170,8 +170,9 @@ def _evaluate(source: str, task: Any, limits: Any) -> dict[str, Any]:
 def judge_submission(source: str, task: Any, judge: Any) -> dict[str, Any]:
     """The record's ``judge`` entry for ``source``: ``{judge, credited, reason, status}`` (+ ``usage``).
 
-    ``status`` is ``ok`` when a verdict was reached (or none was needed), ``error`` when the judge's
-    model could not be reached (not credited, and the runner judges the trial again on resume).
+    ``status`` is ``ok`` when a verdict was reached (or none was needed), ``error`` when none was
+    (:class:`~etc_fast.errors.InfrastructureError`: the judge's model could not be reached, or the
+    structural judge passed its deadline): not credited, and the runner judges the trial again on resume.
     """
     name = getattr(judge, "name", "structural") if judge is not None else "structural"
     reason = precheck_submission(source, task.variable_names, syntax=False)
@@ -189,7 +190,7 @@ def judge_submission(source: str, task: Any, judge: Any) -> dict[str, Any]:
         out = {"judge": str(verdict.judge), "credited": bool(verdict.credited), "reason": str(verdict.reason), "status": "ok"}
         _judge_usage(out, judge, before)
         return out
-    except InfrastructureError as exc:  # the judge's model gave no reply: no verdict, judged again later
+    except InfrastructureError as exc:  # no verdict (no reply, a deadline): judged again later
         out = {"judge": str(name), "credited": False, "reason": f"judge unavailable: {exc.one_line()}", "status": "error",
                "error_kind": exc.kind}
         _judge_usage(out, judge, before)

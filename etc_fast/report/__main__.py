@@ -82,6 +82,9 @@ def _write(args: argparse.Namespace) -> int:
         print(f"re-judged {info['n_judged']} submissions with {info['judge']} v{info['version']}: "
               f"{info['n_changed']} verdicts changed, credited {info['credited_before']} -> {info['credited_after']}",
               file=sys.stderr)
+        if info.get("n_unreached"):
+            print(f"warning: {info['n_unreached']} submission(s) got no verdict (judge_status error): they count as "
+                  "failed trials until a later --rejudge, or the run's own command, judges them", file=sys.stderr)
     try:
         path = write_report(
             args.run_dir,

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from etc_fast.protocol import CONFIGURATIONS, PAPER_CONFIGURATIONS
-from etc_fast.store import TRIALS_SCHEMA, entries_frame, read_trials, trials_frame
+from etc_fast.store import STOPPED_REASON, TRIALS_SCHEMA, entries_frame, read_trials, trials_frame
 
 __all__ = ["load_trials", "BUDGET", "with_budget", "CONFIG_ORDER", "PAPER_ORDER", "FAMILY_GROUPS", "config_label", "paper_label",
            "variant_label", "task_sort_key"]
@@ -90,13 +90,18 @@ def load_trials(run_dir: str | os.PathLike[str]) -> pl.DataFrame:
     """The typed results table of a run (``trials.parquet``, else ``trials.jsonl``).
 
     The Parquet file is used when it is at least as new as ``trials.jsonl``; otherwise the table is
-    rebuilt from the JSONL summaries. Either way the frame has :data:`TRIALS_SCHEMA`.
+    rebuilt from the JSONL summaries. Either way the frame has :data:`TRIALS_SCHEMA`. A trial whose
+    judge reached no verdict (:func:`etc_fast.store.no_verdict`) is no result: it reads as
+    ``failed``, its ``error`` the judge's reason, so every table leaves it out as a failed trial.
 
     Raises:
         FileNotFoundError: Neither file exists.
         etc_fast.runner.RunDirError: ``trials.jsonl`` is damaged before its last line.
     """
-    root = Path(run_dir)
+    return _unjudged_as_failed(_load(Path(run_dir)))
+
+
+def _load(root: Path) -> pl.DataFrame:
     pq, jl = root / "trials.parquet", root / "trials.jsonl"
     if pq.exists() and (not jl.exists() or pq.stat().st_mtime >= jl.stat().st_mtime):
         frame = pl.read_parquet(pq)
@@ -112,3 +117,15 @@ def load_trials(run_dir: str | os.PathLike[str]) -> pl.DataFrame:
         stored = [e["summary"].get(BUDGET) for e in entries] if any(BUDGET in e["summary"] for e in entries) else None
         return _keep_budget(entries_frame(entries), stored)
     raise FileNotFoundError(f"{root}: no trials.parquet or trials.jsonl")
+
+
+def _unjudged_as_failed(frame: pl.DataFrame) -> pl.DataFrame:
+    if "judge_status" not in frame.columns or "status" not in frame.columns:
+        return frame
+    unjudged = (pl.col("judge_status") == "error").fill_null(False) | (
+        pl.col("judge_reason").str.starts_with(STOPPED_REASON).fill_null(False) if "judge_reason" in frame.columns
+        else pl.lit(False))
+    return frame.with_columns(
+        pl.when(unjudged).then(pl.lit("failed")).otherwise(pl.col("status")).alias("status"),
+        pl.when(unjudged & pl.col("error").is_null()).then(pl.col("judge_reason")).otherwise(pl.col("error")).alias("error"),
+    )

@@ -22,14 +22,21 @@ JUDGE_FILE = "judge.json"
 def rejudge_run(run_dir: str | os.PathLike[str], judge_name: str) -> dict[str, Any]:
     """Judge every stored submission of ``run_dir`` again with ``judge_name``.
 
+    A submission the judge reaches no verdict on (:class:`~etc_fast.errors.InfrastructureError`: a
+    structural judge past its deadline, an LLM judge with no reply) is stored with ``judge_status:
+    error``: not a result (the report counts it with the failed trials) until a later re-judge, or
+    a resumed run, reaches a verdict.
+
     Returns:
-        ``{"judge", "version", "n_judged", "n_changed", "credited_before", "credited_after"}``.
+        ``{"judge", "version", "n_judged", "n_changed", "credited_before", "credited_after"}``, and
+        ``"n_unreached"`` when some submissions got no verdict.
 
     Raises:
         FileNotFoundError: not a run directory.
         ValueError: unknown judge name.
     """
     from etc_fast.core import TrialSpec
+    from etc_fast.errors import InfrastructureError
     from etc_fast.evaluate import create_judge
     from etc_fast.store import TRIALS, atomic_write, read_trials, write_parquet
     from etc_fast.tasks import get_task
@@ -41,7 +48,7 @@ def rejudge_run(run_dir: str | os.PathLike[str], judge_name: str) -> dict[str, A
     judge = create_judge(judge_name)
     entries = read_trials(path)
     tasks: dict = {}
-    n_judged = n_changed = before = after = 0
+    n_judged = n_changed = n_unreached = before = after = 0
     for entry in entries:
         summary = entry.get("summary") or {}
         before += bool(summary.get("credited"))
@@ -57,17 +64,27 @@ def rejudge_run(run_dir: str | os.PathLike[str], judge_name: str) -> dict[str, A
         key = (spec.task, spec.difficulty, spec.law_version)
         if key not in tasks:
             tasks[key] = get_task(spec.task, difficulty=spec.difficulty, law_version=spec.law_version)
-        verdict = judge.judge(record.get("final_source") or "", tasks[key])
+        try:
+            verdict = judge.judge(record.get("final_source") or "", tasks[key])
+        except InfrastructureError as exc:  # no verdict: the trial is no result until it gets one
+            n_unreached += 1
+            summary.update(credited=False, judge=judge.name, judge_reason=f"judge unavailable: {exc.one_line()}",
+                           judge_status="error")
+            entry["summary"] = summary
+            continue
         n_judged += 1
         n_changed += bool(summary.get("credited")) != verdict.credited
         after += verdict.credited
         summary.update(credited=verdict.credited, judge=verdict.judge, judge_reason=verdict.reason)
+        if summary.get("judge_status") == "error":
+            summary["judge_status"] = "ok"
         entry["summary"] = summary
     lines = b"".join(json.dumps(e, sort_keys=True, allow_nan=False).encode() + b"\n" for e in entries)
     atomic_write(path, lines)
     write_parquet(root, entries)
     info = {"judge": judge.name, "version": getattr(judge, "version", None), "n_judged": n_judged,
-            "n_changed": n_changed, "credited_before": before, "credited_after": after}
+            "n_changed": n_changed, "credited_before": before, "credited_after": after,
+            **({"n_unreached": n_unreached} if n_unreached else {})}
     atomic_write(root / JUDGE_FILE, (json.dumps(info, indent=2) + "\n").encode())
     return info
 

@@ -130,10 +130,21 @@ def read_trials(path: str | os.PathLike[str], *, repair: bool = False) -> list[d
     return list(entries.values())
 
 
+#: How a structural judge before deadlines were failures stored a submission it reached no verdict
+#: on in time: as not credited, with ``judge_status`` ``ok``. Such a line is no result either.
+STOPPED_REASON = "structural judge stopped: no verdict within"
+
+
+def no_verdict(summary: Mapping[str, Any]) -> bool:
+    """Whether a stored trial's judge reached no verdict: ``judge_status`` ``error``, or a deadline
+    stored as not credited by an older structural judge (:data:`STOPPED_REASON`)."""
+    return summary.get("judge_status") == "error" or str(summary.get("judge_reason") or "").startswith(STOPPED_REASON)
+
+
 def is_finished(entry: Mapping[str, Any]) -> bool:
     """Whether a stored trial is a result: not ``failed`` and its judge reached a verdict."""
     summary = entry.get("summary") or {}
-    return summary.get("status") != "failed" and summary.get("judge_status") != "error"
+    return summary.get("status") != "failed" and not no_verdict(summary)
 
 
 def parse_line(raw: bytes) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from etc_fast.errors import InfrastructureError
 from etc_fast.evaluate._judge_worker import judge_server
 from etc_fast.evaluate._structural import StructuralJudge
 from etc_fast.tasks import get_task
@@ -41,9 +42,10 @@ def test_verdicts_in_the_worker_equal_those_in_process():
 def test_a_stalled_verdict_is_stopped_and_its_child_killed():
     judge = StructuralJudge(timeout_s=0.1)
     t0 = time.monotonic()
-    v = judge.judge(SLOW, GRAV)
+    with pytest.raises(InfrastructureError, match="no verdict within 0.1 s") as info:
+        judge.judge(SLOW, GRAV)  # a deadline is no verdict, never "not credited"
     took = time.monotonic() - t0
-    assert not v.credited and "no verdict within 0.1 s" in v.reason
+    assert info.value.kind == "judge_time_limit"
     assert took < 10
     server = judge_server().pid
     for _ in range(100):
@@ -111,9 +113,20 @@ def test_judge_server_environment_has_no_key(monkeypatch):
     assert b"sk-test-judge-env" not in env and b"OPENAI_API_KEY" not in env
 
 
+def test_a_trial_whose_judge_passes_its_deadline_is_judged_again_not_uncredited():
+    from etc_fast.protocol._trial import judge_submission
+
+    out = judge_submission(SLOW, GRAV, StructuralJudge(timeout_s=0.1))
+    assert out["status"] == "error" and out["error_kind"] == "judge_time_limit" and not out["credited"]
+    assert "no verdict within 0.1 s" in out["reason"]
+    ok = judge_submission(SLOW, GRAV, StructuralJudge(timeout_s=None))  # the same algebra, no deadline
+    assert ok["status"] == "ok" and not ok["credited"]
+
+
 def test_reached_verdicts_are_remembered_deadlines_are_not():
     judge = StructuralJudge(timeout_s=0.1)
-    assert "no verdict within" in judge.judge(SLOW, GRAV).reason
+    with pytest.raises(InfrastructureError, match="no verdict within"):
+        judge.judge(SLOW, GRAV)
     from etc_fast.evaluate import _structural
 
     assert not [k for k in _structural._VERDICTS if k[0] == SLOW]  # a deadline is not a verdict

@@ -65,3 +65,51 @@ def test_rejudge_rewrites_verdicts_and_names_the_judge(run_dir, capsys):
 def test_rejudge_unknown_judge(run_dir, capsys):
     assert main([str(run_dir), "--rejudge", "oracle"]) == 2
     assert "unknown judge" in capsys.readouterr().err
+
+
+def test_a_submission_the_judge_reaches_no_verdict_on_is_no_result(run_dir, monkeypatch, capsys):
+    from etc_fast.evaluate import _judge_client, _structural
+    from etc_fast.evaluate._judge import Verdict
+    from etc_fast.report import load_trials
+
+    before = _summaries(run_dir)
+    judged = sum(1 for s in before if s["status"] != "failed")
+    monkeypatch.setattr(_structural, "_VERDICTS", {})  # nothing remembered from the run
+    monkeypatch.setattr(_judge_client, "verdict_in_worker", lambda *a, **k: (
+        Verdict("structural", False, "structural judge stopped: no verdict within 60 s"), _judge_client.TIME_LIMIT))
+    assert main([str(run_dir), "--rejudge", "structural", "--draws", "50"]) == 0
+    assert f"warning: {judged} submission(s) got no verdict" in capsys.readouterr().err
+    after = _summaries(run_dir)
+    assert all(s["judge_status"] == "error" and not s["credited"] and "no verdict within 60 s" in s["judge_reason"]
+               for s in after if s["status"] != "failed")
+    frame = load_trials(run_dir)  # the report's reading: no verdict, no result
+    assert frame.get_column("status").to_list() == ["failed"] * len(before)
+    assert all("no verdict within 60 s" in e for e in frame.get_column("error").to_list())
+    assert f"{len(before)} failed" in (run_dir / "report" / "report.md").read_text()
+    monkeypatch.undo()  # the judge reaches its verdicts again: the trials are results again
+    assert main([str(run_dir), "--rejudge", "structural", "--draws", "50"]) == 0
+    again = _summaries(run_dir)
+    assert [s["credited"] for s in again] == [s["credited"] for s in before]
+    assert all(s.get("judge_status", "ok") == "ok" for s in again)
+    assert "failed" not in load_trials(run_dir).get_column("status").to_list()
+
+
+def test_a_deadline_an_older_judge_stored_as_not_credited_is_judged_again_on_resume(run_dir):
+    import dataclasses
+
+    from etc_fast.report import load_trials
+    from etc_fast.runner import load_config, read_trials, run_config
+    from etc_fast.store import STOPPED_REASON
+
+    lines = (run_dir / "trials.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    want = dict(first["summary"])
+    first["summary"].update(credited=False, judge_reason=f"{STOPPED_REASON} 60 s", judge_status="ok")
+    lines[0] = json.dumps(first, sort_keys=True)
+    (run_dir / "trials.jsonl").write_text("\n".join(lines) + "\n")
+    write_manifest(run_dir)  # stored that way by a run, as the older judge did
+    assert load_trials(run_dir).get_column("status").to_list()[0] == "failed"  # no result in the report
+    result = run_config(dataclasses.replace(load_config("configs/smoke.yaml"), out=str(run_dir), workers=1))
+    assert result.rejudged == 1 and result.ran == 0
+    entry = {e["trial_id"]: e for e in read_trials(run_dir / "trials.jsonl")}[first["trial_id"]]
+    assert (entry["summary"]["credited"], entry["summary"]["judge_reason"]) == (want["credited"], want["judge_reason"])
