@@ -370,8 +370,7 @@ class TrialSpec:
         return self.rollout
 
     def to_dict(self) -> dict[str, Any]:
-        # field by field: the config's own dict replaces it (converting it twice cost a 58,170-trial
-        # grid 20 s of ids)
+        # field by field, the config converted once, by config_dict (cached per object)
         d = {f.name: config_dict(self.config) if f.name == "config" else to_jsonable(getattr(self, f.name))
              for f in dataclasses.fields(self)}
         if d.get("system") == "vanilla_equation":  # absent at its default: vanilla ids stay unchanged

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["JudgeServer", "judge_in_worker", "judge_server", "verdict_in_worker"]
+__all__ = ["JudgeServer", "judge_in_worker", "judge_server", "reached", "verdict_in_worker"]
 
 _HEADER = struct.Struct("!Q")
 #: Seconds a judge server may take to import sympy and say it is ready.
@@ -235,12 +235,24 @@ def judge_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | No
         etc_fast.errors.InfrastructureError: no verdict was reached (kind ``judge_time_limit`` or
             ``judge_failed``); a deadline or a failure of the machinery is never a verdict.
     """
-    verdict, failure = verdict_in_worker(options, source, task, grid, timeout_s)
+    return reached(*verdict_in_worker(options, source, task, grid, timeout_s))
+
+
+def reached(verdict: Any, failure: str | None) -> Any:
+    """``verdict`` when the judge child reached it (``failure`` is ``None``), else the
+    :class:`~etc_fast.errors.InfrastructureError` of ``failure`` (:func:`verdict_in_worker`)."""
     if failure is not None:
         from etc_fast.errors import InfrastructureError
 
         raise InfrastructureError(verdict.reason, kind=failure)
     return verdict
+
+
+def _stopped(timeout_s: float) -> Any:
+    """The reason-only verdict of a judge child past its deadline."""
+    from etc_fast.evaluate._judge import Verdict
+
+    return Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s")
 
 
 def verdict_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | None, timeout_s: float):
@@ -283,12 +295,10 @@ def verdict_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | 
                 try:
                     reply = _recv_frame(sock)
                 except TimeoutError:
-                    return (Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s"),
-                            TIME_LIMIT)
+                    return _stopped(timeout_s), TIME_LIMIT
                 except (EOFError, OSError, pickle.UnpicklingError) as exc:
                     if time.monotonic() - start >= timeout_s:
-                        return (Verdict("structural", False,
-                                        f"structural judge stopped: no verdict within {timeout_s:g} s"), TIME_LIMIT)
+                        return _stopped(timeout_s), TIME_LIMIT
                     if proc.poll() is not None:  # the server itself went: a new one gets the request
                         server.replace(proc)
                         why = "the judge server died"

@@ -39,7 +39,6 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from etc_fast.errors import InfrastructureError
 from etc_fast.evaluate._judge import Verdict
 from etc_fast.evaluate._translate import Untranslatable, numeric, translate
 from etc_fast.tasks import Task
@@ -530,14 +529,14 @@ class StructuralJudge:
             return self.judge_here(source, task)
         # the algebra in a judge child that the deadline kills; a verdict it reached is remembered
         # (the judge is a function of the submission and the task: many trials submit the same law)
-        from etc_fast.evaluate._judge_client import verdict_in_worker
+        from etc_fast.evaluate._judge_client import reached, verdict_in_worker
 
         try:
             key = (source, self._task_key(task), self.rel_tol, self._grid_key)
         except Exception:  # noqa: BLE001 - an odd task object: judge without remembering
             key = None
         if key is None:
-            return _reached(*verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s))
+            return reached(*verdict_in_worker({"rel_tol": self.rel_tol}, source, task, self.grid, self.timeout_s))
         while True:
             with _VERDICTS_LOCK:
                 v = _VERDICTS.get(key)
@@ -555,7 +554,7 @@ class StructuralJudge:
                     if len(_VERDICTS) >= _MAX_VERDICTS:
                         _VERDICTS.clear()
                     _VERDICTS[key] = v
-            return _reached(v, failure)
+            return reached(v, failure)
         finally:
             with _VERDICTS_LOCK:
                 _PENDING.pop(key, None)
@@ -1019,10 +1018,3 @@ def _expand_small(e: sp.Expr) -> sp.Expr:
         if isinstance(n, sp.Function) and any(isinstance(m, sp.Function) for a in n.args for m in sp.preorder_traversal(a)):
             return e
     return sp.expand(e)
-
-
-def _reached(verdict: Verdict, failure: str | None) -> Verdict:
-    """``verdict`` when the judge child reached it, else the :class:`InfrastructureError` of ``failure``."""
-    if failure is not None:
-        raise InfrastructureError(verdict.reason, kind=failure)
-    return verdict
