@@ -9,8 +9,12 @@
 * ``python -m etc_fast.results machine`` — the line naming this machine, as a run records it.
 * ``python -m etc_fast.results design CONFIG`` — a design's power per cell and time per part, from
   the stored studies (:func:`design_report`).
+* ``python -m etc_fast.results pack RUN DIR`` / ``unpack DIR RUN`` — a run's trial lines into an
+  archive folder that can be committed or copied, and back into a run directory that resumes
+  (:func:`pack_run`, :func:`unpack_run`).
 """
 
+from etc_fast.results._archive import Packed, pack_run, unpack_run
 from etc_fast.results._design import design_report
 from etc_fast.results._pages import (
     GENERATED,
@@ -28,6 +32,7 @@ from etc_fast.results._summary import SCHEMA, ResultsError, StatedProvenance, du
 
 __all__ = [
     "GENERATED",
+    "Packed",
     "SCHEMA",
     "ResultsError",
     "StatedProvenance",
@@ -36,6 +41,7 @@ __all__ = [
     "generated_tables",
     "load_summaries",
     "main_numbers",
+    "pack_run",
     "readme_full_table",
     "readme_noise_table",
     "readme_systems_table",
@@ -43,4 +49,5 @@ __all__ = [
     "render_pages",
     "stale_pages",
     "summarise_run",
+    "unpack_run",
 ]

@@ -1,5 +1,6 @@
 """``python -m etc_fast.results``: store a run's summary, (re)write or check the results pages, print
-the README's tables, name this machine, read a study design before its run (power and time). Exit status: 0 done, 1 pages stale (``pages --check``), 2 bad
+the README's tables, name this machine, read a study design before its run (power and time), pack a run's trial lines into an archive
+folder and unpack them elsewhere. Exit status: 0 done, 1 pages stale (``pages --check``), 2 bad
 input (the message says what and where; nothing is written)."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="Results pages generated from stored run summaries (results/*.json).")
     p.add_argument("--root", default=".", metavar="DIR",
                    help="the checkout holding results/ and docs/results/ (default: the current directory)")
-    sub = p.add_subparsers(dest="command", required=True, help="store, pages, readme, machine or design (below)")
+    sub = p.add_subparsers(dest="command", required=True, help="store, pages, readme, machine, pack, unpack or design (below)")
     s = sub.add_parser("store", help="store a finished run's summary as results/NAME.json")
     s.add_argument("run", help="the run directory (with its report/)")
     s.add_argument("--as", dest="name", default=None, help="the study's name (default: the config's name)")
@@ -33,6 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--check", action="store_true", help="write nothing; exit 1 naming the pages that differ")
     sub.add_parser("readme", help="print the README's 'Results in brief' tables (from results/full.json, noise.json, systems.json)")
     sub.add_parser("machine", help="print the line naming this machine, as provenance.json records it")
+    k = sub.add_parser("pack", help="add a run's new trial lines to an archive folder")
+    k.add_argument("run", help="the run directory (may be running)")
+    k.add_argument("archive", help="the archive folder (made at the first pack)")
+    u = sub.add_parser("unpack", help="rebuild a run directory from an archive folder")
+    u.add_argument("archive", help="the archive folder made by pack")
+    u.add_argument("run", help="the run directory to write (new or empty)")
     d = sub.add_parser("design", help="print a study design's power per cell and time per part, from results/*.json")
     d.add_argument("config", help="the study's config (e.g. configs/answer.yaml), read before its run")
     d.add_argument("--hours", type=float, default=2.0, help="longest part, in estimated hours (default 2)")
@@ -131,6 +138,28 @@ def _design(args: argparse.Namespace, root: Path) -> int:
     return 0
 
 
+def _pack(args: argparse.Namespace) -> int:
+    from etc_fast.results import ResultsError, pack_run, unpack_run
+    from etc_fast.store import RunDirError
+
+    try:
+        if args.command == "pack":
+            done = pack_run(args.run, args.archive)
+            where = f"as {Path(args.archive) / done.shard}" if done.shard else "(nothing new)"
+            print(f"packed {done.lines:,} new lines of {args.run} {where}; the archive holds {done.total:,}")
+        else:
+            done = unpack_run(args.archive, args.run)
+            print(f"unpacked {done.lines:,} of the archive's {done.total:,} lines into {args.run}; "
+                  f"resume it with python -m etc_fast.run CONFIG --out {args.run}")
+    except (ResultsError, RunDirError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: cannot write {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -146,6 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _readme(root)
     if args.command == "design":
         return _design(args, root)
+    if args.command in ("pack", "unpack"):
+        return _pack(args)
     from etc_fast.runner import machine_info, machine_text
 
     print(machine_text(machine_info()))
