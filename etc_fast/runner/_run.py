@@ -240,8 +240,10 @@ def _plan(store: RunStore, specs: list[TrialSpec], grid_ids: set[str], limit: in
     grid trials are finished already."""
     finished = store.finished
     redo = store.unfinished()
-    # A trial whose judge could not be reached keeps its play; only the judge is asked again.
-    rejudge = [tid for tid, e in redo.items() if tid in grid_ids and e["summary"].get("status") != "failed"]
+    # A trial whose judge could not be reached keeps its play; only the judge is asked again. Its
+    # transcript holds the play: a run unpacked from an archive has none, so it plays again.
+    rejudge = [tid for tid, e in redo.items() if tid in grid_ids and e["summary"].get("status") != "failed"
+               and (store.root / e["transcript"]).is_file()]
     pending = [s for s in specs if s.trial_id not in finished and s.trial_id not in rejudge]
     skipped = len(specs) - len(pending) - len(rejudge)
     if limit is not None:

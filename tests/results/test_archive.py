@@ -89,3 +89,21 @@ def test_bad_archives_and_runs_are_refused_with_exit_2_and_nothing_written(tmp_p
     assert main(["unpack", str(archive), str(tmp_path / "d")]) == 2
     assert "the archive is damaged" in capsys.readouterr().err
     assert not (tmp_path / "d").exists()
+
+
+def test_an_unpacked_trial_whose_judge_gave_no_verdict_is_played_again(tmp_path, capsys):
+    # Its transcript held the play that a new judge would read; an archive has none.
+    run, archive, moved = tmp_path / "run", tmp_path / "archive", tmp_path / "moved"
+    run_config(_config(run), worker=FakeWorker(), tty=False, limit=2)
+    lines = (run / "trials.jsonl").read_text().splitlines()
+    entry = json.loads(lines[-1])
+    entry["summary"].update(judge_status="error", credited=False)
+    (run / "trials.jsonl").write_text("\n".join([*lines[:-1], json.dumps(entry)]) + "\n")
+    assert main(["pack", str(run), str(archive)]) == 0
+    assert main(["unpack", str(archive), str(moved)]) == 0
+    run_config(_config(moved), worker=FakeWorker(), tty=False, limit=1)
+    out = capsys.readouterr()
+    assert "running again 1 trial(s)" in out.out + out.err
+    stored = [json.loads(line) for line in (moved / "trials.jsonl").read_text().splitlines()]
+    assert len(stored) == 3 and stored[-1]["trial_id"] == entry["trial_id"]
+    assert stored[-1]["summary"]["judge_status"] == "ok"
