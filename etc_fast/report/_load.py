@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from etc_fast.protocol import CONFIGURATIONS, PAPER_CONFIGURATIONS
-from etc_fast.store import STOPPED_REASON, TRIALS_SCHEMA, entries_frame, read_trials, trials_frame
+from etc_fast.store import TRIALS_SCHEMA, entries_frame, no_verdict_expr, read_trials, trials_frame
 
 __all__ = ["load_trials", "BUDGET", "with_budget", "CONFIG_ORDER", "PAPER_ORDER", "FAMILY_GROUPS", "config_label", "paper_label",
            "variant_label", "task_sort_key"]
@@ -122,9 +122,7 @@ def _load(root: Path) -> pl.DataFrame:
 def _unjudged_as_failed(frame: pl.DataFrame) -> pl.DataFrame:
     if "judge_status" not in frame.columns or "status" not in frame.columns:
         return frame
-    unjudged = (pl.col("judge_status") == "error").fill_null(False) | (
-        pl.col("judge_reason").str.starts_with(STOPPED_REASON).fill_null(False) if "judge_reason" in frame.columns
-        else pl.lit(False))
+    unjudged = no_verdict_expr(frame.columns)
     return frame.with_columns(
         pl.when(unjudged).then(pl.lit("failed")).otherwise(pl.col("status")).alias("status"),
         pl.when(unjudged & pl.col("error").is_null()).then(pl.col("judge_reason")).otherwise(pl.col("error")).alias("error"),

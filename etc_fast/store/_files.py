@@ -47,6 +47,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from etc_fast.store._schema import entries_frame
 
 TRIALS = "trials.jsonl"
@@ -139,6 +141,16 @@ def no_verdict(summary: Mapping[str, Any]) -> bool:
     """Whether a stored trial's judge reached no verdict: ``judge_status`` ``error``, or a deadline
     stored as not credited by an older structural judge (:data:`STOPPED_REASON`)."""
     return summary.get("judge_status") == "error" or str(summary.get("judge_reason") or "").startswith(STOPPED_REASON)
+
+
+def no_verdict_expr(columns: Iterable[str]) -> pl.Expr:
+    """:func:`no_verdict` as a Polars expression over a results table with ``columns`` (the same
+    rule, read column-wise; a missing column reads as the key missing from a summary)."""
+    columns = set(columns)
+    status = (pl.col("judge_status") == "error").fill_null(False) if "judge_status" in columns else pl.lit(False)
+    stopped = (pl.col("judge_reason").str.starts_with(STOPPED_REASON).fill_null(False) if "judge_reason" in columns
+               else pl.lit(False))
+    return status | stopped
 
 
 def is_finished(entry: Mapping[str, Any]) -> bool:

@@ -217,3 +217,24 @@ def test_files_written_whole_get_the_mode_of_a_plain_write(tmp_path):
         assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html", "private.json"]  # no temporary left
     finally:
         os.umask(old)
+
+
+def test_no_verdict_is_one_rule_for_a_summary_and_for_a_table():
+    import polars as pl
+
+    from etc_fast.store import STOPPED_REASON, no_verdict, no_verdict_expr
+
+    summaries = [
+        {"judge_status": "ok", "judge_reason": "same law"},
+        {"judge_status": "error", "judge_reason": "judge unavailable: no reply"},
+        {"judge_status": "ok", "judge_reason": f"{STOPPED_REASON} 60 s"},
+        {"judge_status": None, "judge_reason": None},
+        {"judge_status": "ok", "judge_reason": f"not the law; {STOPPED_REASON}"},  # only a reason that begins so
+    ]
+    frame = pl.DataFrame(summaries, schema={"judge_status": pl.String, "judge_reason": pl.String})
+    assert frame.select(no_verdict_expr(frame.columns)).to_series().to_list() == [no_verdict(s) for s in summaries]
+    assert [no_verdict(s) for s in summaries] == [False, True, True, False, False]
+    # a table without the columns (a run from before they existed) has every verdict
+    assert frame.drop("judge_reason").select(no_verdict_expr(["judge_status"])).to_series().to_list() == [
+        no_verdict({"judge_status": s["judge_status"]}) for s in summaries]
+    assert pl.DataFrame({"x": [1]}).select(no_verdict_expr(["x"])).to_series().to_list() == [False]
