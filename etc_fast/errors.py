@@ -12,7 +12,7 @@ This module imports nothing from the project, so any layer can raise or catch th
 
 from __future__ import annotations
 
-__all__ = ["ERROR_KINDS", "FATAL_KINDS", "InfrastructureError"]
+__all__ = ["ERROR_KINDS", "FATAL_KINDS", "JUDGE_STOPPED", "InfrastructureError"]
 
 #: What went wrong, one word each.
 ERROR_KINDS: dict[str, str] = {
@@ -34,6 +34,11 @@ ERROR_KINDS: dict[str, str] = {
     "judge_time_limit": "the structural judge reached no verdict within its wall-clock limit (never a verdict)",
     "judge_failed": "the structural judge's process or server failed before a verdict (never a verdict)",
 }
+
+#: How a structural judge child past its deadline begins its reason (the deadline in seconds follows).
+#: Judges before deadlines were failures stored it as "not credited"; the store reads such a line
+#: as unfinished by this prefix (:func:`etc_fast.store.no_verdict`).
+JUDGE_STOPPED = "structural judge stopped: no verdict within"
 
 #: Kinds that no retry and no other trial can cure: the run stops at the first one.
 FATAL_KINDS: frozenset[str] = frozenset({"auth", "permission", "not_found", "quota"})

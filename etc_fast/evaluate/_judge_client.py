@@ -250,9 +250,10 @@ def reached(verdict: Any, failure: str | None) -> Any:
 
 def _stopped(timeout_s: float) -> Any:
     """The reason-only verdict of a judge child past its deadline."""
+    from etc_fast.errors import JUDGE_STOPPED
     from etc_fast.evaluate._judge import Verdict
 
-    return Verdict("structural", False, f"structural judge stopped: no verdict within {timeout_s:g} s")
+    return Verdict("structural", False, f"{JUDGE_STOPPED} {timeout_s:g} s")
 
 
 def verdict_in_worker(options: dict, source: str, task: Any, grid: np.ndarray | None, timeout_s: float):

@@ -49,6 +49,7 @@ from typing import Any
 
 import polars as pl
 
+from etc_fast.errors import JUDGE_STOPPED
 from etc_fast.store._schema import entries_frame
 
 TRIALS = "trials.jsonl"
@@ -133,8 +134,9 @@ def read_trials(path: str | os.PathLike[str], *, repair: bool = False) -> list[d
 
 
 #: How a structural judge before deadlines were failures stored a submission it reached no verdict
-#: on in time: as not credited, with ``judge_status`` ``ok``. Such a line is no result either.
-STOPPED_REASON = "structural judge stopped: no verdict within"
+#: on in time: as not credited, with ``judge_status`` ``ok``, its reason beginning so (the judge's
+#: own text, :data:`etc_fast.errors.JUDGE_STOPPED`). Such a line is no result either.
+STOPPED_REASON = JUDGE_STOPPED
 
 
 def no_verdict(summary: Mapping[str, Any]) -> bool:

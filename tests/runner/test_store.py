@@ -238,3 +238,7 @@ def test_no_verdict_is_one_rule_for_a_summary_and_for_a_table():
     assert frame.drop("judge_reason").select(no_verdict_expr(["judge_status"])).to_series().to_list() == [
         no_verdict({"judge_status": s["judge_status"]}) for s in summaries]
     assert pl.DataFrame({"x": [1]}).select(no_verdict_expr(["x"])).to_series().to_list() == [False]
+    # the judge's own text for a deadline is what the store recognises
+    from etc_fast.evaluate import _judge_client
+
+    assert no_verdict({"judge_status": "ok", "judge_reason": _judge_client._stopped(60.0).reason})
