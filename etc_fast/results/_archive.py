@@ -75,7 +75,8 @@ def _read_index(folder: Path) -> dict[str, Any]:
         for s in shards:
             if not (isinstance(s["file"], str) and "/" not in s["file"] and int(s["lines"]) > 0):
                 raise ValueError(f"bad shard entry {s!r}")
-        str(index["sha256"])
+        if not isinstance(index["sha256"], str):
+            raise ValueError("its sha256 is not a string")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ResultsError(f"{path}: not an archive index ({exc})") from None
     return index
