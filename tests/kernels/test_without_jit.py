@@ -19,7 +19,8 @@ TARGETS = ["tests/kernels", "tests/test_expr.py", "tests/acquisition/test_acquis
 def test_kernel_suite_passes_without_jit():
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TARGETS],
+        # in this process (-n 0): the test already runs beside the suite's other worker
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *TARGETS],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
     )
     tail = "\n".join(proc.stdout.splitlines()[-25:])

@@ -56,6 +56,38 @@ def processes(*fields: str) -> Iterator[tuple[int, dict[str, bytes]]]:
             continue
 
 
+def sibling_workers_processes(live: dict[int, dict[str, bytes]] | None = None) -> set[int]:
+    """Pids of the processes that the other workers of this test session started (``pytest -n``).
+
+    The suite runs in parallel worker processes (pytest-xdist), children of one controller; a scan
+    for leftover processes must not count a sibling's live sandboxes, zygotes or judge servers as
+    this test's. A process is a sibling's when its chain of parents reaches another child of this
+    worker's parent. A process that outlived its starter is re-parented to init and reaches no
+    worker, so it is still counted, whoever left it. Empty outside a parallel session. ``live``:
+    a scan made with ``processes("stat")`` (a fresh one when omitted).
+    """
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return set()
+    if live is None:
+        live = dict(processes("stat"))
+    parent: dict[int, int] = {}
+    for pid, f in live.items():
+        try:
+            parent[pid] = int(f["stat"].rsplit(b")", 1)[1].split()[1])
+        except (KeyError, ValueError, IndexError):
+            continue
+    me, controller = os.getpid(), os.getppid()
+    roots = {pid for pid, pp in parent.items() if pp == controller and pid != me}
+    out: set[int] = set()
+    for pid in parent:
+        cur, steps = pid, 0
+        while cur not in roots and cur in parent and cur > 1 and steps < 4096:
+            cur, steps = parent[cur], steps + 1
+        if cur in roots:
+            out.add(pid)
+    return out
+
+
 def sandbox_processes(*, zygotes: bool = False) -> list[int]:
     """Pids of live sandbox processes started from this checkout (zygotes and their children).
 
@@ -65,7 +97,9 @@ def sandbox_processes(*, zygotes: bool = False) -> list[int]:
 
     own = set() if zygotes else zygote_pids()
     needle = RUNNER.encode()
-    return [pid for pid, f in processes() if needle in f["cmdline"] and pid not in own]
+    live = dict(processes("stat"))
+    others = sibling_workers_processes(live)
+    return [pid for pid, f in live.items() if needle in f["cmdline"] and pid not in own and pid not in others]
 
 
 def judge_processes() -> list[int]:
@@ -76,5 +110,7 @@ def judge_processes() -> list[int]:
     the sandboxes of another checkout's runner.
     """
     mine = b"\0PYTHONPATH=" + str(Path(__file__).resolve().parents[2]).encode() + b"\0"
-    return [pid for pid, f in processes("environ") if b"etc_fast.evaluate._judge_worker" in f["cmdline"]
-            and mine in b"\0" + f["environ"] + b"\0"]
+    live = dict(processes("environ", "stat"))
+    others = sibling_workers_processes(live)
+    return [pid for pid, f in live.items() if b"etc_fast.evaluate._judge_worker" in f["cmdline"]
+            and mine in b"\0" + f["environ"] + b"\0" and pid not in others]

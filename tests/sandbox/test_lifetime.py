@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox._util import judge_processes, processes, sandbox_processes
+from tests.sandbox._util import judge_processes, processes, sandbox_processes, sibling_workers_processes
 
 REPO = Path(__file__).resolve().parents[2]
 SLEEPER = ("def discovered_law(mass1, mass2, distance):\n"
@@ -64,7 +64,10 @@ def test_sandbox_dies_with_its_harness(sig, tmp_path):
 
 def _run_processes() -> list[int]:
     """Pool helpers (forkserver and its workers) started from this checkout."""
-    return [pid for pid, f in processes() if b"multiprocessing" in f["cmdline"] and f"'{REPO}'".encode() in f["cmdline"]]
+    live = dict(processes("stat"))
+    others = sibling_workers_processes(live)
+    return [pid for pid, f in live.items()
+            if b"multiprocessing" in f["cmdline"] and f"'{REPO}'".encode() in f["cmdline"] and pid not in others]
 
 
 def test_sigterm_of_a_run_leaves_nothing(tmp_path):
@@ -90,3 +93,20 @@ def test_sigterm_of_a_run_leaves_nothing(tmp_path):
         for d in glob.glob(os.path.join(tmpdir, "*")):
             shutil.rmtree(d, ignore_errors=True)
         os.rmdir(tmpdir)
+
+
+def test_a_parallel_session_leaves_out_only_its_siblings_processes(monkeypatch):
+    """The leftover scans of a parallel session (pytest -n) skip what another worker started, and
+    still count an orphan (re-parented to init) and this worker's own processes."""
+    me, controller = os.getpid(), os.getppid()
+    sib, sib_zygote, sib_box, orphan, mine = 10**7 + 1, 10**7 + 2, 10**7 + 3, 10**7 + 4, 10**7 + 5
+
+    def stat(pid: int, ppid: int) -> dict[str, bytes]:
+        return {"stat": f"{pid} (py) S {ppid} 0 0".encode()}
+
+    live = {me: stat(me, controller), sib: stat(sib, controller), sib_zygote: stat(sib_zygote, sib),
+            sib_box: stat(sib_box, sib_zygote), orphan: stat(orphan, 1), mine: stat(mine, me)}
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    assert sibling_workers_processes(live) == {sib, sib_zygote, sib_box}
+    monkeypatch.delenv("PYTEST_XDIST_WORKER")
+    assert sibling_workers_processes(live) == set()  # one process: nothing is another's
