@@ -26,8 +26,11 @@ class (:data:`TIMING_SOURCES`), from its provenance (``ended - started`` over it
 and noise class without its own study scales the noiseless one by the NewtonBench noisy/noiseless
 ratio. Uncapped studies: a budget only shortens a trial, so the estimate is an upper bound.
 With a run of the design (``--run RUN_DIR``) its own finished trials time the rest instead: per
-suite and noise class, the mean of their ``wall_s`` (a trial's play and judge on one worker)
-divided by the workers; a suite and noise class it has not reached keeps the stored studies'
+suite, noise class and input count of the law (laws of many inputs cost far more: on the generated
+suite 10 to 30 times a law of one or two), the mean of their ``wall_s`` (a trial's play and judge
+on one worker) divided by the workers. An input count the run has not reached in a suite and noise
+class takes the nearest one it has (the larger of two as near), and the suite's row says which
+counts were borrowed; a suite and noise class it has not reached keeps the stored studies'
 estimate. Its parts cover the trials still to run, in grid order (``--limit`` counts those).
 """
 
@@ -58,6 +61,8 @@ __all__ = [
     "cell_power",
     "seconds_per_trial",
     "parts",
+    "input_count",
+    "RunTiming",
     "run_timing",
     "design_report",
 ]
@@ -268,10 +273,56 @@ def seconds_per_trial(summaries: Mapping[str, Mapping[str, Any]]) -> dict[tuple[
     return out
 
 
-def run_timing(run_dir: str | Path, specs: Sequence[Any], workers: int = 2
-               ) -> tuple[set[str], dict[tuple[str, str], tuple[float, str]]]:
+def input_count(spec: Any, cache: dict[tuple[str, str, str], int | None]) -> int | None:
+    """The number of inputs of ``spec``'s law (the equation's, on a system tier too), or ``None``
+    where its task cannot be loaded here (a task file named relative to another directory);
+    ``cache`` keeps each law's count."""
+    key = (spec.task, spec.difficulty, spec.law_version)
+    if key not in cache:
+        from etc_fast.tasks import get_task
+
+        try:
+            cache[key] = int(get_task(spec.task, difficulty=spec.difficulty, law_version=spec.law_version).d)
+        except Exception:  # an estimate only: such a law is timed by its suite's mean
+            cache[key] = None
+    return cache[key]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunTiming:
+    """What a run of the design has finished and what its trials say a trial left will take.
+
+    Attributes:
+        done: Ids of the grid's finished trials.
+        by_class: (suite, noise class) -> (wall seconds per trial on the workers, where from), the
+            mean over the class's finished trials.
+        by_inputs: (suite, noise class) -> {input count: wall seconds per trial on the workers}.
+    """
+
+    done: set[str]
+    by_class: dict[tuple[str, str], tuple[float, str]]
+    by_inputs: dict[tuple[str, str], dict[int, float]]
+
+    def seconds(self, spec: Any, cache: dict[tuple[str, str, str], int | None]) -> tuple[float, int | None] | None:
+        """``(seconds, input count it was timed by)`` for ``spec``: its class's time at its law's
+        input count, else at the nearest count reached (the larger of two as near); ``None`` where
+        the run has not reached its class."""
+        key = (suite_of(spec), _noise_class(spec.noise))
+        counts = self.by_inputs.get(key)
+        if not counts:
+            return None
+        d = input_count(spec, cache)
+        if d is None:
+            return self.by_class[key][0], None
+        near = min(counts, key=lambda c: (abs(c - d), -c))
+        return counts[near], near
+
+
+def run_timing(run_dir: str | Path, specs: Sequence[Any], workers: int = 2,
+               cache: dict[tuple[str, str, str], int | None] | None = None) -> RunTiming:
     """A run of the design's finished trials (ids in the grid) and, per (suite, noise class) it has
-    reached, wall seconds per trial on ``workers`` workers: the mean ``wall_s`` over ``workers``.
+    reached and per input count within it, wall seconds per trial on ``workers`` workers: the mean
+    ``wall_s`` over ``workers`` (module docstring). ``cache``: laws' input counts already loaded.
 
     Raises:
         ResultsError: ``run_dir`` has no ``trials.jsonl``, or none of its finished trials is in the grid.
@@ -285,8 +336,10 @@ def run_timing(run_dir: str | Path, specs: Sequence[Any], workers: int = 2
         entries = {e["trial_id"]: e for e in read_trials(path)}
     except RunDirError as exc:
         raise ResultsError(f"--run {run_dir}: {exc}") from None
+    cache = {} if cache is None else cache
     done: set[str] = set()
     sums: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    per_count: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0.0]))
     for s in specs:
         e = entries.get(s.trial_id)
         if e is None or not is_finished(e):
@@ -294,23 +347,27 @@ def run_timing(run_dir: str | Path, specs: Sequence[Any], workers: int = 2
         done.add(s.trial_id)
         wall = e["summary"].get("wall_s")
         if isinstance(wall, (int, float)) and math.isfinite(wall) and wall >= 0:
-            acc = sums[(suite_of(s), _noise_class(s.noise))]
-            acc[0] += float(wall)
-            acc[1] += 1
+            key = (suite_of(s), _noise_class(s.noise))
+            for acc in (sums[key], *([per_count[key][d]] if (d := input_count(s, cache)) is not None else [])):
+                acc[0] += float(wall)
+                acc[1] += 1
     if not done:
         raise ResultsError(f"--run {run_dir}: none of its {len(entries):,} stored trials is a finished trial "
                            f"of this design (another config's run?)")
-    timing = {k: (t / n / workers, f"this run: {int(n):,} trials") for k, (t, n) in sums.items() if n}
-    return done, timing
+    by_class = {k: (t / n / workers, f"this run: {int(n):,} trials") for k, (t, n) in sums.items() if n}
+    by_inputs = {k: {d: t / n / workers for d, (t, n) in sorted(v.items())} for k, v in per_count.items()}
+    return RunTiming(done, by_class, by_inputs)
 
 
-def parts(specs: Sequence[Any], timing: Mapping[tuple[str, str], tuple[float, str]], hours: float) -> list[tuple[int, float]]:
+def parts(specs: Sequence[Any], timing: Mapping[tuple[str, str], tuple[float, str]] | Sequence[float],
+          hours: float) -> list[tuple[int, float]]:
     """The run split, in grid order, into parts of at most ``hours`` each (estimated):
-    ``(trials, seconds)`` per part. A single trial longer than a part makes a part of its own."""
+    ``(trials, seconds)`` per part. ``timing``: seconds per (suite, noise class), or each spec's
+    own seconds. A single trial longer than a part makes a part of its own."""
     out: list[tuple[int, float]] = []
     n, t = 0, 0.0
-    for s in specs:
-        sec = timing[(suite_of(s), _noise_class(s.noise))][0]
+    for i, s in enumerate(specs):
+        sec = timing[i] if isinstance(timing, Sequence) else timing[(suite_of(s), _noise_class(s.noise))][0]
         if n and t + sec > hours * 3600.0:
             out.append((n, t))
             n, t = 0, 0.0
@@ -359,26 +416,46 @@ def design_report(config_path: str | Path, root: str | Path = ".", *, hours: flo
     # the stored studies' seconds per trial were measured on two workers
     timing = {k: (sec * 2 / workers, src) for k, (sec, src) in seconds_per_trial(summaries).items()}
     done: set[str] = set()
+    measured: RunTiming | None = None
+    cache: dict[tuple[str, str, str], int | None] = {}
     if run is not None:
-        done, measured = run_timing(run, specs, workers)
-        timing.update(measured)
+        measured = run_timing(run, specs, workers, cache)
+        done = measured.done
+        timing.update(measured.by_class)
     left = [s for s in specs if s.trial_id not in done]
     by_suite: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for s in specs:
         by_suite[(suite_of(s), _noise_class(s.noise))][0] += 1
+    seconds: list[float] = []
+    left_sec: dict[tuple[str, str], float] = defaultdict(float)
+    borrowed: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)  # class -> {count left: count timing it}
     for s in left:
-        by_suite[(suite_of(s), _noise_class(s.noise))][1] += 1
-    total = sum(timing[k][0] * n for k, (_, n) in by_suite.items())
-    where = ("from this run's finished trials where it has them, else from the stored studies"
+        key = (suite_of(s), _noise_class(s.noise))
+        by_suite[key][1] += 1
+        got = measured.seconds(s, cache) if measured is not None else None
+        sec = timing[key][0] if got is None else got[0]
+        d = input_count(s, cache)
+        if got is not None and got[1] is not None and d is not None and got[1] != d:
+            borrowed[key][d] = got[1]
+        seconds.append(sec)
+        left_sec[key] += sec
+    total = sum(seconds)
+    where = ("from this run's finished trials where it has them (per input count), else from the stored studies"
              if run is not None else "from the stored studies' seconds per trial (uncapped runs: an upper bound)")
     lines += ["", f"Time on {workers} worker{'s' if workers != 1 else ''} (wall; {workers}x that in CPU), {where}:", "",
               "| suite | noise | trials | to run | s/trial | hours | timed by |", "|---|---|---:|---:|---:|---:|---|"]
     for k in sorted(by_suite):
         sec, src = timing[k]
         n, n_left = by_suite[k]
-        lines.append(f"| {k[0]} | {k[1]} | {n:,} | {n_left:,} | {sec:.3f} | {sec * n_left / 3600:.2f} | {src} |")
+        if measured is not None and k in measured.by_inputs and n_left:
+            sec = left_sec[k] / n_left  # the trials left, each at its input count's time
+            counts = ", ".join(str(c) for c in measured.by_inputs[k])
+            src += f", by inputs ({counts})"
+            if borrowed[k]:
+                src += "; " + ", ".join(f"{c} as {b}" for c, b in sorted(borrowed[k].items()))
+        lines.append(f"| {k[0]} | {k[1]} | {n:,} | {n_left:,} | {sec:.3f} | {left_sec[k] / 3600 if n_left else 0.0:.2f} | {src} |")
     lines.append(f"| all | | {len(specs):,} | {len(left):,} | | {total / 3600:.2f} | |")
-    split = parts(left, timing, hours)
+    split = parts(left, seconds, hours)
     run_opt = f" --out {run}" if run is not None else ""
     lines += ["", f"Parts of at most {hours:g} h each (estimated) of the {len(left):,} trials to run, in grid order; "
               "a run resumes, so each part is the same command with its own `--limit`:", "",

@@ -162,11 +162,12 @@ def test_design_times_what_is_left_of_a_run_from_its_own_trials(tmp_path):
     lines.append({"trial_id": noiseless[4].trial_id, "summary": {"status": "completed", "judge_status": "error"}})
     lines.append({"trial_id": "not-in-grid", "summary": {"status": "completed", "judge_status": "ok", "wall_s": 1e6}})
     (run / "trials.jsonl").write_text("".join(json.dumps(e) + "\n" for e in lines))
-    done, timing = run_timing(run, specs, workers=2)
-    assert done == {s.trial_id for s in noiseless[:3]}
-    assert timing == {("newtonbench", "noiseless"): (4.0, "this run: 3 trials")}  # mean 8 s over 2 workers
+    timed = run_timing(run, specs, workers=2)
+    assert timed.done == {s.trial_id for s in noiseless[:3]}
+    assert timed.by_class == {("newtonbench", "noiseless"): (4.0, "this run: 3 trials")}  # mean 8 s over 2 workers
+    assert timed.by_inputs == {("newtonbench", "noiseless"): {3: 4.0}}  # both laws have three inputs
     out = design_report(path, ROOT, run=run, workers=2, hours=1.0)
-    assert "| newtonbench | noiseless | 8 | 5 | 4.000 | 0.01 | this run: 3 trials |" in out
+    assert "| newtonbench | noiseless | 8 | 5 | 4.000 | 0.01 | this run: 3 trials, by inputs (3) |" in out
     assert "| newtonbench | noisy | 8 | 8 |" in out and "| all | | 16 | 13 |" in out
     # one part holds the 13 trials left (5 x 4 s, and 8 noisy ones timed by the stored studies)
     assert f"| 1 | 13 | 0.01 | `python -m etc_fast.run {path} --out {run} --limit 13` |" in out
@@ -175,7 +176,7 @@ def test_design_times_what_is_left_of_a_run_from_its_own_trials(tmp_path):
         return float(next(r for r in text.splitlines() if r.startswith("| newtonbench | noisy |")).split("|")[5])
 
     assert noisy(design_report(path, ROOT, run=run, workers=1)) == pytest.approx(2 * noisy(out), abs=2e-3)
-    assert run_timing(run, specs, workers=1)[1][("newtonbench", "noiseless")][0] == 8.0
+    assert run_timing(run, specs, workers=1).by_class[("newtonbench", "noiseless")][0] == 8.0
     with pytest.raises(ResultsError, match="no trials.jsonl"):
         run_timing(tmp_path, specs)
     (run / "trials.jsonl").write_text(json.dumps(lines[-1]) + "\n")
@@ -191,3 +192,51 @@ def test_design_command_refuses_a_bad_run_or_workers(tmp_path, capsys):
     assert "--run" in capsys.readouterr().err
     assert main(["--root", str(ROOT), "design", str(path), "--workers", "0"]) == 2
     assert "--workers" in capsys.readouterr().err
+
+
+def test_a_run_times_the_laws_left_by_their_input_count(tmp_path):
+    """Laws of many inputs cost more: the trials left are timed at their own input count, and a
+    count not reached takes the nearest one reached (named in the suite's row)."""
+    import json
+
+    import yaml
+
+    from etc_fast.results._design import design_report, input_count, run_timing
+    from etc_fast.runner import expand_grid, load_config
+
+    cache: dict = {}
+    names = [f"gen-s3-{i:04d}" for i in range(40)]
+    counts = {n: input_count(type("S", (), {"task": n, "difficulty": "easy", "law_version": "v0"})(), cache) for n in names}
+    by_count: dict[int, list[str]] = {}
+    for n, d in counts.items():
+        by_count.setdefault(d, []).append(n)
+    few, many = min(by_count), max(by_count)
+    middle = sorted(by_count)[len(by_count) // 2]
+    assert few < middle < many, by_count
+    tasks = [by_count[few][0], by_count[many][0], by_count[middle][0]]
+    cfg = {"name": "by-inputs", "grids": [{"model": "symbolic", "configurations": [REFERENCE, "variance_c"],
+                                           "tasks": tasks, "noise": [0.0], "budgets": [4], "rollouts": 2}]}
+    path = tmp_path / "by-inputs.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    specs = expand_grid(load_config(path))
+    run = tmp_path / "run"
+    run.mkdir()
+    # the few-input law's trials took 2 s each, the many-input law's 40 s: one of each law is done
+    wall = {tasks[0]: 2.0, tasks[1]: 40.0}
+    done = [next(s for s in specs if s.task == t) for t in tasks[:2]]
+    (run / "trials.jsonl").write_text("".join(
+        json.dumps({"trial_id": s.trial_id, "spec": s.to_dict(),
+                    "summary": {"status": "completed", "judge_status": "ok", "wall_s": wall[s.task]}}) + "\n"
+        for s in done))
+    timed = run_timing(run, specs, workers=1)
+    assert timed.by_inputs[("generated", "noiseless")] == {few: 2.0, many: 40.0}
+    assert timed.by_class[("generated", "noiseless")][0] == 21.0
+    left = [s for s in specs if s.trial_id not in timed.done]
+    nearest = many if many - middle <= middle - few else few
+    assert [timed.seconds(s, cache)[0] for s in left] == [wall[t] if t in wall else {few: 2.0, many: 40.0}[nearest]
+                                                          for t in (s.task for s in left)]
+    out = design_report(path, ROOT, run=run, workers=1)
+    row = next(r for r in out.splitlines() if r.startswith("| generated | noiseless |"))
+    want = (3 * 2.0 + 3 * 40.0 + 4 * {few: 2.0, many: 40.0}[nearest]) / 10
+    assert float(row.split("|")[5]) == pytest.approx(want, abs=1e-3)
+    assert f"by inputs ({few}, {many}); {middle} as {nearest}" in row
