@@ -17,6 +17,16 @@ settings.register_profile(
 settings.load_profile("etc_fast")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config):
+    """Workers for ``-n auto`` (pyproject.toml's default): two, or one on a single core. More would
+    not make a two-core machine faster, and the Ray and sandbox tests start processes of their own.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` or ``-n N`` chooses another number."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist reads it
+    return min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
 @pytest.fixture(scope="session")
 def shared_dir():
     """The shared specification folder beside the checkout (``<repo>/../shared``)."""
