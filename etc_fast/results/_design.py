@@ -279,11 +279,11 @@ def input_count(spec: Any, cache: dict[tuple[str, str, str], int | None]) -> int
     ``cache`` keeps each law's count."""
     key = (spec.task, spec.difficulty, spec.law_version)
     if key not in cache:
-        from etc_fast.tasks import get_task
+        from etc_fast.tasks import TaskError, get_task
 
         try:
             cache[key] = int(get_task(spec.task, difficulty=spec.difficulty, law_version=spec.law_version).d)
-        except Exception:  # an estimate only: such a law is timed by its suite's mean
+        except TaskError:  # an estimate only: such a law is timed by its suite's mean
             cache[key] = None
     return cache[key]
 
@@ -348,7 +348,11 @@ def run_timing(run_dir: str | Path, specs: Sequence[Any], workers: int = 2,
         wall = e["summary"].get("wall_s")
         if isinstance(wall, (int, float)) and math.isfinite(wall) and wall >= 0:
             key = (suite_of(s), _noise_class(s.noise))
-            for acc in (sums[key], *([per_count[key][d]] if (d := input_count(s, cache)) is not None else [])):
+            accs = [sums[key]]
+            d = input_count(s, cache)
+            if d is not None:
+                accs.append(per_count[key][d])
+            for acc in accs:
                 acc[0] += float(wall)
                 acc[1] += 1
     if not done:
@@ -453,7 +457,7 @@ def design_report(config_path: str | Path, root: str | Path = ".", *, hours: flo
             src += f", by inputs ({counts})"
             if borrowed[k]:
                 src += "; " + ", ".join(f"{c} as {b}" for c, b in sorted(borrowed[k].items()))
-        lines.append(f"| {k[0]} | {k[1]} | {n:,} | {n_left:,} | {sec:.3f} | {left_sec[k] / 3600 if n_left else 0.0:.2f} | {src} |")
+        lines.append(f"| {k[0]} | {k[1]} | {n:,} | {n_left:,} | {sec:.3f} | {left_sec[k] / 3600:.2f} | {src} |")
     lines.append(f"| all | | {len(specs):,} | {len(left):,} | | {total / 3600:.2f} | |")
     split = parts(left, seconds, hours)
     run_opt = f" --out {run}" if run is not None else ""

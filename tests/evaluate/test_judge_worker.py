@@ -14,7 +14,7 @@ from etc_fast.errors import InfrastructureError
 from etc_fast.evaluate._judge_worker import judge_server
 from etc_fast.evaluate._structural import StructuralJudge
 from etc_fast.tasks import get_task
-from tests.sandbox._util import processes
+from tests.sandbox._util import parent_pid, processes
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pidfds and fork are Linux-only here")
 GRAV = get_task("m0_gravity", "easy", "v0")
@@ -24,7 +24,7 @@ SLOW = "def discovered_law(mass1, mass2, distance):\n    return " + " + ".join(
 
 
 def _children(pid: int) -> list[int]:
-    return [c for c, f in processes("stat") if int(f["stat"].rsplit(b")", 1)[1].split()[1]) == pid]
+    return [c for c, f in processes("stat") if parent_pid(f["stat"]) == pid]
 
 
 def test_verdicts_in_the_worker_equal_those_in_process():

@@ -56,6 +56,20 @@ def processes(*fields: str) -> Iterator[tuple[int, dict[str, bytes]]]:
             continue
 
 
+def parent_pid(stat: bytes) -> int:
+    """The parent pid in a ``/proc/PID/stat`` line (the field after the command's closing parenthesis
+    and the state; the command itself may hold spaces and parentheses)."""
+    return int(stat.rsplit(b")", 1)[1].split()[1])
+
+
+def own_processes(*fields: str) -> dict[int, dict[str, bytes]]:
+    """:func:`processes` (``stat`` among the fields) less those another worker of a parallel test
+    session started (:func:`sibling_workers_processes`): what a leftover scan may count."""
+    live = dict(processes("stat", *fields))
+    others = sibling_workers_processes(live)
+    return {pid: f for pid, f in live.items() if pid not in others}
+
+
 def sibling_workers_processes(live: dict[int, dict[str, bytes]] | None = None) -> set[int]:
     """Pids of the processes that the other workers of this test session started (``pytest -n``).
 
@@ -73,7 +87,7 @@ def sibling_workers_processes(live: dict[int, dict[str, bytes]] | None = None) -
     parent: dict[int, int] = {}
     for pid, f in live.items():
         try:
-            parent[pid] = int(f["stat"].rsplit(b")", 1)[1].split()[1])
+            parent[pid] = parent_pid(f["stat"])
         except (KeyError, ValueError, IndexError):
             continue
     me, controller = os.getpid(), os.getppid()
@@ -97,9 +111,7 @@ def sandbox_processes(*, zygotes: bool = False) -> list[int]:
 
     own = set() if zygotes else zygote_pids()
     needle = RUNNER.encode()
-    live = dict(processes("stat"))
-    others = sibling_workers_processes(live)
-    return [pid for pid, f in live.items() if needle in f["cmdline"] and pid not in own and pid not in others]
+    return [pid for pid, f in own_processes().items() if needle in f["cmdline"] and pid not in own]
 
 
 def judge_processes() -> list[int]:
@@ -110,7 +122,5 @@ def judge_processes() -> list[int]:
     the sandboxes of another checkout's runner.
     """
     mine = b"\0PYTHONPATH=" + str(Path(__file__).resolve().parents[2]).encode() + b"\0"
-    live = dict(processes("environ", "stat"))
-    others = sibling_workers_processes(live)
-    return [pid for pid, f in live.items() if b"etc_fast.evaluate._judge_worker" in f["cmdline"]
-            and mine in b"\0" + f["environ"] + b"\0" and pid not in others]
+    return [pid for pid, f in own_processes("environ").items() if b"etc_fast.evaluate._judge_worker" in f["cmdline"]
+            and mine in b"\0" + f["environ"] + b"\0"]

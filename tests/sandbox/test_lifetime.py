@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox._util import judge_processes, processes, sandbox_processes, sibling_workers_processes
+from tests.sandbox._util import judge_processes, own_processes, sandbox_processes, sibling_workers_processes
 
 REPO = Path(__file__).resolve().parents[2]
 SLEEPER = ("def discovered_law(mass1, mass2, distance):\n"
@@ -64,10 +64,8 @@ def test_sandbox_dies_with_its_harness(sig, tmp_path):
 
 def _run_processes() -> list[int]:
     """Pool helpers (forkserver and its workers) started from this checkout."""
-    live = dict(processes("stat"))
-    others = sibling_workers_processes(live)
-    return [pid for pid, f in live.items()
-            if b"multiprocessing" in f["cmdline"] and f"'{REPO}'".encode() in f["cmdline"] and pid not in others]
+    return [pid for pid, f in own_processes().items()
+            if b"multiprocessing" in f["cmdline"] and f"'{REPO}'".encode() in f["cmdline"]]
 
 
 def test_sigterm_of_a_run_leaves_nothing(tmp_path):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox._util import full_isolation, processes, sandbox_processes
+from tests.sandbox._util import full_isolation, parent_pid, processes, sandbox_processes
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = [
@@ -40,7 +40,7 @@ def _procs() -> dict[int, tuple[int, bytes]]:
     out = {}
     for pid, f in processes("stat"):
         try:
-            out[pid] = (int(f["stat"].rsplit(b")", 1)[1].split()[1]), f["cmdline"])
+            out[pid] = (parent_pid(f["stat"]), f["cmdline"])
         except (ValueError, IndexError):
             continue
     return out
