@@ -1,6 +1,8 @@
 """Re-judge a stored run: every stored submission judged again, no policy called.
 
-Each transcript's ``final_source`` is judged on its task; the ``credited``, ``judge`` and
+Each transcript's ``final_source`` is judged on its task as a run judges it
+(:func:`etc_fast.protocol.judge_submission`: a submission that fails the pre-check is not sent to
+the judge, as NewtonBench sends none); the ``credited``, ``judge`` and
 ``judge_reason`` columns of ``trials.jsonl`` are rewritten (transcripts stay as stored),
 ``trials.parquet`` is rebuilt, and ``judge.json`` records the judge's name and version and how many
 verdicts changed.
@@ -36,8 +38,8 @@ def rejudge_run(run_dir: str | os.PathLike[str], judge_name: str) -> dict[str, A
         ValueError: unknown judge name.
     """
     from etc_fast.core import TrialSpec
-    from etc_fast.errors import InfrastructureError
     from etc_fast.evaluate import create_judge
+    from etc_fast.protocol import judge_submission
     from etc_fast.store import TRIALS, atomic_write, read_trials, write_parquet
     from etc_fast.tasks import get_task
 
@@ -64,18 +66,16 @@ def rejudge_run(run_dir: str | os.PathLike[str], judge_name: str) -> dict[str, A
         key = (spec.task, spec.difficulty, spec.law_version)
         if key not in tasks:
             tasks[key] = get_task(spec.task, difficulty=spec.difficulty, law_version=spec.law_version)
-        try:
-            verdict = judge.judge(record.get("final_source") or "", tasks[key])
-        except InfrastructureError as exc:  # no verdict: the trial is no result until it gets one
+        out = judge_submission(record.get("final_source") or "", tasks[key], judge)
+        if out["status"] == "error":  # no verdict: the trial is no result until it gets one
             n_unreached += 1
-            summary.update(credited=False, judge=judge.name, judge_reason=f"judge unavailable: {exc.one_line()}",
-                           judge_status="error")
+            summary.update(credited=False, judge=out["judge"], judge_reason=out["reason"], judge_status="error")
             entry["summary"] = summary
             continue
         n_judged += 1
-        n_changed += bool(summary.get("credited")) != verdict.credited
-        after += verdict.credited
-        summary.update(credited=verdict.credited, judge=verdict.judge, judge_reason=verdict.reason)
+        n_changed += bool(summary.get("credited")) != out["credited"]
+        after += out["credited"]
+        summary.update(credited=out["credited"], judge=out["judge"], judge_reason=out["reason"])
         if summary.get("judge_status") == "error":
             summary["judge_status"] = "ok"
         entry["summary"] = summary

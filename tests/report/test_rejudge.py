@@ -113,3 +113,33 @@ def test_a_deadline_an_older_judge_stored_as_not_credited_is_judged_again_on_res
     assert result.rejudged == 1 and result.ran == 0
     entry = {e["trial_id"]: e for e in read_trials(run_dir / "trials.jsonl")}[first["trial_id"]]
     assert (entry["summary"]["credited"], entry["summary"]["judge_reason"]) == (want["credited"], want["judge_reason"])
+
+
+def test_a_submission_that_fails_the_pre_check_is_not_sent_to_the_judge(run_dir, monkeypatch):
+    from etc_fast.evaluate._structural import StructuralJudge
+    from etc_fast.report._rejudge import rejudge_run
+
+    entries = [json.loads(line) for line in (run_dir / "trials.jsonl").read_text().splitlines()]
+    judged = [e for e in entries if e["summary"]["status"] != "failed"]
+    path = run_dir / judged[0]["transcript"]
+    stored = path.read_text()
+    record = json.loads(stored)
+    record["final_source"] = "def discovered_law(*args):\n    return 1.0\n"  # not the task's signature
+    path.write_text(json.dumps(record))
+    calls = []
+    real = StructuralJudge.judge
+    monkeypatch.setattr(StructuralJudge, "judge", lambda self, source, task: calls.append(source) or real(self, source, task))
+    try:
+        info = rejudge_run(run_dir, "structural")
+        sources = [json.loads((run_dir / e["transcript"]).read_text()).get("final_source") or "" for e in judged]
+        assert record["final_source"] not in calls and calls  # as a run judges it
+        assert len(calls) == sum(s.startswith("def discovered_law(") and s != record["final_source"] for s in sources)
+        summary = {e["trial_id"]: e for e in map(json.loads, (run_dir / "trials.jsonl").read_text().splitlines())}[
+            judged[0]["trial_id"]]["summary"]
+        assert not summary["credited"] and summary["judge_reason"].startswith("not judged:")
+        assert summary.get("judge_status", "ok") == "ok" and info["n_judged"] >= len(calls) + 1
+    finally:
+        path.write_text(stored)
+        monkeypatch.undo()
+        rejudge_run(run_dir, "structural")
+        write_manifest(run_dir)
