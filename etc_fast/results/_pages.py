@@ -120,7 +120,8 @@ def _provenance_lines(s: Mapping[str, Any]) -> list[str]:
     return [
         f"- Code: {commit}{stated}; made {when}.",
         *([_time_line(s)] if p.get("parts") else []),
-        f"- Machine: {p.get('machine') or '–'}.",
+        f"- Machine: {p.get('machine') or '–'}"
+        + (f"; resumed on {'; '.join(p['later_machines'])}." if p.get("later_machines") else "."),
         f"- Config: `{s['config']['name']}`, SHA-256 of its `config.resolved.yaml` `{s['config']['sha256'][:16]}`.",
     ]
 

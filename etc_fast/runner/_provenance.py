@@ -12,7 +12,8 @@ Fields::
                    (both null when the code is not a git checkout or git is not available)
     started_utc    when the first invocation opened the directory (ISO 8601, seconds, "Z")
     ended_utc      when the last invocation ended (null while one is running or after a crash)
-    machine        platform, cpu, logical_cores, python, numpy, numba (:func:`machine_info`)
+    machine        platform, cpu, cpu_arch, simd, logical_cores, python, numpy, numba
+                   (:func:`machine_info`)
     later          [{"code", "machine", "started_utc"}] for invocations that differ (optional)
     invocations    [{"started_utc", "ended_utc", "trials_run", "executor", "workers"}], one per
                    invocation that ran trials (optional; the parts of a study run in parts)
@@ -29,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PROVENANCE", "code_state", "machine_info", "machine_text", "read_provenance", "utc_now",
+__all__ = ["PROVENANCE", "code_state", "machine_info", "machine_text", "numpy_simd", "read_provenance", "utc_now",
            "write_provenance_end", "write_provenance_start"]
 
 #: File name of the provenance record in a run directory.
@@ -61,11 +62,38 @@ def _version(module: str) -> str:
         return "not installed"
 
 
+def _cpu_arch() -> str:
+    """The CPU's microarchitecture as LLVM names it for Numba's kernels (``znver4``, ``skylake-avx512``)."""
+    try:
+        import llvmlite.binding as llvm
+
+        return str(llvm.get_host_cpu_name())
+    except Exception:  # noqa: BLE001 - no LLVM: the field says so
+        return "unknown"
+
+
+def numpy_simd() -> str:
+    """The vector instruction levels NumPy's compiled loops dispatch to on this CPU beyond the
+    baseline it was built for (``X86_V3 X86_V4 AVX512_ICL``; ``baseline`` when none). Two CPUs that
+    differ here may give transcendental functions, and so a run's fits, different last digits."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__  # NumPy 2.x
+
+        return " ".join(n for n in __cpu_dispatch__ if __cpu_features__.get(n)) or "baseline"
+    except ImportError:  # a NumPy without the private table
+        return "unknown"
+
+
 def machine_info() -> dict[str, Any]:
-    """The machine a run is on: platform, CPU model, logical cores, Python/NumPy/Numba versions."""
+    """The machine a run is on: platform, CPU model and microarchitecture, the SIMD levels NumPy
+    uses, logical cores, Python/NumPy/Numba versions. Two machines with the same model name can
+    differ in the last two (a cloud's "AMD EPYC" is several generations), and with them a run's
+    last digits, so a resumed run whose CPU differs is listed under ``later``."""
     return {
         "platform": platform.platform(),
         "cpu": _cpu_model(),
+        "cpu_arch": _cpu_arch(),
+        "simd": numpy_simd(),
         "logical_cores": os.cpu_count(),
         "python": sys.version.split()[0],
         "numpy": _version("numpy"),
@@ -77,7 +105,8 @@ def machine_text(machine: dict[str, Any]) -> str:
     """One line naming a machine (:func:`machine_info`'s fields, or a stated ``text``)."""
     if machine.get("text"):
         return str(machine["text"])
-    return (f"{machine.get('cpu', 'unknown CPU')}, {machine.get('logical_cores', '?')} logical cores, "
+    arch = f" ({machine['cpu_arch']}, SIMD {machine.get('simd', '?')})" if machine.get("cpu_arch") else ""
+    return (f"{machine.get('cpu', 'unknown CPU')}{arch}, {machine.get('logical_cores', '?')} logical cores, "
             f"{machine.get('platform', 'unknown platform')}, Python {machine.get('python', '?')}, "
             f"NumPy {machine.get('numpy', '?')}, Numba {machine.get('numba', '?')}")
 

@@ -136,13 +136,9 @@ def _cpu_paths() -> dict[str, str]:
     Grids and pools do not depend on them (etc_fast._portable); truths and kernel outputs may differ
     in their last bits between two runs whose entries here differ.
     """
-    out = {}
-    try:
-        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    from etc_fast.runner._provenance import numpy_simd
 
-        out["numpy_simd"] = " ".join(n for n in __cpu_dispatch__ if __cpu_features__.get(n)) or "baseline"
-    except ImportError:  # a NumPy without the private table
-        out["numpy_simd"] = "unknown"
+    out = {"numpy_simd": numpy_simd()}
     if os.environ.get("NPY_DISABLE_CPU_FEATURES"):
         out["numpy_simd_disabled"] = os.environ["NPY_DISABLE_CPU_FEATURES"]
     try:

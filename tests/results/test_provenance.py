@@ -38,10 +38,14 @@ def test_code_state_without_a_checkout(tmp_path):
 
 def test_machine_info_and_text():
     m = prov.machine_info()
-    assert set(m) == {"platform", "cpu", "logical_cores", "python", "numpy", "numba"}
+    assert set(m) == {"platform", "cpu", "cpu_arch", "simd", "logical_cores", "python", "numpy", "numba"}
     assert m["cpu"] and isinstance(m["logical_cores"], int)
+    assert m["cpu_arch"] not in ("", "unknown") and m["simd"] not in ("", "unknown")  # Numba's LLVM; NumPy 2's dispatch
     text = prov.machine_text(m)
     assert m["cpu"] in text and f"{m['logical_cores']} logical cores" in text and f"NumPy {m['numpy']}" in text
+    assert f"({m['cpu_arch']}, SIMD {m['simd']})" in text
+    older = {k: v for k, v in m.items() if k not in ("cpu_arch", "simd")}  # a run stored before they were recorded
+    assert prov.machine_text(older).startswith(f"{m['cpu']}, {m['logical_cores']} logical cores")
     assert prov.machine_text({"text": "a stated machine"}) == "a stated machine"
 
 

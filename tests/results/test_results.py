@@ -315,6 +315,28 @@ def test_a_run_resumed_on_other_code_names_both_commits(fake_run, tmp_path):
     assert "| `1111111111` (modified) |" in (root / "docs" / "results" / "index.md").read_text()
 
 
+def test_a_run_resumed_on_another_cpu_names_both_machines(fake_run, tmp_path):
+    """A study resumed on a CPU of another generation (the same model name, other SIMD levels: its
+    records may differ in their last digits) names both machines on its page."""
+    from etc_fast.runner import machine_text
+    from etc_fast.store import write_manifest
+
+    prov = json.loads((fake_run / "provenance.json").read_text())
+    prov["machine"] = {**prov["machine"], "cpu_arch": "znver3", "simd": "X86_V3"}
+    other = {**prov["machine"], "cpu_arch": "znver4", "simd": "X86_V3 X86_V4 AVX512_ICL"}
+    prov["later"] = [{"code": prov["code"], "machine": other, "started_utc": "x"},
+                     {"code": prov["code"], "machine": prov["machine"], "started_utc": "y"}]
+    (fake_run / "provenance.json").write_text(json.dumps(prov))
+    write_manifest(fake_run)
+    root = tmp_path / "repo"
+    root.mkdir()
+    assert main(["--root", str(root), "store", str(fake_run), "--main", "random_c"]) == 0
+    assert main(["--root", str(root), "pages"]) == 0
+    page = (root / "docs" / "results" / "tiny.md").read_text()
+    assert f"- Machine: {machine_text(prov['machine'])}; resumed on {machine_text(other)}." in page
+    assert "(znver4, SIMD X86_V3 X86_V4 AVX512_ICL)" in machine_text(other)
+
+
 def test_readme_prose_quotes_the_stored_numbers():
     """The README's sentences under its tables quote the stored studies too (whitespace aside)."""
     from etc_fast.results._pages import _family_groups, _pct, _pooled, _rows
