@@ -5,12 +5,12 @@ Usage::
     python -m etc_fast.replay --law FILE --task NAME [--difficulty D] [--law-version V]
                               [--judge structural|llm|none] [--json]
     python -m etc_fast.replay RUN_DIR [--workers N] [--json]
+    python -m etc_fast.replay RUN_DIR --play N [--play-seed S] [--json]
 
-Exit status: 0 when the law could be scored or was rejected as invalid (and, for a run directory, when
-the replay reproduces every stored value), 1 when a run replay finds differences or the judge reaches
-no verdict on a law (its deadline passed, its model gave no reply), 2 for bad arguments
-(unknown task, missing file) or, with ``--require-isolation``, a sandbox without every isolation
-layer; 130 when interrupted (Ctrl-C or SIGTERM).
+Exit status: 0 when the law was scored or rejected as invalid, or a run's stored values (with
+``--play``, its records) are reproduced within the tolerance; 1 when some are not, or the judge
+reaches no verdict on a law (its deadline passed, its model gave no reply); 2 for bad arguments or,
+with ``--require-isolation``, a sandbox missing an isolation layer; 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--wall-s", type=float, default=None, help="sandbox wall-clock limit in seconds")
     p.add_argument("--workers", type=int, default=1, help="submissions scored concurrently (run replay)")
     p.add_argument("--judge", default="none", help="judge of a --law: structural | llm | none (default none)")
+    p.add_argument("--play", type=int, default=None, metavar="N",
+                   help="play N stored offline trials again (a seeded draw), compare records")
+    p.add_argument("--play-seed", type=int, default=0, help="seed of --play's draw")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--require-isolation", action="store_true",
                    help="refuse to run unless every sandbox isolation layer is available")
@@ -125,6 +128,20 @@ def _replay_run(args) -> int:
         return _fail(f"run replay is not available: {exc}")
     from etc_fast.runner import RunDirError
 
+    if args.play is not None:
+        from etc_fast.runner._play_again import play_again
+
+        try:
+            played = play_again(path, count=args.play, seed=args.play_seed)
+        except (FileNotFoundError, ValueError, RunDirError) as exc:
+            return _fail(str(exc))
+        if args.json:
+            from etc_fast.core import to_jsonable
+
+            print(json.dumps({"counts": played.counts(), "trials": to_jsonable(played.trials)}, indent=2))
+        else:
+            print(played.to_text())
+        return 0 if played.ok else 1
     try:
         report = replay_run(path, limits=_limits(args), workers=args.workers)
     except (FileNotFoundError, ValueError, RunDirError) as exc:  # RunDirError: a damaged trials.jsonl
@@ -143,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.law and args.run_dir:
         return _fail("give either a RUN_DIR or --law, not both")
+    if args.play is not None and not args.run_dir:
+        return _fail("--play needs a RUN_DIR")
     if not (args.law or args.run_dir):
         return _fail("nothing to do: give --law FILE --task NAME, or a RUN_DIR")
     try:
