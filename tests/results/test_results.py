@@ -297,42 +297,41 @@ def test_readme_noise_table_pools_the_paper_rule_and_cx_planners():
     ])
 
 
-def test_a_run_resumed_on_other_code_names_both_commits(fake_run, tmp_path):
+def _paged_with(fake_run, tmp_path, prov) -> Path:
+    """Store ``fake_run`` with ``prov`` as its provenance.json and write its pages: the docs/results/ folder."""
     from etc_fast.store import write_manifest
 
-    prov = json.loads((fake_run / "provenance.json").read_text())
-    prov["code"] = {"commit": "1" * 40, "dirty": True}
-    prov["later"] = [{"code": {"commit": "2" * 40, "dirty": False}, "machine": prov["machine"], "started_utc": "x"},
-                     {"code": {"commit": None, "dirty": None}, "machine": prov["machine"], "started_utc": "y"}]
     (fake_run / "provenance.json").write_text(json.dumps(prov))
     write_manifest(fake_run)
     root = tmp_path / "repo"
     root.mkdir()
     assert main(["--root", str(root), "store", str(fake_run), "--main", "random_c"]) == 0
     assert main(["--root", str(root), "pages"]) == 0
-    page = (root / "docs" / "results" / "tiny.md").read_text()
+    return root / "docs" / "results"
+
+
+def test_a_run_resumed_on_other_code_names_both_commits(fake_run, tmp_path):
+    prov = json.loads((fake_run / "provenance.json").read_text())
+    prov["code"] = {"commit": "1" * 40, "dirty": True}
+    prov["later"] = [{"code": {"commit": "2" * 40, "dirty": False}, "machine": prov["machine"], "started_utc": "x"},
+                     {"code": {"commit": None, "dirty": None}, "machine": prov["machine"], "started_utc": "y"}]
+    pages = _paged_with(fake_run, tmp_path, prov)
+    page = (pages / "tiny.md").read_text()
     assert f"- Code: `{'1' * 10}` with modified files, resumed on `{'2' * 10}`;" in page
-    assert "| `1111111111` (modified) |" in (root / "docs" / "results" / "index.md").read_text()
+    assert "| `1111111111` (modified) |" in (pages / "index.md").read_text()
 
 
 def test_a_run_resumed_on_another_cpu_names_both_machines(fake_run, tmp_path):
     """A study resumed on a CPU of another generation (the same model name, other SIMD levels: its
     records may differ in their last digits) names both machines on its page."""
     from etc_fast.runner import machine_text
-    from etc_fast.store import write_manifest
 
     prov = json.loads((fake_run / "provenance.json").read_text())
     prov["machine"] = {**prov["machine"], "cpu_arch": "znver3", "simd": "X86_V3"}
     other = {**prov["machine"], "cpu_arch": "znver4", "simd": "X86_V3 X86_V4 AVX512_ICL"}
     prov["later"] = [{"code": prov["code"], "machine": other, "started_utc": "x"},
                      {"code": prov["code"], "machine": prov["machine"], "started_utc": "y"}]
-    (fake_run / "provenance.json").write_text(json.dumps(prov))
-    write_manifest(fake_run)
-    root = tmp_path / "repo"
-    root.mkdir()
-    assert main(["--root", str(root), "store", str(fake_run), "--main", "random_c"]) == 0
-    assert main(["--root", str(root), "pages"]) == 0
-    page = (root / "docs" / "results" / "tiny.md").read_text()
+    page = (_paged_with(fake_run, tmp_path, prov) / "tiny.md").read_text()
     assert f"- Machine: {machine_text(prov['machine'])}; resumed on {machine_text(other)}." in page
     assert "(znver4, SIMD X86_V3 X86_V4 AVX512_ICL)" in machine_text(other)
 
