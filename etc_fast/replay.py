@@ -129,7 +129,7 @@ def _replay_run(args) -> int:
     from etc_fast.runner import RunDirError
 
     if args.play is not None:
-        from etc_fast.runner._play_again import play_again
+        from etc_fast.runner import play_again
 
         try:
             played = play_again(path, count=args.play, seed=args.play_seed)

@@ -5,6 +5,7 @@
 * :func:`run_config` — run the pending trials (local process pool or Ray), store them, write the report.
 * :class:`RunStore` — ``trials.jsonl`` + transcripts + Parquet + provenance; resume after a kill.
 * :func:`replay_run` — re-score every stored submission and compare with the stored metrics.
+* :func:`play_again` — play stored offline trials again and compare the records.
 """
 
 from etc_fast.runner._config import (
@@ -34,6 +35,7 @@ from etc_fast.runner._executors import (
     failed_record,
 )
 from etc_fast.runner._grid import describe_grid, expand_grid
+from etc_fast.runner._play_again import PlayReport, play_again
 from etc_fast.runner._prices import with_prices
 from etc_fast.runner._progress import Progress, format_duration
 from etc_fast.runner._provenance import PROVENANCE, code_state, machine_info, machine_text, read_provenance
@@ -78,6 +80,7 @@ __all__ = [
     "AnalysisConfig",
     "RayConfig",
     "RayExecutor",
+    "PlayReport",
     "ReplayReport",
     "RunConfig",
     "RunDirError",
@@ -102,6 +105,7 @@ __all__ = [
     "parse_config",
     "read_manifest",
     "read_trials",
+    "play_again",
     "replay_run",
     "run_config",
     "trials_frame",

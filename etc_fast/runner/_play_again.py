@@ -10,8 +10,8 @@ transcript, both without their timings. A trial is
   tolerance across CPUs (docs/guide/reproducibility.md);
 * ``differs``: anything else, named by its first differing field.
 
-Only offline trials are played (model ``symbolic`` or ``scripted``, judge ``structural`` or
-``none``): an LLM trial would pay its model again, and a model's reply need not repeat. Nothing is
+Only offline trials are played (a model of :data:`~etc_fast.runner.OFFLINE_MODELS`, judge
+``structural`` or ``none``): an LLM trial would pay its model again, and a model's reply need not repeat. Nothing is
 written to the run directory.
 """
 
@@ -25,12 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from etc_fast.runner._config import OFFLINE_MODELS
 from etc_fast.store import CONFIG, TRIALS, read_trials
 
-__all__ = ["OFFLINE_MODELS", "PlayReport", "PlayedTrial", "play_again"]
+__all__ = ["PlayReport", "PlayedTrial", "play_again"]
 
-#: Models whose trials can be played again at no cost and with the same replies.
-OFFLINE_MODELS = ("symbolic", "scripted")
 #: Keys that hold timings (never compared).
 _TIMING = frozenset({"wall_s", "elapsed_s", "seconds", "time_s", "cpu_s", "t"})
 _REL, _ABS = 1e-9, 1e-12
@@ -181,7 +180,7 @@ def play_again(run_dir: str | os.PathLike[str], *, count: int | None = None, see
     online = sorted({str(e["spec"].get("model")) for e in chosen} - set(OFFLINE_MODELS))
     if online:
         raise ValueError(f"trials of model {', '.join(online)} would call that model again (and pay for it); only "
-                         f"{' and '.join(OFFLINE_MODELS)} trials are played")
+                         f"trials of the offline models ({', '.join(OFFLINE_MODELS)}) are played")
     worker = TrialWorker.from_config(config)
     played: list[PlayedTrial] = []
     for entry in chosen:

@@ -38,7 +38,7 @@ def test_every_trial_played_again_gives_its_record_and_nothing_is_written(smoke_
 def test_a_draw_is_seeded_and_a_difference_is_named(smoke_run, tmp_path, capsys):
     import shutil
 
-    from etc_fast.runner._play_again import play_again
+    from etc_fast.runner import play_again
 
     run = tmp_path / "run"
     shutil.copytree(smoke_run, run)
