@@ -189,6 +189,7 @@ def _provenance(root: Path, stated: StatedProvenance | None) -> dict[str, Any]:
                                "runs made before runs recorded it")
         code = found.get("code") or {}
         later = found.get("later") or []
+        machine = machine_text(found.get("machine") or {})
         ended = found.get("ended_utc")
         return {
             "source": "provenance.json",
@@ -200,12 +201,11 @@ def _provenance(root: Path, stated: StatedProvenance | None) -> dict[str, Any]:
             "started_utc": found.get("started_utc"),
             "ended_utc": ended,
             "date": (ended or found.get("started_utc") or "")[:10] or None,
-            "machine": machine_text(found.get("machine") or {}),
+            "machine": machine,
             # the machines later invocations ran on, where they differ from the first's (a study
             # resumed on another CPU: its records may differ in their last digits)
             **({"later_machines": others} if (others := [m for m in dict.fromkeys(
-                machine_text(e.get("machine") or {}) for e in later if e.get("machine"))
-                if m != machine_text(found.get("machine") or {})]) else {}),
+                machine_text(e["machine"]) for e in later if e.get("machine")) if m != machine]) else {}),
             # each invocation that ran trials (a study run in parts has several): its time and trials
             **({"parts": [{k: e.get(k) for k in ("started_utc", "ended_utc", "trials_run", "executor", "workers")}
                           for e in parts]}

@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from etc_fast.runner._config import OFFLINE_MODELS
+from etc_fast.runner._replay import _same
 from etc_fast.store import CONFIG, TRIALS, read_trials
 
 __all__ = ["PlayReport", "PlayedTrial", "play_again"]
 
 #: Keys that hold timings (never compared).
 _TIMING = frozenset({"wall_s", "elapsed_s", "seconds", "time_s", "cpu_s", "t"})
-_REL, _ABS = 1e-9, 1e-12
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,13 +93,14 @@ def _strip(x: Any) -> Any:
 
 
 def _first_difference(a: Any, b: Any, path: str, tolerant: bool) -> tuple[str, Any, Any] | None:
-    """The first place where ``a`` and ``b`` differ (``None``: equal; with ``tolerant``, numbers
-    within the tolerance count as equal, NaN equals NaN)."""
+    """The first place where ``a`` and ``b`` differ (``None``: equal; NaN equals NaN). With
+    ``tolerant`` a value is compared as :func:`replay_run` compares a metric (:func:`._replay._same`)."""
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
+            where = f"{path}.{k}" if path else k
             if k not in a or k not in b:
-                return f"{path}.{k}", a.get(k), b.get(k)
-            found = _first_difference(a[k], b[k], f"{path}.{k}", tolerant)
+                return where, a.get(k), b.get(k)
+            found = _first_difference(a[k], b[k], where, tolerant)
             if found:
                 return found
         return None
@@ -111,14 +112,9 @@ def _first_difference(a: Any, b: Any, path: str, tolerant: bool) -> tuple[str, A
             if found:
                 return found
         return None
-    numbers = (int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
-        if a == b or (math.isnan(a) and math.isnan(b)):
-            return None
-        if tolerant and math.isfinite(a) and math.isfinite(b) and math.isclose(a, b, rel_tol=_REL, abs_tol=_ABS):
-            return None
-        return path, a, b
-    return None if a == b else (path, a, b)
+    both_nan = isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)
+    equal = _same(a, b) if tolerant else (a == b or both_nan)
+    return None if equal else (path, a, b)
 
 
 def _compare(stored: dict[str, Any], played: dict[str, Any]) -> tuple[str, tuple[str, Any, Any] | None]:
@@ -194,6 +190,5 @@ def play_again(run_dir: str | os.PathLike[str], *, count: int | None = None, see
             new["transcript"] = _strip(json.loads(record.to_json()))
         verdict, where = _compare(stored, new)
         name = (spec.get("config") or {}).get("name", "?")
-        played.append(PlayedTrial(entry["trial_id"], str(spec.get("task")), str(name), verdict,
-                                  *((where[0].lstrip("."), where[1], where[2]) if where else ())))
+        played.append(PlayedTrial(entry["trial_id"], str(spec.get("task")), str(name), verdict, *(where or ())))
     return PlayReport(run_dir=str(root), n_trials=len(entries), trials=tuple(played))
